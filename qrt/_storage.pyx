@@ -1,0 +1,412 @@
+# SPDX-License-Identifier: Apache-2.0
+"""qrt.Storage: a fixed-size, 64-byte-aligned uint8 buffer (owned, borrowed or memory-mapped)."""
+
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE,
+                             PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES)
+from libc.stdint cimport uint8_t, uintptr_t
+from libc.stdlib cimport free
+from libc.string cimport memcpy, memmove, memset
+
+import mmap as _mmap
+import operator as _operator
+import os as _os
+
+cdef extern from "stdlib.h" nogil:
+    int posix_memalign(void **memptr, size_t alignment, size_t size)
+
+ALIGNMENT = 64
+cdef size_t _ALIGN = 64
+
+cdef uint8_t* _aligned_alloc(Py_ssize_t n) except NULL:
+    cdef void* p = NULL
+    # Never ask for 0 bytes: an empty storage still has a valid, aligned pointer.
+    cdef size_t want = <size_t>n if n > 0 else _ALIGN
+    if posix_memalign(&p, _ALIGN, want) != 0 or p == NULL:
+        raise MemoryError(f"Storage: cannot allocate {n} bytes")
+    return <uint8_t*>p
+
+
+cdef int _byte_value(object v, str what) except -1:
+    try:
+        iv = _operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}: expected an integer in 0..255, got {type(v).__name__}") from None
+    if iv < 0 or iv > 255:
+        raise ValueError(f"{what}: value {iv} is outside 0..255")
+    return <int>iv
+
+
+cdef class Storage:
+    """A fixed-size uint8 buffer: what ``torch.QUInt8Storage`` is to torch.
+
+    Create one with :meth:`empty`, :meth:`full`, :meth:`from_buffer` or :meth:`from_file`.
+    Owned memory is 64-byte aligned; slices are views that share memory; the buffer
+    protocol (``memoryview``, ``bytes``, ``np.frombuffer``) shares memory too.
+    """
+    cdef uint8_t* _ptr
+    cdef Py_ssize_t _n
+    cdef bint _owned
+    cdef bint _readonly
+    cdef bint _shared
+    cdef bint _mapped
+    cdef int _exports
+    cdef bint _has_view
+    cdef Py_buffer _view
+    cdef object _base
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+
+    def __cinit__(self):
+        self._ptr = NULL
+        self._n = 0
+        self._owned = False
+        self._readonly = False
+        self._shared = False
+        self._mapped = False
+        self._exports = 0
+        self._has_view = False
+        self._base = None
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError("Storage() takes no arguments; use Storage.empty, Storage.full, "
+                            "Storage.from_buffer or Storage.from_file")
+
+    def __dealloc__(self):
+        if self._has_view:
+            PyBuffer_Release(&self._view)
+            self._has_view = False
+        if self._owned and self._ptr != NULL:
+            free(self._ptr)
+        self._ptr = NULL
+
+    # ---- constructors ---------------------------------------------------------------------
+    @staticmethod
+    def empty(nbytes):
+        """A new owned storage of ``nbytes`` uninitialised bytes (64-byte aligned)."""
+        cdef Py_ssize_t n = _checked_size(nbytes, "Storage.empty: nbytes")
+        cdef Storage s = Storage.__new__(Storage)
+        s._ptr = _aligned_alloc(n)
+        s._n = n
+        s._owned = True
+        return s
+
+    @staticmethod
+    def full(nbytes, fill_value):
+        """A new owned storage of ``nbytes`` bytes, each equal to ``fill_value`` (0..255)."""
+        cdef int v = _byte_value(fill_value, "Storage.full: fill_value")
+        cdef Storage s = Storage.empty(nbytes)
+        memset(s._ptr, v, <size_t>s._n)
+        return s
+
+    @staticmethod
+    def from_buffer(obj):
+        """A zero-copy view of any C-contiguous buffer; keeps ``obj`` alive.
+
+        A read-only buffer (``bytes``, a read-only array) gives a read-only storage.
+        """
+        cdef Storage s = Storage.__new__(Storage)
+        s._attach(obj, 0, -1)
+        return s
+
+    @staticmethod
+    def from_file(path, shared=False, nbytes=None, *, readonly=False):
+        """Memory-map ``path``.
+
+        Parameters
+        ----------
+        shared : bool
+            True: writes go through to the file (MAP_SHARED); the file is grown to
+            ``nbytes`` if it is shorter, as torch does. False: a private copy-on-write
+            mapping; the file is never changed.
+        nbytes : int, optional
+            Bytes to map from the start of the file (default: the file's size).
+        readonly : bool
+            Map read-only; any write raises.
+        """
+        fspath = _os.fspath(path)
+        flags = _os.O_RDWR if (shared and not readonly) else _os.O_RDONLY
+        if shared and not readonly:
+            flags |= _os.O_CREAT
+        fd = _os.open(fspath, flags, 0o644)
+        try:
+            size = _os.fstat(fd).st_size
+            if nbytes is None:
+                n = size
+            else:
+                n = _checked_size(nbytes, "Storage.from_file: nbytes")
+            if n > size:
+                if shared and not readonly:
+                    _os.ftruncate(fd, n)
+                else:
+                    raise ValueError(f"Storage.from_file: nbytes={n} is larger than the file "
+                                     f"{fspath!r} ({size} bytes)")
+            if n == 0:
+                s = Storage.empty(0)
+                (<Storage>s)._shared = bool(shared)
+                (<Storage>s)._readonly = bool(readonly)
+                return s
+            if readonly:
+                access = _mmap.ACCESS_READ
+            elif shared:
+                access = _mmap.ACCESS_WRITE
+            else:
+                access = _mmap.ACCESS_COPY
+            mm = _mmap.mmap(fd, n, access=access)
+        finally:
+            _os.close(fd)
+        cdef Storage st = Storage.__new__(Storage)
+        st._attach(mm, 0, -1)
+        st._mapped = True
+        st._shared = bool(shared)
+        return st
+
+    cdef int _attach(self, object obj, Py_ssize_t start, Py_ssize_t stop) except -1:
+        """Borrow obj's buffer, writable if it can be, and view bytes [start, stop)."""
+        cdef int rc
+        try:
+            PyObject_GetBuffer(obj, &self._view, PyBUF_SIMPLE | PyBUF_WRITABLE)
+            self._readonly = False
+        except BufferError:
+            try:
+                PyObject_GetBuffer(obj, &self._view, PyBUF_SIMPLE)
+            except BufferError as e:
+                raise ValueError(f"Storage.from_buffer: {type(obj).__name__} does not expose "
+                                 f"a C-contiguous buffer ({e})") from None
+            self._readonly = True
+        except TypeError:
+            raise TypeError(f"Storage.from_buffer: {type(obj).__name__} does not support the "
+                            "buffer protocol") from None
+        self._has_view = True
+        if stop < 0:
+            stop = self._view.len
+        self._ptr = <uint8_t*>self._view.buf + start
+        self._n = stop - start
+        self._base = obj
+        if isinstance(obj, Storage):
+            self._shared = (<Storage>obj)._shared
+            self._mapped = (<Storage>obj)._mapped
+            if (<Storage>obj)._readonly:
+                self._readonly = True
+        return 0
+
+    # ---- buffer protocol -----------------------------------------------------------------
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        if (flags & PyBUF_WRITABLE) and self._readonly:
+            raise BufferError("Storage is read-only")
+        self._shape[0] = self._n
+        self._strides[0] = 1
+        buffer.buf = <void*>self._ptr
+        buffer.obj = self
+        buffer.len = self._n
+        buffer.readonly = self._readonly
+        buffer.itemsize = 1
+        if flags & PyBUF_FORMAT:
+            buffer.format = b"B"
+        else:
+            buffer.format = NULL
+        buffer.ndim = 1
+        buffer.shape = self._shape if (flags & PyBUF_ND) else NULL
+        buffer.strides = self._strides if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
+        buffer.suboffsets = NULL
+        buffer.internal = NULL
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        self._exports -= 1
+
+    # ---- sizes and flags -----------------------------------------------------------------
+    def __len__(self):
+        return self._n
+
+    @property
+    def nbytes(self):
+        """Size in bytes."""
+        return self._n
+
+    def size(self):
+        """Number of elements (bytes), as torch's ``Storage.size()``."""
+        return self._n
+
+    def element_size(self):
+        return 1
+
+    def data_ptr(self):
+        """Address of the first byte."""
+        return <uintptr_t>self._ptr
+
+    def is_shared(self):
+        """True for a ``from_file(shared=True)`` mapping (writes reach the file)."""
+        return bool(self._shared)
+
+    @property
+    def readonly(self):
+        """True when writes are refused (read-only buffer or mapping)."""
+        return bool(self._readonly)
+
+    @property
+    def owned(self):
+        """True when this storage owns its memory (and so can be resized)."""
+        return bool(self._owned)
+
+    @property
+    def base(self):
+        """The object whose memory this storage views (None when it owns its memory)."""
+        return self._base
+
+    def __repr__(self):
+        kind = "owned" if self._owned else ("mapped" if self._mapped else "view")
+        ro = ", readonly" if self._readonly else ""
+        return f"qrt.Storage(nbytes={self._n}, {kind}{ro})"
+
+    # ---- element access ------------------------------------------------------------------
+    cdef Py_ssize_t _index(self, object i) except -1:
+        cdef Py_ssize_t k = _operator.index(i)
+        if k < 0:
+            k += self._n
+        if k < 0 or k >= self._n:
+            raise IndexError(f"Storage index {i} is out of range for {self._n} bytes")
+        return k
+
+    cdef tuple _range(self, slice sl):
+        start, stop, step = sl.indices(self._n)
+        if step != 1:
+            raise ValueError("Storage slices must be contiguous (step 1)")
+        if stop < start:
+            stop = start
+        return start, stop
+
+    cdef int _check_writable(self) except -1:
+        if self._readonly:
+            raise TypeError("Storage is read-only: it views a read-only buffer or mapping")
+        return 0
+
+    def __getitem__(self, key):
+        cdef Storage v
+        if isinstance(key, slice):
+            start, stop = self._range(key)
+            v = Storage.__new__(Storage)
+            v._attach(self, start, stop)
+            return v
+        try:
+            k = self._index(key)
+        except TypeError:
+            raise TypeError(f"Storage indices must be integers or slices, not "
+                            f"{type(key).__name__}") from None
+        return self._ptr[k]
+
+    def __setitem__(self, key, value):
+        self._check_writable()
+        cdef Py_ssize_t k, start, stop
+        if isinstance(key, slice):
+            start, stop = self._range(key)
+            self._assign(start, stop, value)
+            return
+        try:
+            k = self._index(key)
+        except TypeError:
+            raise TypeError(f"Storage indices must be integers or slices, not "
+                            f"{type(key).__name__}") from None
+        self._ptr[k] = <uint8_t>_byte_value(value, "Storage item assignment")
+
+    cdef int _assign(self, Py_ssize_t start, Py_ssize_t stop, object value) except -1:
+        cdef Py_ssize_t n = stop - start
+        cdef Py_buffer src
+        if not isinstance(value, (bytes, bytearray, memoryview, Storage)) and \
+                hasattr(value, "__index__"):
+            memset(self._ptr + start, _byte_value(value, "Storage slice assignment"), <size_t>n)
+            return 0
+        try:
+            PyObject_GetBuffer(value, &src, PyBUF_SIMPLE)
+        except (TypeError, BufferError):
+            raise TypeError(f"Storage slice assignment takes an int, a bytes-like object or a "
+                            f"Storage, not {type(value).__name__}") from None
+        try:
+            if src.len != n:
+                raise ValueError(f"Storage slice assignment: {src.len} bytes given for a slice "
+                                 f"of {n} bytes")
+            memmove(self._ptr + start, src.buf, <size_t>n)
+        finally:
+            PyBuffer_Release(&src)
+        return 0
+
+    # ---- bulk operations -----------------------------------------------------------------
+    def fill_(self, value):
+        """Set every byte to ``value`` (0..255); returns self."""
+        cdef int v = _byte_value(value, "Storage.fill_")
+        self._check_writable()
+        memset(self._ptr, v, <size_t>self._n)
+        return self
+
+    def copy_(self, other):
+        """Copy all bytes of ``other`` (a Storage or bytes-like of the same size); returns self."""
+        self._check_writable()
+        self._assign(0, self._n, other)
+        return self
+
+    def resize_(self, nbytes):
+        """Resize an owned storage in place: keeps the prefix, zero-fills any new bytes.
+
+        Views and mappings cannot be resized, nor can a storage whose memory is exported
+        (a live numpy array, memoryview or slice of it).
+        """
+        cdef Py_ssize_t n = _checked_size(nbytes, "Storage.resize_: nbytes")
+        if not self._owned:
+            kind = "a memory-mapped file" if self._mapped else "a view of another buffer"
+            raise ValueError(f"Storage.resize_: this storage is {kind}; only a storage that "
+                             "owns its memory can be resized")
+        if self._exports > 0:
+            raise BufferError(f"Storage.resize_: {self._exports} live view(s) of this storage "
+                              "(numpy arrays, memoryviews or slices) would dangle")
+        if n == self._n:
+            return self
+        cdef uint8_t* p = _aligned_alloc(n)
+        cdef Py_ssize_t keep = n if n < self._n else self._n
+        if keep > 0:
+            memcpy(p, self._ptr, <size_t>keep)
+        if n > keep:
+            memset(p + keep, 0, <size_t>(n - keep))
+        free(self._ptr)
+        self._ptr = p
+        self._n = n
+        return self
+
+    def tobytes(self):
+        """A bytes copy of the contents."""
+        return (<char*>self._ptr)[:self._n]
+
+    def numpy(self):
+        """A zero-copy ``numpy.uint8`` array over this storage (read-only if it is)."""
+        import numpy as np
+        return np.frombuffer(self, dtype=np.uint8)
+
+    def tolist(self):
+        return list(self.tobytes())
+
+    def clone(self):
+        """An owned, writable copy."""
+        cdef Storage s = Storage.empty(self._n)
+        if self._n:
+            memcpy(s._ptr, self._ptr, <size_t>self._n)
+        return s
+
+    def __reduce__(self):
+        return (_rebuild, (self.tobytes(),))
+
+
+def _rebuild(data):
+    s = Storage.empty(len(data))
+    s.copy_(data)
+    return s
+
+
+cdef Py_ssize_t _checked_size(object n, str what) except -1:
+    try:
+        v = _operator.index(n)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not {type(n).__name__}") from None
+    if v < 0:
+        raise ValueError(f"{what} must be >= 0, got {v}")
+    if v > <Py_ssize_t>(((<size_t>-1) >> 1) - 64):
+        raise ValueError(f"{what}={v} is too large")
+    return <Py_ssize_t>v

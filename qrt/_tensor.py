@@ -1,0 +1,536 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Quantized dtypes, qschemes and QTensor: a Storage plus shape, strides, offset and qparams."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+from qrt import _quant
+from qrt._storage import Storage
+
+__all__ = [
+    "QDType", "quint8", "qint8", "qint32", "QScheme", "per_tensor_affine", "per_channel_affine",
+    "per_tensor_symmetric", "per_channel_symmetric", "QTensor", "quantize_per_tensor",
+    "quantize_per_channel", "dequantize", "from_int_repr", "from_int_repr_per_channel",
+    "as_dtype",
+]
+
+
+class QDType:
+    """A quantized element type: ``qrt.quint8``, ``qrt.qint8`` or ``qrt.qint32``."""
+
+    __slots__ = ("name", "code", "itemsize", "qmin", "qmax", "numpy_dtype")
+
+    def __init__(self, name: str, code: int, numpy_dtype, qmin: int, qmax: int):
+        self.name = name
+        self.code = code
+        self.numpy_dtype = np.dtype(numpy_dtype)
+        self.itemsize = self.numpy_dtype.itemsize
+        self.qmin = qmin
+        self.qmax = qmax
+
+    def __repr__(self):
+        return f"qrt.{self.name}"
+
+    def __reduce__(self):
+        return (as_dtype, (self.name,))
+
+
+# Codes match qrt_dtype in include/qrt/types.h (and the blob format).
+quint8 = QDType("quint8", 1, np.uint8, 0, 255)
+qint8 = QDType("qint8", 2, np.int8, -128, 127)
+qint32 = QDType("qint32", 3, np.int32, -(2**31), 2**31 - 1)
+_DTYPES = {d.name: d for d in (quint8, qint8, qint32)}
+_BY_NUMPY = {np.dtype(np.uint8): quint8, np.dtype(np.int8): qint8, np.dtype(np.int32): qint32}
+
+
+def as_dtype(dtype, what: str = "dtype") -> QDType:
+    """Resolve a QDType, its name ('quint8') or torch's spelling ('torch.quint8')."""
+    if isinstance(dtype, QDType):
+        return dtype
+    if isinstance(dtype, str):
+        key = dtype.split(".")[-1]
+        if key in _DTYPES:
+            return _DTYPES[key]
+        raise ValueError(f"{what}: unknown quantized dtype {dtype!r}; expected one of "
+                         f"{sorted(_DTYPES)}")
+    raise TypeError(f"{what}: expected qrt.quint8, qrt.qint8 or qrt.qint32, got {dtype!r}")
+
+
+class QScheme:
+    """A quantization scheme, named as torch's."""
+
+    __slots__ = ("name", "code")
+
+    def __init__(self, name: str, code: int):
+        self.name = name
+        self.code = code
+
+    def __repr__(self):
+        return f"qrt.{self.name}"
+
+    def __reduce__(self):
+        return (_qscheme_by_name, (self.name,))
+
+
+per_tensor_affine = QScheme("per_tensor_affine", 1)
+per_channel_affine = QScheme("per_channel_affine", 2)
+per_tensor_symmetric = QScheme("per_tensor_symmetric", 3)
+per_channel_symmetric = QScheme("per_channel_symmetric", 4)
+_QSCHEMES = {q.name: q for q in (per_tensor_affine, per_channel_affine, per_tensor_symmetric,
+                                 per_channel_symmetric)}
+
+
+def _qscheme_by_name(name):
+    return _QSCHEMES[name]
+
+
+# ---- argument checks ---------------------------------------------------------------------------
+def _check_scale(scale, what="scale") -> float:
+    """A positive finite scale whose float32 value and reciprocal are finite and non-zero."""
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer,
+                                                                      np.floating)):
+        if isinstance(scale, np.ndarray) and scale.size == 1:
+            scale = scale.item()
+        else:
+            raise TypeError(f"{what} must be a real number, got {type(scale).__name__}")
+    s = float(scale)
+    if not math.isfinite(s) or s <= 0.0:
+        raise ValueError(f"{what} must be positive and finite, got {s!r}")
+    s32 = np.float32(s)
+    if s32 == 0 or not np.isfinite(np.float32(1.0) / s32):
+        raise ValueError(f"{what}={s!r} is outside float32's usable range "
+                         "(its float32 value or reciprocal is 0 or inf)")
+    return s
+
+
+def _check_zero_point(zp, dtype: QDType, what="zero_point") -> int:
+    try:
+        z = operator.index(zp)
+    except TypeError:
+        if isinstance(zp, np.ndarray) and zp.size == 1 and zp.dtype.kind in "iu":
+            z = int(zp.item())
+        else:
+            raise TypeError(f"{what} must be an integer, got {type(zp).__name__}") from None
+    if not dtype.qmin <= z <= dtype.qmax:
+        raise ValueError(f"{what}={z} is outside the range of {dtype!r} "
+                         f"[{dtype.qmin}, {dtype.qmax}]")
+    return int(z)
+
+
+def _check_axis(axis, ndim: int, what="axis") -> int:
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{what}={a} is out of range for a {ndim}-d tensor")
+    return a % ndim
+
+
+def _float_input(x, what="input") -> np.ndarray:
+    """float32 C-contiguous array; float16/float64 are converted (as torch's .float() would)."""
+    arr = np.asarray(x)
+    if arr.dtype.kind != "f":
+        raise TypeError(f"{what} must be a floating-point array, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def _per_channel_params(scales, zero_points, n_ch: int, dtype: QDType):
+    sc = np.asarray(scales)
+    zp = np.asarray(zero_points)
+    if sc.ndim != 1 or zp.ndim != 1:
+        raise ValueError("scales and zero_points must be 1-d")
+    if sc.shape[0] != n_ch or zp.shape[0] != n_ch:
+        raise ValueError(f"scales ({sc.shape[0]}) and zero_points ({zp.shape[0]}) must have one "
+                         f"entry per channel ({n_ch})")
+    if sc.dtype.kind not in "fiu":
+        raise TypeError(f"scales must be real numbers, got dtype {sc.dtype}")
+    if zp.dtype.kind not in "iu":
+        if zp.dtype.kind == "f" and np.all(zp == np.round(zp)):
+            zp = zp.astype(np.int64)
+        else:
+            raise TypeError(f"zero_points must be integers, got dtype {zp.dtype}")
+    sc = sc.astype(np.float64)
+    zp = zp.astype(np.int64)
+    bad = ~np.isfinite(sc) | (sc <= 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"scales[{i}]={sc[i]!r} must be positive and finite")
+    s32 = sc.astype(np.float32)
+    with np.errstate(divide="ignore", over="ignore"):
+        inv = np.float32(1.0) / s32
+    bad = (s32 == 0) | ~np.isfinite(inv)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"scales[{i}]={sc[i]!r} is outside float32's usable range")
+    bad = (zp < dtype.qmin) | (zp > dtype.qmax)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"zero_points[{i}]={zp[i]} is outside the range of {dtype!r} "
+                         f"[{dtype.qmin}, {dtype.qmax}]")
+    return sc, zp, inv
+
+
+def _contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
+    strides = []
+    acc = 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+def _as_shape(shape) -> Tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"shape {out} has a negative dimension")
+    return out
+
+
+# ---- QTensor --------------------------------------------------------------------------------------
+class QTensor:
+    """A quantized tensor: integers in a :class:`Storage` plus quantization parameters.
+
+    ``QTensor(storage, shape, dtype, scale, zero_point, offset=0, strides=None)`` wraps an
+    existing storage without copying (per-channel: pass ``scales``, ``zero_points`` and
+    ``axis`` instead of ``scale`` and ``zero_point``).  ``offset`` and ``strides`` count
+    elements, as torch's ``storage_offset()`` and ``stride()`` do.
+    """
+
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_qscheme", "_scale",
+                 "_zero_point", "_scales", "_zero_points", "_axis")
+
+    def __init__(self, storage: Storage, shape, dtype, scale=None, zero_point=None, offset=0,
+                 strides=None, *, scales=None, zero_points=None, axis=None):
+        if not isinstance(storage, Storage):
+            raise TypeError(f"storage must be a qrt.Storage, got {type(storage).__name__}")
+        dt = as_dtype(dtype)
+        shp = _as_shape(shape)
+        off = operator.index(offset)
+        if off < 0:
+            raise ValueError(f"offset={off} must be >= 0")
+        st = _contiguous_strides(shp) if strides is None else _as_shape(strides)
+        if len(st) != len(shp):
+            raise ValueError(f"strides {st} and shape {shp} have different lengths")
+        # Every element must lie inside the storage: check the extreme byte touched.
+        if all(d > 0 for d in shp):
+            last = off + sum((d - 1) * s for d, s in zip(shp, st))
+            if (last + 1) * dt.itemsize > storage.nbytes:
+                raise ValueError(f"a {dt!r} tensor of shape {shp}, strides {st} and offset {off} "
+                                 f"needs {(last + 1) * dt.itemsize} bytes; the storage has "
+                                 f"{storage.nbytes}")
+        if off * dt.itemsize > storage.nbytes:
+            raise ValueError(f"offset={off} lies outside the storage ({storage.nbytes} bytes)")
+        if (storage.data_ptr() + off * dt.itemsize) % dt.itemsize:
+            raise ValueError(f"{dt!r} data must be {dt.itemsize}-byte aligned")
+        self._storage = storage
+        self._shape = shp
+        self._strides = st
+        self._offset = off
+        self._dtype = dt
+        if scales is not None or zero_points is not None or axis is not None:
+            if scale is not None or zero_point is not None:
+                raise ValueError("give either scale/zero_point or scales/zero_points/axis")
+            if scales is None or zero_points is None or axis is None:
+                raise ValueError("per-channel tensors need scales, zero_points and axis")
+            ax = _check_axis(axis, len(shp))
+            sc, zp, _ = _per_channel_params(scales, zero_points, shp[ax], dt)
+            self._qscheme = per_channel_affine
+            self._scales, self._zero_points, self._axis = sc, zp, ax
+            self._scale = self._zero_point = None
+        else:
+            self._qscheme = per_tensor_affine
+            self._scale = _check_scale(1.0 if scale is None else scale)
+            self._zero_point = _check_zero_point(0 if zero_point is None else zero_point, dt)
+            self._scales = self._zero_points = self._axis = None
+
+    @classmethod
+    def _wrap(cls, storage, shape, strides, offset, dtype, qscheme, scale, zero_point, scales,
+              zero_points, axis):
+        """Internal constructor: trusts its (already validated) arguments."""
+        t = cls.__new__(cls)
+        t._storage, t._shape, t._strides, t._offset = storage, shape, strides, offset
+        t._dtype, t._qscheme = dtype, qscheme
+        t._scale, t._zero_point = scale, zero_point
+        t._scales, t._zero_points, t._axis = scales, zero_points, axis
+        return t
+
+    def _with_layout(self, shape, strides, offset, axis=None):
+        return QTensor._wrap(self._storage, shape, strides, offset, self._dtype, self._qscheme,
+                             self._scale, self._zero_point, self._scales, self._zero_points,
+                             self._axis if axis is None else axis)
+
+    # ---- properties, named as torch's ---------------------------------------------------------
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._shape
+
+    def size(self, dim: Optional[int] = None):
+        return self._shape if dim is None else self._shape[dim]
+
+    def stride(self, dim: Optional[int] = None):
+        return self._strides if dim is None else self._strides[dim]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    @property
+    def dtype(self) -> QDType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        return int(np.prod(self._shape, dtype=np.int64)) if self._shape else 1
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def storage(self) -> Storage:
+        return self._storage
+
+    def qscheme(self) -> QScheme:
+        return self._qscheme
+
+    def _per_tensor(self, what):
+        if self._qscheme is not per_tensor_affine:
+            raise ValueError(f"{what}() is for per-tensor quantized tensors; this one is "
+                             f"{self._qscheme.name}")
+
+    def _per_channel(self, what):
+        if self._qscheme is not per_channel_affine:
+            raise ValueError(f"{what}() is for per-channel quantized tensors; this one is "
+                             f"{self._qscheme.name}")
+
+    def q_scale(self) -> float:
+        self._per_tensor("q_scale")
+        return self._scale
+
+    def q_zero_point(self) -> int:
+        self._per_tensor("q_zero_point")
+        return self._zero_point
+
+    def q_per_channel_scales(self) -> np.ndarray:
+        self._per_channel("q_per_channel_scales")
+        return self._scales.copy()
+
+    def q_per_channel_zero_points(self) -> np.ndarray:
+        self._per_channel("q_per_channel_zero_points")
+        return self._zero_points.copy()
+
+    def q_per_channel_axis(self) -> int:
+        self._per_channel("q_per_channel_axis")
+        return self._axis
+
+    def is_contiguous(self) -> bool:
+        return self._strides == _contiguous_strides(self._shape) or self.numel() <= 1
+
+    # ---- data ------------------------------------------------------------------------------
+    def int_repr(self) -> np.ndarray:
+        """The integers as a numpy array sharing this tensor's memory (no copy)."""
+        it = self._dtype.itemsize
+        return np.ndarray(self._shape, dtype=self._dtype.numpy_dtype, buffer=self._storage,
+                          offset=self._offset * it, strides=tuple(s * it for s in self._strides))
+
+    def dequantize(self) -> np.ndarray:
+        """float32 values, with torch's exact arithmetic."""
+        return dequantize(self)
+
+    def contiguous(self) -> "QTensor":
+        """self when already contiguous, else a contiguous copy."""
+        if self.is_contiguous():
+            return self
+        return self.clone()
+
+    def clone(self) -> "QTensor":
+        ints = np.ascontiguousarray(self.int_repr())
+        st = Storage.empty(ints.nbytes)
+        np.frombuffer(st, dtype=self._dtype.numpy_dtype)[:] = ints.reshape(-1)
+        return QTensor._wrap(st, self._shape, _contiguous_strides(self._shape), 0, self._dtype,
+                             self._qscheme, self._scale, self._zero_point, self._scales,
+                             self._zero_points, self._axis)
+
+    def reshape(self, *shape) -> "QTensor":
+        """A view when contiguous (as torch), else a reshaped copy. Per-tensor only."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        if self._qscheme is not per_tensor_affine:
+            raise ValueError("reshape of a per-channel tensor is not supported")
+        n = self.numel()
+        shape = list(operator.index(d) for d in shape)
+        if shape.count(-1) > 1:
+            raise ValueError("only one dimension can be -1")
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+            if known == 0 or n % known:
+                raise ValueError(f"cannot reshape {self._shape} into {tuple(shape)}")
+            shape[shape.index(-1)] = n // known
+        shape = _as_shape(shape)
+        if int(np.prod(shape, dtype=np.int64)) != n:
+            raise ValueError(f"cannot reshape {self._shape} ({n} elements) into {shape}")
+        src = self.contiguous()
+        return src._with_layout(shape, _contiguous_strides(shape), src._offset)
+
+    view = reshape
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "QTensor":
+        nd = max(self.ndim, 1)
+        s = start_dim % nd
+        e = end_dim % nd
+        if s > e:
+            raise ValueError("flatten: start_dim comes after end_dim")
+        shp = list(self._shape) or [1]
+        mid = int(np.prod(shp[s:e + 1], dtype=np.int64))
+        return self.reshape(tuple(shp[:s]) + (mid,) + tuple(shp[e + 1:]))
+
+    def __repr__(self):
+        if self._qscheme is per_tensor_affine:
+            q = f"scale={self._scale!r}, zero_point={self._zero_point}"
+        else:
+            q = f"axis={self._axis}, scales={self._scales.tolist()!r}, " \
+                f"zero_points={self._zero_points.tolist()!r}"
+        return f"qrt.QTensor(shape={self._shape}, dtype={self._dtype!r}, {q})"
+
+
+def _new_tensor(shape, dtype: QDType) -> Tuple[Storage, np.ndarray]:
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    st = Storage.empty(n * dtype.itemsize)
+    return st, np.frombuffer(st, dtype=dtype.numpy_dtype)
+
+
+# ---- quantize / dequantize ----------------------------------------------------------------
+def quantize_per_tensor(x, scale, zero_point, dtype) -> QTensor:
+    """Quantize float values to a per-tensor affine QTensor, bit-exact with torch 2.13.
+
+    Parameters
+    ----------
+    x : array_like of float
+        float32 values (float16/float64 are converted to float32 first).
+    scale : float
+        Positive, finite; used as float32 like torch does.
+    zero_point : int
+        Inside the dtype's range.
+    dtype : qrt.quint8, qrt.qint8 or qrt.qint32
+    """
+    dt = as_dtype(dtype)
+    s = _check_scale(scale)
+    z = _check_zero_point(zero_point, dt)
+    xf = _float_input(x)
+    st, flat = _new_tensor(xf.shape, dt)
+    inv = np.float32(1.0) / np.float32(s)
+    src = xf.reshape(-1)
+    if dt is quint8:
+        _quant.quantize_fma_u8(src, flat, inv, float(z), 0.0, 255.0)
+    elif dt is qint8:
+        _quant.quantize_fma_s8(src, flat, inv, float(z), -128.0, 127.0)
+    else:
+        _quant.quantize_rows(src.reshape(1, 1, -1), flat.reshape(1, 1, -1),
+                             np.array([inv], np.float32), np.array([z], np.float32),
+                             float(dt.qmin), float(dt.qmax), dt.qmin)
+    return QTensor._wrap(st, xf.shape, _contiguous_strides(xf.shape), 0, dt, per_tensor_affine,
+                         s, z, None, None, None)
+
+
+def _split3(shape, axis):
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    return outer, shape[axis], inner
+
+
+def quantize_per_channel(x, scales, zero_points, axis, dtype) -> QTensor:
+    """Quantize with one (scale, zero_point) per slice along ``axis``, bit-exact with torch."""
+    dt = as_dtype(dtype)
+    xf = _float_input(x)
+    if xf.ndim == 0:
+        raise ValueError("quantize_per_channel needs at least a 1-d input")
+    ax = _check_axis(axis, xf.ndim)
+    sc, zp, inv = _per_channel_params(scales, zero_points, xf.shape[ax], dt)
+    st, flat = _new_tensor(xf.shape, dt)
+    o, c, i = _split3(xf.shape, ax)
+    # torch: NaN becomes INT32_MIN, then is truncated to the 8-bit type (-> 0).
+    nan_code = dt.qmin if dt is qint32 else 0
+    _quant.quantize_rows(xf.reshape(o, c, i), flat.reshape(o, c, i), inv.astype(np.float32),
+                         zp.astype(np.float32), float(dt.qmin), float(dt.qmax), nan_code)
+    return QTensor._wrap(st, xf.shape, _contiguous_strides(xf.shape), 0, dt, per_channel_affine,
+                         None, None, sc, zp, ax)
+
+
+def dequantize(q: QTensor) -> np.ndarray:
+    """float32 values of a QTensor, with torch's exact arithmetic."""
+    if not isinstance(q, QTensor):
+        raise TypeError(f"dequantize expects a qrt.QTensor, got {type(q).__name__}")
+    ints = np.ascontiguousarray(q.int_repr())
+    out = np.empty(q.shape, dtype=np.float32)
+    if q._qscheme is per_tensor_affine:
+        _quant.dequantize_tensor(ints.reshape(-1), out.reshape(-1),
+                                 np.float32(q._scale), q._zero_point)
+    else:
+        o, c, i = _split3(q.shape, q._axis)
+        _quant.dequantize_rows(ints.reshape(o, c, i), out.reshape(o, c, i), q._scales,
+                               q._zero_points.astype(np.float32))
+    return out
+
+
+def _storage_of(ints: np.ndarray) -> Tuple[Storage, np.ndarray]:
+    """A Storage over the array's memory (zero-copy when C-contiguous, else a copy)."""
+    if not ints.flags.c_contiguous:
+        ints = np.ascontiguousarray(ints)
+    return Storage.from_buffer(ints.reshape(-1).view(np.uint8) if ints.size else
+                               np.zeros(0, np.uint8)), ints
+
+
+def _int_dtype(ints: np.ndarray, dtype) -> QDType:
+    if dtype is None:
+        dt = _BY_NUMPY.get(ints.dtype)
+        if dt is None:
+            raise TypeError(f"from_int_repr: integers of dtype {ints.dtype} have no quantized "
+                            "dtype (uint8, int8 or int32 expected)")
+        return dt
+    dt = as_dtype(dtype)
+    if ints.dtype != dt.numpy_dtype:
+        raise TypeError(f"from_int_repr: {dt!r} needs {dt.numpy_dtype} integers, got {ints.dtype}")
+    return dt
+
+
+def from_int_repr(ints, scale, zero_point, dtype=None) -> QTensor:
+    """Wrap existing integers (a uint8 image, say) as a per-tensor QTensor without copying."""
+    arr = np.asarray(ints)
+    dt = _int_dtype(arr, dtype)
+    s = _check_scale(scale)
+    z = _check_zero_point(zero_point, dt)
+    st, arr = _storage_of(arr)
+    return QTensor._wrap(st, arr.shape, _contiguous_strides(arr.shape), 0, dt, per_tensor_affine,
+                         s, z, None, None, None)
+
+
+def from_int_repr_per_channel(ints, scales, zero_points, axis, dtype=None) -> QTensor:
+    """Wrap existing integers as a per-channel QTensor without copying."""
+    arr = np.asarray(ints)
+    dt = _int_dtype(arr, dtype)
+    if arr.ndim == 0:
+        raise ValueError("per-channel tensors need at least one dimension")
+    ax = _check_axis(axis, arr.ndim)
+    sc, zp, _ = _per_channel_params(scales, zero_points, arr.shape[ax], dt)
+    st, arr = _storage_of(arr)
+    return QTensor._wrap(st, arr.shape, _contiguous_strides(arr.shape), 0, dt, per_channel_affine,
+                         None, None, sc, zp, ax)
