@@ -14,6 +14,8 @@ cdef extern from "qrt/types.h" nogil:
     int QRT_ISA_NEONDOT
 
 cdef extern from "qrt/quant.h" nogil:
+    int qrt_quant_isa()
+    int qrt_quant_pick(int variant)
     void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf,
                              float qmaxf, uint8_t *out, int variant)
     void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf,
@@ -24,10 +26,24 @@ cdef extern from "qrt/quant.h" nogil:
                                         double qmin, double qmax, int32_t nan_code, int8_t *out)
     void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float zpf,
                                          double qmin, double qmax, int32_t nan_code, int32_t *out)
+    void qrt_quantize_scalar_f32_u8(const float *x, size_t n, float inv, float zpf, double qmin,
+                                    double qmax, uint8_t *out, int variant)
+    void qrt_quantize_scalar_f32_s8(const float *x, size_t n, float inv, float zpf, double qmin,
+                                    double qmax, int8_t *out, int variant)
+    void qrt_quantize_scalar_f32_s32(const float *x, size_t n, float inv, float zpf,
+                                     int32_t *out, int variant)
+    void qrt_quantize_vparams_f32_u8(const float *x, size_t n, const float *inv,
+                                     const float *zpf, uint8_t *out, int variant)
+    void qrt_quantize_vparams_f32_s8(const float *x, size_t n, const float *inv,
+                                     const float *zpf, int8_t *out, int variant)
+    void qrt_quantize_vparams_f32_s32(const float *x, size_t n, const float *inv,
+                                      const float *zpf, int32_t *out, int variant)
     void qrt_dequantize_u8_f32(const uint8_t *q, size_t n, float scale, int32_t zp, float *out,
                                int variant)
     void qrt_dequantize_s8_f32(const int8_t *q, size_t n, float scale, int32_t zp, float *out,
                                int variant)
+    void qrt_dequantize_s32_f32(const int32_t *q, size_t n, float scale, int64_t zp, float *out,
+                                int variant)
     void qrt_dequantize_s32_f32_ref(const int32_t *q, size_t n, float scale, int64_t zp,
                                     float *out)
     void qrt_dequantize_pc_u8_f32_ref(const uint8_t *q, size_t n, double scale_d, float zpf,
@@ -36,4 +52,9 @@ cdef extern from "qrt/quant.h" nogil:
                                       float *out)
     void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, double scale_d, float zpf,
                                        float *out)
-    int qrt_quant_isa()
+    void qrt_dequantize_pc_u8_f32(const uint8_t *q, size_t n, double scale_d, float zpf,
+                                  float *out, int variant)
+    void qrt_dequantize_pc_s8_f32(const int8_t *q, size_t n, double scale_d, float zpf,
+                                  float *out, int variant)
+    void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d, float zpf,
+                                   float *out, int variant)

@@ -4,44 +4,107 @@
  * @brief Affine quantize / dequantize with torch 2.13's exact arithmetic (x86-64 build).
  *
  * Formulas (docs/quantization.md, measured against torch):
- *  - per-tensor quint8/qint8: t = fmaf(x, inv, zp); t = min(t, 2147483520) (NaN -> that);
- *    q = clamp(rne(t), qmin, qmax).  This is FBGEMM's AVX2 "legacy" path.
- *  - per-tensor qint32 and every per-channel quantize: q = rne(f32(f32(x * inv) + zp)),
- *    then clamp; NaN -> INT32_MIN before the clamp (so qmin, or 0 after torch's truncation
- *    for 8-bit per-channel; see qrt_nan_code).
- *  - dequantize per-tensor: f32(scale * f32(q - zp)); per-channel: the product is taken in
- *    double with the double scale, then rounded to float.
+ *  - per-tensor quint8/qint8 ("fused"): t = fmaf(x, inv, zp); t = min(t, 2147483520) (NaN ->
+ *    that); q = clamp(rne(t), qmin, qmax).  This is FBGEMM's AVX2 "legacy" path.
+ *  - per-tensor qint32 and every per-channel quantize ("scalar"): t = f32(f32(x * inv) + zp);
+ *    q = clamp(rne(t), qmin, qmax); NaN -> INT32_MIN, truncated to the element type (so 0 for
+ *    quint8/qint8, INT32_MIN for qint32).
+ *  - dequantize per-tensor: f32(scale * f32(q - zp)); for qint32, q - zp wraps modulo 2^32
+ *    as torch's int32 subtraction does.  Per-channel: f32((double)f32(q - zp) * scale_d), the
+ *    product taken in double with the double scale.
  *
- * Every function here is a plain loop: the x86 variants are the same source compiled with
- * AVX2+FMA enabled, so they are bit-exact with the baseline by construction (fmaf is
- * correctly rounded in both, rintf rounds to nearest even under the default mode).
+ * Every kernel is one plain loop written once as a macro body; the x86 variants are the same
+ * body compiled for AVX2+FMA or AVX-512, so they are bit-exact with the reference by
+ * construction: fmaf is correctly rounded everywhere (hardware FMA or glibc's exact software
+ * fmaf), rintf rounds to nearest even under the default rounding mode, and every other step
+ * is one IEEE float or double operation.  The loops are written branch-free (selects only) so
+ * that GCC and Clang vectorize them; tests/test_quant.py checks ref == dispatched.
+ *
+ * Platform notes: this file must be compiled with -ffp-contract=off (GCC contracts x*inv + zp
+ * into an FMA across statements otherwise, which changes ties) and without -ffast-math; the
+ * #error below catches the latter, FLT_EVAL_METHOD catches x87 double rounding.
  */
 #ifndef QRT_QUANT_H
 #define QRT_QUANT_H
 
+#include <float.h>
 #include <math.h>
 #include "qrt/types.h"
 
+#if defined(__FAST_MATH__)
+#error "qrt/quant.h must not be compiled with -ffast-math: results would not match torch"
+#endif
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != -1
+#error "qrt/quant.h needs float arithmetic evaluated in float (FLT_EVAL_METHOD == 0), e.g. SSE2"
+#endif
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 /** Largest float below 2^31: FBGEMM clamps with minps before cvtps2dq. */
 #define QRT_F32_BELOW_2P31 2147483520.0f
+#define QRT_F32_2P31 2147483648.0f
 
-/* --- per-tensor 8-bit: the fused path --------------------------------------------------- */
+/* ---- loop bodies (each variant below instantiates these) ------------------------------ */
+
+/* Per-tensor 8-bit, fused: fmaf, then minps (NaN -> 2^31-128), rne, clamp. */
 #define QRT_QUANT_FMA_BODY(T)                                                                  \
     for (size_t i = 0; i < n; ++i) {                                                           \
         float t = fmaf(x[i], inv, zpf);                                                        \
-        t = t < QRT_F32_BELOW_2P31 ? t : QRT_F32_BELOW_2P31; /* minps: NaN -> 2^31-128 */      \
+        t = t < QRT_F32_BELOW_2P31 ? t : QRT_F32_BELOW_2P31;                                   \
         t = rintf(t);                                                                          \
         t = t > qminf ? t : qminf;                                                             \
         t = t < qmaxf ? t : qmaxf;                                                             \
         out[i] = (T)(int32_t)t;                                                                \
     }
 
+/* Scalar path, 8-bit: t = f32(f32(x*inv) + zp); NaN -> 0 (INT32_MIN truncated); else clamp. */
+#define QRT_QUANT_SCALAR8_BODY(T, INV, ZPF)                                                    \
+    for (size_t i = 0; i < n; ++i) {                                                           \
+        float t = x[i] * (INV);                                                                \
+        t = t + (ZPF);                                                                         \
+        float r = rintf(t);                                                                    \
+        r = r > qminf ? r : qminf;                                                             \
+        r = r < qmaxf ? r : qmaxf;                                                             \
+        r = t == t ? r : 0.0f;                                                                 \
+        out[i] = (T)(int32_t)r;                                                                \
+    }
+
+/* Scalar path, int32: clamp to [-2^31, 2^31-1]; NaN -> INT32_MIN (the max() picks -2^31). */
+#define QRT_QUANT_SCALAR32_BODY(INV, ZPF)                                                      \
+    for (size_t i = 0; i < n; ++i) {                                                           \
+        float t = x[i] * (INV);                                                                \
+        t = t + (ZPF);                                                                         \
+        float r = rintf(t);                                                                    \
+        float c = r > -QRT_F32_2P31 ? r : -QRT_F32_2P31;                                       \
+        c = c < QRT_F32_BELOW_2P31 ? c : QRT_F32_BELOW_2P31; /* keep the cast in range */      \
+        int32_t v = (int32_t)c;                                                                \
+        out[i] = r >= QRT_F32_2P31 ? INT32_MAX : v;                                            \
+    }
+
+#define QRT_DEQUANT_BODY                                                                       \
+    for (size_t i = 0; i < n; ++i)                                                             \
+        out[i] = scale * (float)((int32_t)q[i] - zp);
+
+/* int32: torch subtracts in int32 and wraps; do it in uint32 (defined) and reinterpret. */
+#define QRT_DEQUANT32_BODY                                                                     \
+    for (size_t i = 0; i < n; ++i)                                                             \
+        out[i] = scale * (float)(int32_t)((uint32_t)q[i] - (uint32_t)zp);
+
+#define QRT_DEQUANT_PC_BODY                                                                    \
+    for (size_t i = 0; i < n; ++i)                                                             \
+        out[i] = (float)((double)((float)q[i] - zpf) * scale_d);
+
+/* ---- the reference kernels (the specification) ---------------------------------------- */
+
 /**
- * @brief Quantize n floats to uint8 with torch's per-tensor formula.
+ * @brief Quantize n floats to uint8 with torch's per-tensor formula (fused path).
  * @param[in] x    [n] float32
+ * @param[in] n    element count
  * @param[in] inv  f32(1 / f32(scale))
  * @param[in] zpf  (float)zero_point
- * @param[in] qminf, qmaxf  clamp bounds as floats (0..255, or a narrower range)
+ * @param[in] qminf lower clamp bound (0, or a narrower range) as a float
+ * @param[in] qmaxf upper clamp bound (255, or a narrower range) as a float
  * @param[out] out [n]
  */
 static inline void qrt_quantize_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
@@ -50,181 +113,392 @@ static inline void qrt_quantize_f32_u8_ref(const float *x, size_t n, float inv, 
     QRT_QUANT_FMA_BODY(uint8_t)
 }
 
-/** As qrt_quantize_f32_u8_ref(), to int8. */
+/** @brief As qrt_quantize_f32_u8_ref(), to int8 (qminf/qmaxf within -128..127). */
 static inline void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
                                            float qminf, float qmaxf, int8_t *out)
 {
     QRT_QUANT_FMA_BODY(int8_t)
 }
 
-/* --- per-tensor qint32 and per-channel: the scalar (non-fused) path ---------------------- */
-
-/** rne(f32(f32(x * inv) + zpf)) clamped to [qmin, qmax] in double; NaN -> nan_code. */
-#define QRT_QUANT_SCALAR_BODY(T)                                                               \
-    for (size_t i = 0; i < n; ++i) {                                                           \
-        float t = x[i] * inv;                                                                  \
-        t = t + zpf;                                                                           \
-        double r = (double)rintf(t);                                                           \
-        T v;                                                                                   \
-        if (r != r)                                                                            \
-            v = (T)nan_code;                                                                   \
-        else                                                                                   \
-            v = (T)(r < qmin ? qmin : (r > qmax ? qmax : r));                                  \
-        out[i] = v;                                                                            \
-    }
-
 /**
- * @brief Non-fused quantize of n floats (qint32 per-tensor; every per-channel row).
- * @param[in] nan_code what a NaN becomes (torch: INT32_MIN, truncated to the dtype)
+ * @brief Non-fused ("scalar") quantize to uint8: per-channel rows.
+ *
+ * q = clamp(rne(f32(f32(x * inv) + zpf)), qmin, qmax); NaN -> nan_code.
+ * @param[in] x    [n] float32
+ * @param[in] n    element count
+ * @param[in] inv  f32(1 / f32(scale))
+ * @param[in] zpf  (float)zero_point
+ * @param[in] qmin lower bound (0 for quint8)
+ * @param[in] qmax upper bound (255 for quint8)
+ * @param[in] nan_code what NaN becomes: torch gives INT32_MIN truncated to the type, 0 here;
+ *                     kept as a parameter for ABI stability, only 0 is supported for 8 bits
+ * @param[out] out [n]
  */
 static inline void qrt_quantize_scalar_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
                                                   double qmin, double qmax, int32_t nan_code,
                                                   uint8_t *out)
 {
-    QRT_QUANT_SCALAR_BODY(uint8_t)
+    const float qminf = (float)qmin, qmaxf = (float)qmax;
+    (void)nan_code;
+    QRT_QUANT_SCALAR8_BODY(uint8_t, inv, zpf)
 }
+/** @brief As qrt_quantize_scalar_f32_u8_ref(), to int8. */
 static inline void qrt_quantize_scalar_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
                                                   double qmin, double qmax, int32_t nan_code,
                                                   int8_t *out)
 {
-    QRT_QUANT_SCALAR_BODY(int8_t)
+    const float qminf = (float)qmin, qmaxf = (float)qmax;
+    (void)nan_code;
+    QRT_QUANT_SCALAR8_BODY(int8_t, inv, zpf)
 }
+/**
+ * @brief As qrt_quantize_scalar_f32_u8_ref(), to int32 (qint32 per-tensor and per-channel).
+ *
+ * The clamp is the full int32 range and NaN gives INT32_MIN, as torch; qmin, qmax and nan_code
+ * are accepted for ABI stability and must be INT32_MIN, INT32_MAX and INT32_MIN.
+ */
 static inline void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float zpf,
                                                    double qmin, double qmax, int32_t nan_code,
                                                    int32_t *out)
 {
-    QRT_QUANT_SCALAR_BODY(int32_t)
+    (void)qmin, (void)qmax, (void)nan_code;
+    QRT_QUANT_SCALAR32_BODY(inv, zpf)
 }
 
-/* --- dequantize ------------------------------------------------------------------------ */
-#define QRT_DEQUANT_BODY                                                                       \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = scale * (float)((int32_t)q[i] - zp);
+/**
+ * @brief Scalar-path quantize with one (inv, zp) per element: a per-channel tensor whose
+ * channel axis is (nearly) innermost, processed as rows of C*inner elements.
+ * @param[in] inv [n] per-element f32(1/f32(scale[c]))
+ * @param[in] zpf [n] per-element (float)zero_point[c]
+ */
+static inline void qrt_quantize_vparams_f32_u8_ref(const float *x, size_t n, const float *inv,
+                                                   const float *zpf, uint8_t *out)
+{
+    const float qminf = 0.0f, qmaxf = 255.0f;
+    QRT_QUANT_SCALAR8_BODY(uint8_t, inv[i], zpf[i])
+}
+/** @brief As qrt_quantize_vparams_f32_u8_ref(), to int8. */
+static inline void qrt_quantize_vparams_f32_s8_ref(const float *x, size_t n, const float *inv,
+                                                   const float *zpf, int8_t *out)
+{
+    const float qminf = -128.0f, qmaxf = 127.0f;
+    QRT_QUANT_SCALAR8_BODY(int8_t, inv[i], zpf[i])
+}
+/** @brief As qrt_quantize_vparams_f32_u8_ref(), to int32. */
+static inline void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, const float *inv,
+                                                    const float *zpf, int32_t *out)
+{
+    QRT_QUANT_SCALAR32_BODY(inv[i], zpf[i])
+}
 
-/** @brief out[i] = f32(scale * f32(q[i] - zp)); bit-exact with torch's per-tensor dequantize. */
+/**
+ * @brief out[i] = f32(scale * f32(q[i] - zp)); bit-exact with torch's per-tensor dequantize.
+ * @param[in] q     [n] uint8
+ * @param[in] n     element count
+ * @param[in] scale f32(scale)
+ * @param[in] zp    zero point
+ * @param[out] out  [n] float32
+ */
 static inline void qrt_dequantize_u8_f32_ref(const uint8_t *q, size_t n, float scale, int32_t zp,
                                              float *out)
 {
     QRT_DEQUANT_BODY
 }
+/** @brief As qrt_dequantize_u8_f32_ref(), from int8. */
 static inline void qrt_dequantize_s8_f32_ref(const int8_t *q, size_t n, float scale, int32_t zp,
                                              float *out)
 {
     QRT_DEQUANT_BODY
 }
-/** qint32: q - zp is formed in 64 bits and rounded to float once, as torch does. */
+/**
+ * @brief qint32 per-tensor dequantize: f32(scale * f32(wrap32(q - zp))).
+ *
+ * torch subtracts in int32, so q - zp wraps modulo 2^32 when it overflows (only possible with
+ * a zero point far from 0); qrt reproduces that.  @param[in] zp in int32 range.
+ */
 static inline void qrt_dequantize_s32_f32_ref(const int32_t *q, size_t n, float scale, int64_t zp,
                                               float *out)
 {
-    for (size_t i = 0; i < n; ++i)
-        out[i] = scale * (float)((int64_t)q[i] - zp);
+    QRT_DEQUANT32_BODY
 }
 
-/** Per-channel dequantize row: f32((double)f32((float)q - (float)zp) * scale_d). */
-#define QRT_DEQUANT_PC_BODY                                                                    \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = (float)((double)((float)q[i] - zpf) * scale_d);
-
+/**
+ * @brief Per-channel dequantize row: out[i] = f32((double)f32((float)q[i] - zpf) * scale_d).
+ * @param[in] scale_d the channel's scale as given (double, not rounded to float)
+ * @param[in] zpf     (float)zero_point[c]
+ */
 static inline void qrt_dequantize_pc_u8_f32_ref(const uint8_t *q, size_t n, double scale_d,
                                                 float zpf, float *out)
 {
     QRT_DEQUANT_PC_BODY
 }
+/** @brief As qrt_dequantize_pc_u8_f32_ref(), from int8. */
 static inline void qrt_dequantize_pc_s8_f32_ref(const int8_t *q, size_t n, double scale_d,
                                                 float zpf, float *out)
 {
     QRT_DEQUANT_PC_BODY
 }
+/** @brief As qrt_dequantize_pc_u8_f32_ref(), from int32. */
 static inline void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, double scale_d,
                                                  float zpf, float *out)
 {
     QRT_DEQUANT_PC_BODY
 }
 
-/* --- x86 variants: the same bodies compiled for AVX2+FMA ------------------------------- */
+/* ---- x86 variants: the same bodies compiled for AVX2+FMA and for AVX-512 --------------- */
 #ifdef QRT_HAVE_X86
-#define QRT_AVX2 __attribute__((target("avx2,fma")))
-QRT_AVX2 static void qrt_quantize_f32_u8__avx2(const float *x, size_t n, float inv, float zpf,
-                                               float qminf, float qmaxf, uint8_t *out)
-{
-    QRT_QUANT_FMA_BODY(uint8_t)
-}
-QRT_AVX2 static void qrt_quantize_f32_s8__avx2(const float *x, size_t n, float inv, float zpf,
-                                               float qminf, float qmaxf, int8_t *out)
-{
-    QRT_QUANT_FMA_BODY(int8_t)
-}
-QRT_AVX2 static void qrt_dequantize_u8_f32__avx2(const uint8_t *q, size_t n, float scale,
-                                                 int32_t zp, float *out)
-{
-    QRT_DEQUANT_BODY
-}
-QRT_AVX2 static void qrt_dequantize_s8_f32__avx2(const int8_t *q, size_t n, float scale,
-                                                 int32_t zp, float *out)
-{
-    QRT_DEQUANT_BODY
-}
-#endif
+#define QRT_TGT_AVX2 __attribute__((target("avx2,fma")))
+#define QRT_TGT_AVX512                                                                         \
+    __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512")))
 
-/* --- dispatchers ----------------------------------------------------------------------- */
-/** Which variant the dispatchers below run on this CPU (QRT_ISA_*). */
+/* One function per (ISA, kernel).  Bit-exact with the matching _ref (same body). */
+#define QRT_DEFINE_X86_VARIANTS(ISA, TGT)                                                      \
+    TGT static void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, \
+                                               float qminf, float qmaxf, uint8_t *out)         \
+    {                                                                                          \
+        QRT_QUANT_FMA_BODY(uint8_t)                                                            \
+    }                                                                                          \
+    TGT static void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, \
+                                               float qminf, float qmaxf, int8_t *out)          \
+    {                                                                                          \
+        QRT_QUANT_FMA_BODY(int8_t)                                                             \
+    }                                                                                          \
+    TGT static void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv,     \
+                                                      float zpf, float qminf, float qmaxf,     \
+                                                      uint8_t *out)                            \
+    {                                                                                          \
+        QRT_QUANT_SCALAR8_BODY(uint8_t, inv, zpf)                                              \
+    }                                                                                          \
+    TGT static void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv,     \
+                                                      float zpf, float qminf, float qmaxf,     \
+                                                      int8_t *out)                             \
+    {                                                                                          \
+        QRT_QUANT_SCALAR8_BODY(int8_t, inv, zpf)                                               \
+    }                                                                                          \
+    TGT static void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv,    \
+                                                       float zpf, int32_t *out)                \
+    {                                                                                          \
+        QRT_QUANT_SCALAR32_BODY(inv, zpf)                                                      \
+    }                                                                                          \
+    TGT static void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n,               \
+                                                       const float *inv, const float *zpf,     \
+                                                       uint8_t *out)                           \
+    {                                                                                          \
+        const float qminf = 0.0f, qmaxf = 255.0f;                                              \
+        QRT_QUANT_SCALAR8_BODY(uint8_t, inv[i], zpf[i])                                        \
+    }                                                                                          \
+    TGT static void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n,               \
+                                                       const float *inv, const float *zpf,     \
+                                                       int8_t *out)                            \
+    {                                                                                          \
+        const float qminf = -128.0f, qmaxf = 127.0f;                                           \
+        QRT_QUANT_SCALAR8_BODY(int8_t, inv[i], zpf[i])                                         \
+    }                                                                                          \
+    TGT static void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n,              \
+                                                        const float *inv, const float *zpf,    \
+                                                        int32_t *out)                          \
+    {                                                                                          \
+        QRT_QUANT_SCALAR32_BODY(inv[i], zpf[i])                                                \
+    }                                                                                          \
+    TGT static void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale,      \
+                                                 int32_t zp, float *out)                       \
+    {                                                                                          \
+        QRT_DEQUANT_BODY                                                                       \
+    }                                                                                          \
+    TGT static void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale,       \
+                                                 int32_t zp, float *out)                       \
+    {                                                                                          \
+        QRT_DEQUANT_BODY                                                                       \
+    }                                                                                          \
+    TGT static void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale,     \
+                                                  int64_t zp, float *out)                      \
+    {                                                                                          \
+        QRT_DEQUANT32_BODY                                                                     \
+    }                                                                                          \
+    TGT static void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, \
+                                                    float zpf, float *out)                     \
+    {                                                                                          \
+        QRT_DEQUANT_PC_BODY                                                                    \
+    }                                                                                          \
+    TGT static void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, \
+                                                    float zpf, float *out)                     \
+    {                                                                                          \
+        QRT_DEQUANT_PC_BODY                                                                    \
+    }                                                                                          \
+    TGT static void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n,               \
+                                                     double scale_d, float zpf, float *out)    \
+    {                                                                                          \
+        QRT_DEQUANT_PC_BODY                                                                    \
+    }
+
+QRT_DEFINE_X86_VARIANTS(avx2, QRT_TGT_AVX2)
+QRT_DEFINE_X86_VARIANTS(avx512, QRT_TGT_AVX512)
+#endif /* QRT_HAVE_X86 */
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+/** @brief The best variant this CPU runs (QRT_ISA_REF, QRT_ISA_AVX2 or QRT_ISA_AVX512VNNI). */
 static inline int qrt_quant_isa(void)
 {
 #ifdef QRT_HAVE_X86
-    if (qrt_cpu_has_avx2_fma())
-        return QRT_ISA_AVX2;
-#endif
+    static int isa = -1;
+    if (isa < 0) {
+        /* The AVX-512 variant needs F/BW/VL/DQ only; VNNI is what the code names the level. */
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("fma"))
+            isa = QRT_ISA_AVX512VNNI;
+        else if (qrt_cpu_has_avx2_fma())
+            isa = QRT_ISA_AVX2;
+        else
+            isa = QRT_ISA_REF;
+    }
+    return isa;
+#else
     return QRT_ISA_REF;
+#endif
 }
 
-/** Same contract as qrt_quantize_f32_u8_ref(); `variant` < 0 picks the best for this CPU. */
+/**
+ * @brief The variant to run for a request: `variant` < 0 asks for the best one; a request for
+ * a variant the CPU lacks falls back to the best one it has below it.
+ */
+static inline int qrt_quant_pick(int variant)
+{
+    int best = qrt_quant_isa();
+    if (variant < 0 || variant > best)
+        return best;
+    return variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI ? variant : QRT_ISA_REF;
+}
+
+#ifdef QRT_HAVE_X86
+#define QRT_QUANT_DISPATCH(CALL_AVX512, CALL_AVX2, CALL_REF)                                   \
+    switch (qrt_quant_pick(variant)) {                                                         \
+    case QRT_ISA_AVX512VNNI: CALL_AVX512; return;                                              \
+    case QRT_ISA_AVX2: CALL_AVX2; return;                                                      \
+    default: CALL_REF; return;                                                                 \
+    }
+#else
+#define QRT_QUANT_DISPATCH(CALL_AVX512, CALL_AVX2, CALL_REF)                                   \
+    (void)variant;                                                                             \
+    CALL_REF;
+#endif
+
+/** @brief Same contract as qrt_quantize_f32_u8_ref(); `variant`: QRT_ISA_* or -1 for best. */
 static inline void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf,
                                        float qmaxf, uint8_t *out, int variant)
 {
-#ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_quant_isa() == QRT_ISA_AVX2) {
-        qrt_quantize_f32_u8__avx2(x, n, inv, zpf, qminf, qmaxf, out);
-        return;
-    }
-#endif
-    (void)variant;
-    qrt_quantize_f32_u8_ref(x, n, inv, zpf, qminf, qmaxf, out);
+    QRT_QUANT_DISPATCH(qrt_quantize_f32_u8__avx512(x, n, inv, zpf, qminf, qmaxf, out),
+                       qrt_quantize_f32_u8__avx2(x, n, inv, zpf, qminf, qmaxf, out),
+                       qrt_quantize_f32_u8_ref(x, n, inv, zpf, qminf, qmaxf, out))
 }
+/** @brief Same contract as qrt_quantize_f32_s8_ref(). */
 static inline void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf,
                                        float qmaxf, int8_t *out, int variant)
 {
-#ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_quant_isa() == QRT_ISA_AVX2) {
-        qrt_quantize_f32_s8__avx2(x, n, inv, zpf, qminf, qmaxf, out);
-        return;
-    }
-#endif
-    (void)variant;
-    qrt_quantize_f32_s8_ref(x, n, inv, zpf, qminf, qmaxf, out);
+    QRT_QUANT_DISPATCH(qrt_quantize_f32_s8__avx512(x, n, inv, zpf, qminf, qmaxf, out),
+                       qrt_quantize_f32_s8__avx2(x, n, inv, zpf, qminf, qmaxf, out),
+                       qrt_quantize_f32_s8_ref(x, n, inv, zpf, qminf, qmaxf, out))
 }
+/** @brief Same contract as qrt_quantize_scalar_f32_u8_ref() with nan_code 0. */
+static inline void qrt_quantize_scalar_f32_u8(const float *x, size_t n, float inv, float zpf,
+                                              double qmin, double qmax, uint8_t *out, int variant)
+{
+    QRT_QUANT_DISPATCH(
+        qrt_quantize_scalar_f32_u8__avx512(x, n, inv, zpf, (float)qmin, (float)qmax, out),
+        qrt_quantize_scalar_f32_u8__avx2(x, n, inv, zpf, (float)qmin, (float)qmax, out),
+        qrt_quantize_scalar_f32_u8_ref(x, n, inv, zpf, qmin, qmax, 0, out))
+}
+/** @brief Same contract as qrt_quantize_scalar_f32_s8_ref() with nan_code 0. */
+static inline void qrt_quantize_scalar_f32_s8(const float *x, size_t n, float inv, float zpf,
+                                              double qmin, double qmax, int8_t *out, int variant)
+{
+    QRT_QUANT_DISPATCH(
+        qrt_quantize_scalar_f32_s8__avx512(x, n, inv, zpf, (float)qmin, (float)qmax, out),
+        qrt_quantize_scalar_f32_s8__avx2(x, n, inv, zpf, (float)qmin, (float)qmax, out),
+        qrt_quantize_scalar_f32_s8_ref(x, n, inv, zpf, qmin, qmax, 0, out))
+}
+/** @brief Same contract as qrt_quantize_scalar_f32_s32_ref() (full int32 range). */
+static inline void qrt_quantize_scalar_f32_s32(const float *x, size_t n, float inv, float zpf,
+                                               int32_t *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_quantize_scalar_f32_s32__avx512(x, n, inv, zpf, out),
+                       qrt_quantize_scalar_f32_s32__avx2(x, n, inv, zpf, out),
+                       qrt_quantize_scalar_f32_s32_ref(x, n, inv, zpf, (double)INT32_MIN,
+                                                       (double)INT32_MAX, INT32_MIN, out))
+}
+/** @brief Same contract as qrt_quantize_vparams_f32_u8_ref(). */
+static inline void qrt_quantize_vparams_f32_u8(const float *x, size_t n, const float *inv,
+                                               const float *zpf, uint8_t *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_quantize_vparams_f32_u8__avx512(x, n, inv, zpf, out),
+                       qrt_quantize_vparams_f32_u8__avx2(x, n, inv, zpf, out),
+                       qrt_quantize_vparams_f32_u8_ref(x, n, inv, zpf, out))
+}
+/** @brief Same contract as qrt_quantize_vparams_f32_s8_ref(). */
+static inline void qrt_quantize_vparams_f32_s8(const float *x, size_t n, const float *inv,
+                                               const float *zpf, int8_t *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_quantize_vparams_f32_s8__avx512(x, n, inv, zpf, out),
+                       qrt_quantize_vparams_f32_s8__avx2(x, n, inv, zpf, out),
+                       qrt_quantize_vparams_f32_s8_ref(x, n, inv, zpf, out))
+}
+/** @brief Same contract as qrt_quantize_vparams_f32_s32_ref(). */
+static inline void qrt_quantize_vparams_f32_s32(const float *x, size_t n, const float *inv,
+                                                const float *zpf, int32_t *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_quantize_vparams_f32_s32__avx512(x, n, inv, zpf, out),
+                       qrt_quantize_vparams_f32_s32__avx2(x, n, inv, zpf, out),
+                       qrt_quantize_vparams_f32_s32_ref(x, n, inv, zpf, out))
+}
+/** @brief Same contract as qrt_dequantize_u8_f32_ref(). */
 static inline void qrt_dequantize_u8_f32(const uint8_t *q, size_t n, float scale, int32_t zp,
                                          float *out, int variant)
 {
-#ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_quant_isa() == QRT_ISA_AVX2) {
-        qrt_dequantize_u8_f32__avx2(q, n, scale, zp, out);
-        return;
-    }
-#endif
-    (void)variant;
-    qrt_dequantize_u8_f32_ref(q, n, scale, zp, out);
+    QRT_QUANT_DISPATCH(qrt_dequantize_u8_f32__avx512(q, n, scale, zp, out),
+                       qrt_dequantize_u8_f32__avx2(q, n, scale, zp, out),
+                       qrt_dequantize_u8_f32_ref(q, n, scale, zp, out))
 }
+/** @brief Same contract as qrt_dequantize_s8_f32_ref(). */
 static inline void qrt_dequantize_s8_f32(const int8_t *q, size_t n, float scale, int32_t zp,
                                          float *out, int variant)
 {
-#ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_quant_isa() == QRT_ISA_AVX2) {
-        qrt_dequantize_s8_f32__avx2(q, n, scale, zp, out);
-        return;
-    }
-#endif
-    (void)variant;
-    qrt_dequantize_s8_f32_ref(q, n, scale, zp, out);
+    QRT_QUANT_DISPATCH(qrt_dequantize_s8_f32__avx512(q, n, scale, zp, out),
+                       qrt_dequantize_s8_f32__avx2(q, n, scale, zp, out),
+                       qrt_dequantize_s8_f32_ref(q, n, scale, zp, out))
+}
+/** @brief Same contract as qrt_dequantize_s32_f32_ref(). */
+static inline void qrt_dequantize_s32_f32(const int32_t *q, size_t n, float scale, int64_t zp,
+                                          float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_s32_f32__avx512(q, n, scale, zp, out),
+                       qrt_dequantize_s32_f32__avx2(q, n, scale, zp, out),
+                       qrt_dequantize_s32_f32_ref(q, n, scale, zp, out))
+}
+/** @brief Same contract as qrt_dequantize_pc_u8_f32_ref(). */
+static inline void qrt_dequantize_pc_u8_f32(const uint8_t *q, size_t n, double scale_d, float zpf,
+                                            float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_pc_u8_f32__avx512(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pc_u8_f32__avx2(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pc_u8_f32_ref(q, n, scale_d, zpf, out))
+}
+/** @brief Same contract as qrt_dequantize_pc_s8_f32_ref(). */
+static inline void qrt_dequantize_pc_s8_f32(const int8_t *q, size_t n, double scale_d, float zpf,
+                                            float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_pc_s8_f32__avx512(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pc_s8_f32__avx2(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pc_s8_f32_ref(q, n, scale_d, zpf, out))
+}
+/** @brief Same contract as qrt_dequantize_pc_s32_f32_ref(). */
+static inline void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d,
+                                             float zpf, float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_pc_s32_f32__avx512(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pc_s32_f32__avx2(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pc_s32_f32_ref(q, n, scale_d, zpf, out))
 }
 
 #endif /* QRT_QUANT_H */
