@@ -71,6 +71,11 @@ cdef class Storage:
         if args or kwargs:
             raise TypeError("Storage() takes no arguments; use Storage.empty, Storage.full, "
                             "Storage.from_buffer or Storage.from_file")
+        if self._ptr == NULL and not self._has_view:
+            # Storage() is an empty owned storage, like torch.UntypedStorage().
+            self._ptr = _aligned_alloc(0)
+            self._n = 0
+            self._owned = True
 
     def __dealloc__(self):
         if self._has_view:
@@ -125,6 +130,8 @@ cdef class Storage:
             Map read-only; any write raises.
         """
         fspath = _os.fspath(path)
+        if _os.path.isdir(fspath):
+            raise IsADirectoryError(f"Storage.from_file: {fspath!r} is a directory")
         flags = _os.O_RDWR if (shared and not readonly) else _os.O_RDONLY
         if shared and not readonly:
             flags |= _os.O_CREAT
@@ -142,9 +149,12 @@ cdef class Storage:
                     raise ValueError(f"Storage.from_file: nbytes={n} is larger than the file "
                                      f"{fspath!r} ({size} bytes)")
             if n == 0:
+                # mmap cannot map 0 bytes: an empty storage that behaves as a mapping
+                # (cannot be resized) stands in for it.
                 s = Storage.empty(0)
                 (<Storage>s)._shared = bool(shared)
                 (<Storage>s)._readonly = bool(readonly)
+                (<Storage>s)._mapped = True
                 return s
             if readonly:
                 access = _mmap.ACCESS_READ
@@ -167,16 +177,18 @@ cdef class Storage:
         try:
             PyObject_GetBuffer(obj, &self._view, PyBUF_SIMPLE | PyBUF_WRITABLE)
             self._readonly = False
-        except BufferError:
-            try:
-                PyObject_GetBuffer(obj, &self._view, PyBUF_SIMPLE)
-            except BufferError as e:
-                raise ValueError(f"Storage.from_buffer: {type(obj).__name__} does not expose "
-                                 f"a C-contiguous buffer ({e})") from None
-            self._readonly = True
         except TypeError:
             raise TypeError(f"Storage.from_buffer: {type(obj).__name__} does not support the "
                             "buffer protocol") from None
+        except (BufferError, ValueError):
+            # Read-only exporters refuse a writable request (BufferError from most, ValueError
+            # from numpy); ask again for read-only access.
+            try:
+                PyObject_GetBuffer(obj, &self._view, PyBUF_SIMPLE)
+            except (BufferError, ValueError) as e:
+                raise ValueError(f"Storage.from_buffer: {type(obj).__name__} does not expose "
+                                 f"one contiguous block of memory ({e})") from None
+            self._readonly = True
         self._has_view = True
         if stop < 0:
             stop = self._view.len
@@ -247,7 +259,7 @@ cdef class Storage:
     @property
     def owned(self):
         """True when this storage owns its memory (and so can be resized)."""
-        return bool(self._owned)
+        return bool(self._owned and not self._mapped)
 
     @property
     def base(self):
@@ -255,18 +267,18 @@ cdef class Storage:
         return self._base
 
     def __repr__(self):
-        kind = "owned" if self._owned else ("mapped" if self._mapped else "view")
+        kind = "mapped" if self._mapped else ("owned" if self._owned else "view")
         ro = ", readonly" if self._readonly else ""
         return f"qrt.Storage(nbytes={self._n}, {kind}{ro})"
 
     # ---- element access ------------------------------------------------------------------
     cdef Py_ssize_t _index(self, object i) except -1:
-        cdef Py_ssize_t k = _operator.index(i)
+        k = _operator.index(i)  # a Python int: no overflow for huge indices
         if k < 0:
             k += self._n
         if k < 0 or k >= self._n:
             raise IndexError(f"Storage index {i} is out of range for {self._n} bytes")
-        return k
+        return <Py_ssize_t>k
 
     cdef tuple _range(self, slice sl):
         start, stop, step = sl.indices(self._n)
@@ -309,22 +321,25 @@ cdef class Storage:
                             f"{type(key).__name__}") from None
         self._ptr[k] = <uint8_t>_byte_value(value, "Storage item assignment")
 
-    cdef int _assign(self, Py_ssize_t start, Py_ssize_t stop, object value) except -1:
+    cdef int _assign(self, Py_ssize_t start, Py_ssize_t stop, object value,
+                     str what="Storage slice assignment") except -1:
         cdef Py_ssize_t n = stop - start
         cdef Py_buffer src
         if not isinstance(value, (bytes, bytearray, memoryview, Storage)) and \
                 hasattr(value, "__index__"):
-            memset(self._ptr + start, _byte_value(value, "Storage slice assignment"), <size_t>n)
+            memset(self._ptr + start, _byte_value(value, what), <size_t>n)
             return 0
         try:
             PyObject_GetBuffer(value, &src, PyBUF_SIMPLE)
-        except (TypeError, BufferError):
-            raise TypeError(f"Storage slice assignment takes an int, a bytes-like object or a "
-                            f"Storage, not {type(value).__name__}") from None
+        except (TypeError, BufferError, ValueError) as e:
+            if isinstance(e, TypeError):
+                raise TypeError(f"{what} takes an int, a bytes-like object or a Storage, not "
+                                f"{type(value).__name__}") from None
+            raise ValueError(f"{what}: {type(value).__name__} does not expose one contiguous "
+                             f"block of memory ({e})") from None
         try:
             if src.len != n:
-                raise ValueError(f"Storage slice assignment: {src.len} bytes given for a slice "
-                                 f"of {n} bytes")
+                raise ValueError(f"{what}: {src.len} bytes given for {n} bytes")
             memmove(self._ptr + start, src.buf, <size_t>n)
         finally:
             PyBuffer_Release(&src)
@@ -341,7 +356,7 @@ cdef class Storage:
     def copy_(self, other):
         """Copy all bytes of ``other`` (a Storage or bytes-like of the same size); returns self."""
         self._check_writable()
-        self._assign(0, self._n, other)
+        self._assign(0, self._n, other, "Storage.copy_")
         return self
 
     def resize_(self, nbytes):
@@ -351,7 +366,7 @@ cdef class Storage:
         (a live numpy array, memoryview or slice of it).
         """
         cdef Py_ssize_t n = _checked_size(nbytes, "Storage.resize_: nbytes")
-        if not self._owned:
+        if not self._owned or self._mapped:
             kind = "a memory-mapped file" if self._mapped else "a view of another buffer"
             raise ValueError(f"Storage.resize_: this storage is {kind}; only a storage that "
                              "owns its memory can be resized")

@@ -7,6 +7,8 @@ torch to the bit and zero points exactly.  Only numpy is used.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from qrt._tensor import (QDType, QScheme, as_dtype, per_channel_affine, per_channel_symmetric,
@@ -43,6 +45,20 @@ def calculate_qmin_qmax(quant_min, quant_max, dtype: QDType, reduce_range: bool)
     return (-(2**31), 2**31 - 1)
 
 
+def _wrap_int32(v: np.ndarray) -> np.ndarray:
+    """int64 values reduced modulo 2**32 into int32 range (torch's int32 arithmetic)."""
+    return ((v.astype(np.int64) + 2**31) & 0xFFFFFFFF) - 2**31
+
+
+def _check_averaging_constant(c) -> float:
+    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)):
+        raise TypeError(f"averaging_constant must be a real number, got {type(c).__name__}")
+    v = float(c)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"averaging_constant must be in [0, 1], got {c!r}")
+    return v
+
+
 def _as_qscheme(q, what="qscheme") -> QScheme:
     if isinstance(q, QScheme):
         return q
@@ -58,7 +74,12 @@ class _ObserverBase:
     _per_channel = False
 
     def __init__(self, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False,
-                 quant_min=None, quant_max=None, eps=_EPS):
+                 quant_min=None, quant_max=None, eps=_EPS, factory_kwargs=None,
+                 is_dynamic=False):
+        if factory_kwargs is not None and not isinstance(factory_kwargs, dict):
+            raise TypeError("factory_kwargs must be None or a dict (it is ignored: qrt "
+                            "observers keep float32 numpy state)")
+        self.is_dynamic = bool(is_dynamic)
         self.dtype = as_dtype(dtype)
         self.qscheme = _as_qscheme(qscheme)
         allowed = ((per_channel_affine, per_channel_symmetric) if self._per_channel
@@ -111,10 +132,15 @@ class _ObserverBase:
         else:
             scale = ((max_pos - min_neg) / _F32(float(qmax - qmin))).astype(np.float32)
             scale = np.maximum(scale, self.eps)
-            with np.errstate(invalid="ignore", over="ignore"):
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
                 r = np.round((min_neg / scale).astype(np.float32))
-            zp = (qmin - r.astype(np.int64)).astype(np.int64)
-            zp = np.clip(zp, qmin, qmax)
+            # torch: quant_min - round(...).to(torch.int), all in int32, then clamp.  The
+            # float -> int32 conversion of NaN or out-of-range values gives INT32_MIN on x86
+            # (cvttps2dq); numpy's own conversion is platform-dependent, so spell it out.
+            ok = (r >= _F32(-2.0**31)) & (r < _F32(2.0**31))
+            ri = np.where(ok, np.where(ok, r, 0).astype(np.int64), -(2**31))
+            zp = _wrap_int32(qmin - ri)
+            zp = np.clip(zp, qmin, qmax).astype(np.int64)
         scale = np.atleast_1d(np.asarray(scale, np.float32))
         zp = np.atleast_1d(np.asarray(zp, np.int64))
         return scale, zp
@@ -125,11 +151,16 @@ class _ObserverBase:
 
 
 class MinMaxObserver(_ObserverBase):
-    """Running minimum and maximum over every element; torch's ``MinMaxObserver``."""
+    """Running minimum and maximum over every element; torch's ``MinMaxObserver``.
+
+    The arguments are torch's, in torch's order; ``factory_kwargs`` is accepted and ignored.
+    """
 
     def __init__(self, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False,
-                 quant_min=None, quant_max=None, eps=_EPS):
-        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps)
+                 quant_min=None, quant_max=None, factory_kwargs=None, eps=_EPS,
+                 is_dynamic=False):
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps,
+                         factory_kwargs, is_dynamic)
         self.reset_min_max_vals()
 
     def reset_min_max_vals(self):
@@ -154,12 +185,11 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
     """Exponential moving average of min and max; torch's ``MovingAverageMinMaxObserver``."""
 
     def __init__(self, averaging_constant=0.01, dtype=quint8, qscheme=per_tensor_affine,
-                 reduce_range=False, quant_min=None, quant_max=None, eps=_EPS):
-        c = float(averaging_constant)
-        if not 0.0 <= c <= 1.0:
-            raise ValueError(f"averaging_constant must be in [0, 1], got {averaging_constant!r}")
-        self.averaging_constant = c
-        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps)
+                 reduce_range=False, quant_min=None, quant_max=None, eps=_EPS,
+                 is_dynamic=False, *, factory_kwargs=None):
+        self.averaging_constant = _check_averaging_constant(averaging_constant)
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, factory_kwargs,
+                         eps, is_dynamic)
 
     def forward(self, x):
         mm = self._batch_minmax(x)
@@ -183,9 +213,14 @@ class PerChannelMinMaxObserver(_ObserverBase):
     _per_channel = True
 
     def __init__(self, ch_axis=0, dtype=quint8, qscheme=per_channel_affine, reduce_range=False,
-                 quant_min=None, quant_max=None, eps=_EPS):
-        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps)
-        self.ch_axis = int(ch_axis)
+                 quant_min=None, quant_max=None, factory_kwargs=None, eps=_EPS,
+                 is_dynamic=False):
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps,
+                         factory_kwargs, is_dynamic)
+        try:
+            self.ch_axis = operator.index(ch_axis)
+        except TypeError:
+            raise TypeError(f"ch_axis must be an integer, got {type(ch_axis).__name__}") from None
         self.reset_min_max_vals()
 
     def reset_min_max_vals(self):
@@ -226,12 +261,10 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
 
     def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=quint8,
                  qscheme=per_channel_affine, reduce_range=False, quant_min=None, quant_max=None,
-                 eps=_EPS):
-        c = float(averaging_constant)
-        if not 0.0 <= c <= 1.0:
-            raise ValueError(f"averaging_constant must be in [0, 1], got {averaging_constant!r}")
-        self.averaging_constant = c
-        super().__init__(ch_axis, dtype, qscheme, reduce_range, quant_min, quant_max, eps)
+                 eps=_EPS, is_dynamic=False, *, factory_kwargs=None):
+        self.averaging_constant = _check_averaging_constant(averaging_constant)
+        super().__init__(ch_axis, dtype, qscheme, reduce_range, quant_min, quant_max,
+                         factory_kwargs, eps, is_dynamic)
 
     def forward(self, x):
         mm = self._batch_minmax(x)
