@@ -101,8 +101,10 @@ def _check_scale(scale, what="scale") -> float:
     s = float(scale)
     if not math.isfinite(s) or s <= 0.0:
         raise ValueError(f"{what} must be positive and finite, got {s!r}")
-    s32 = np.float32(s)
-    if s32 == 0 or not np.isfinite(np.float32(1.0) / s32):
+    with np.errstate(over="ignore", divide="ignore"):
+        s32 = np.float32(s)
+        ok = s32 != 0 and np.isfinite(s32) and np.isfinite(np.float32(1.0) / s32)
+    if not ok:
         raise ValueError(f"{what}={s!r} is outside float32's usable range "
                          "(its float32 value or reciprocal is 0 or inf)")
     return s
@@ -137,7 +139,8 @@ def _float_input(x, what="input") -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype.kind != "f":
         raise TypeError(f"{what} must be a floating-point array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    with np.errstate(over="ignore"):  # float64 beyond float32 becomes +-inf, as .float()
+        return np.asarray(arr, dtype=np.float32, order="C")  # keeps 0-d arrays 0-d
 
 
 def _per_channel_params(scales, zero_points, n_ch: int, dtype: QDType):
@@ -161,10 +164,10 @@ def _per_channel_params(scales, zero_points, n_ch: int, dtype: QDType):
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"scales[{i}]={sc[i]!r} must be positive and finite")
-    s32 = sc.astype(np.float32)
     with np.errstate(divide="ignore", over="ignore"):
+        s32 = sc.astype(np.float32)
         inv = np.float32(1.0) / s32
-    bad = (s32 == 0) | ~np.isfinite(inv)
+    bad = (s32 == 0) | ~np.isfinite(s32) | ~np.isfinite(inv)
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"scales[{i}]={sc[i]!r} is outside float32's usable range")
