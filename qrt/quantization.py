@@ -130,7 +130,8 @@ class _ObserverBase:
                 z = 0
             zp = np.full(scale.shape, z, dtype=np.int64)
         else:
-            scale = ((max_pos - min_neg) / _F32(float(qmax - qmin))).astype(np.float32)
+            with np.errstate(over="ignore", invalid="ignore"):
+                scale = ((max_pos - min_neg) / _F32(float(qmax - qmin))).astype(np.float32)
             scale = np.maximum(scale, self.eps)
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
                 r = np.round((min_neg / scale).astype(np.float32))

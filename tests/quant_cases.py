@@ -118,3 +118,110 @@ def random_shapes(rng, n: int):
         axis = int(rng.integers(0, nd))
         out.append((shape, axis))
     return out
+
+
+# ---- observers ----------------------------------------------------------------------------------
+OBSERVER_KINDS = ("MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
+                  "MovingAveragePerChannelMinMaxObserver")
+CUSTOM_RANGES = {"quint8": [None, (0, 127), (0, 15), (0, 255), (0, 200)],
+                 "qint8": [None, (-8, 7), (-64, 63), (-128, 127), (-100, 100)],
+                 "qint32": [None, (-(2**31), 2**31 - 1), (-1000, 1000)]}
+
+
+def observer_configs():
+    """Every observer configuration: kind x dtype x qscheme x reduce_range x custom range.
+
+    Each is a dict of qrt-spelled constructor arguments plus "kind"; configurations torch
+    refuses (symmetric quint8 with reduce_range) are included with "refused": True.
+    """
+    out = []
+    for kind in OBSERVER_KINDS:
+        per_channel = "PerChannel" in kind
+        for dtype in ("quint8", "qint8", "qint32"):
+            for sym in (False, True):
+                for rr in (False, True):
+                    for cr in CUSTOM_RANGES[dtype]:
+                        qs = ("per_channel_" if per_channel else "per_tensor_") + \
+                            ("symmetric" if sym else "affine")
+                        cfg = {"kind": kind, "dtype": dtype, "qscheme": qs, "reduce_range": rr}
+                        if cr is not None:
+                            cfg["quant_min"], cfg["quant_max"] = cr
+                        if "MovingAverage" in kind:
+                            cfg["averaging_constant"] = 0.01 if len(out) % 2 else 0.25
+                        if per_channel:
+                            cfg["ch_axis"] = (0, 1, 2, -1)[len(out) % 4]
+                        cfg["refused"] = bool(sym and rr and dtype == "quint8")
+                        out.append(cfg)
+    return out
+
+
+def observer_batches(rng, n: int = 4, shape=(3, 5, 7)):
+    """Batches that move the running min/max: mixed sign, all positive, all negative, spiky."""
+    bs = []
+    for i in range(n):
+        x = rng.standard_normal(shape) * (10.0 ** rng.uniform(-3, 2))
+        kind = i % 4
+        if kind == 1:
+            x = np.abs(x) + rng.uniform(0, 1)
+        elif kind == 2:
+            x = -np.abs(x) - rng.uniform(0, 1)
+        elif kind == 3:
+            x.flat[rng.integers(0, x.size, 3)] *= 50
+            x.flat[0] = -0.0
+        bs.append(x.astype(F32))
+    return bs
+
+
+def _observer_kwargs(cfg):
+    return {k: v for k, v in cfg.items() if k not in ("kind", "refused")}
+
+
+def make_qrt_observer(cfg):
+    import qrt
+    from qrt import quantization
+
+    kw = _observer_kwargs(cfg)
+    kw["dtype"] = getattr(qrt, kw["dtype"])
+    kw["qscheme"] = getattr(qrt, kw["qscheme"])
+    return getattr(quantization, cfg["kind"])(**kw)
+
+
+def make_torch_observer(torch, cfg):
+    from torch.ao.quantization import observer
+
+    kw = _observer_kwargs(cfg)
+    kw["dtype"] = getattr(torch, kw["dtype"])
+    kw["qscheme"] = getattr(torch, kw["qscheme"])
+    return getattr(observer, cfg["kind"])(**kw)
+
+
+def encode_configs(cfgs):
+    """Observer configurations as plain arrays (for an .npz without pickles)."""
+    return {
+        "kind": np.array([OBSERVER_KINDS.index(c["kind"]) for c in cfgs], np.int64),
+        "dtype": np.array([c["dtype"] for c in cfgs]),
+        "qscheme": np.array([c["qscheme"] for c in cfgs]),
+        "reduce_range": np.array([c["reduce_range"] for c in cfgs]),
+        "quant_min": np.array([c.get("quant_min", 0) for c in cfgs], np.int64),
+        "quant_max": np.array([c.get("quant_max", 0) for c in cfgs], np.int64),
+        "custom_range": np.array(["quant_min" in c for c in cfgs]),
+        "averaging_constant": np.array([c.get("averaging_constant", np.nan) for c in cfgs]),
+        "ch_axis": np.array([c.get("ch_axis", 0) for c in cfgs], np.int64),
+        "refused": np.array([c["refused"] for c in cfgs]),
+    }
+
+
+def decode_configs(g):
+    out = []
+    for i in range(g["kind"].size):
+        kind = OBSERVER_KINDS[int(g["kind"][i])]
+        c = {"kind": kind, "dtype": str(g["dtype"][i]), "qscheme": str(g["qscheme"][i]),
+             "reduce_range": bool(g["reduce_range"][i]), "refused": bool(g["refused"][i])}
+        if g["custom_range"][i]:
+            c["quant_min"], c["quant_max"] = int(g["quant_min"][i]), int(g["quant_max"][i])
+        if "MovingAverage" in kind:
+            c["averaging_constant"] = float(g["averaging_constant"][i])
+        if "PerChannel" in kind:
+            c["ch_axis"] = int(g["ch_axis"][i])
+        out.append(c)
+    return out
