@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """qrt.Storage: a fixed-size, 64-byte-aligned uint8 buffer (owned, borrowed or memory-mapped)."""
 
-from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE,
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyObject_CheckBuffer,
+                             PyBUF_SIMPLE,
                              PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES)
 from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport free
@@ -325,8 +326,9 @@ cdef class Storage:
                      str what="Storage slice assignment") except -1:
         cdef Py_ssize_t n = stop - start
         cdef Py_buffer src
-        if not isinstance(value, (bytes, bytearray, memoryview, Storage)) and \
-                hasattr(value, "__index__"):
+        # An integer (numpy integer scalars and 0-d arrays too, though they export buffers).
+        if hasattr(value, "__index__") and (not PyObject_CheckBuffer(value) or
+                                            getattr(value, "ndim", 1) == 0):
             memset(self._ptr + start, _byte_value(value, what), <size_t>n)
             return 0
         try:
