@@ -58,3 +58,9 @@ cdef extern from "qrt/quant.h" nogil:
                                   float *out, int variant)
     void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d, float zpf,
                                    float *out, int variant)
+    void qrt_dequantize_pcv_u8_f32(const uint8_t *q, size_t n, const double *scale_d,
+                                   const float *zpf, float *out, int variant)
+    void qrt_dequantize_pcv_s8_f32(const int8_t *q, size_t n, const double *scale_d,
+                                   const float *zpf, float *out, int variant)
+    void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
+                                    const float *zpf, float *out, int variant)

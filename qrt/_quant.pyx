@@ -148,6 +148,25 @@ def dequantize_rows(const qint_t[:, :, ::1] q, float[:, :, ::1] out, const doubl
         raise ValueError("dequantize: one scale and zero point per channel expected")
     if inner == 0 or n_outer == 0 or n_c == 0:
         return
+    cdef const double[::1] sc_e
+    cdef const float[::1] zp_e
+    cdef Py_ssize_t row
+    if inner < _SHORT_ROW:
+        sc_e = np.repeat(np.asarray(scales), inner)
+        zp_e = np.repeat(np.asarray(zpf), inner)
+        row = n_c * inner
+        with nogil:
+            for o in range(n_outer):
+                if qint_t is uint8_t:
+                    qrt_dequantize_pcv_u8_f32(&q[o, 0, 0], row, &sc_e[0], &zp_e[0],
+                                              &out[o, 0, 0], variant)
+                elif qint_t is int8_t:
+                    qrt_dequantize_pcv_s8_f32(&q[o, 0, 0], row, &sc_e[0], &zp_e[0],
+                                              &out[o, 0, 0], variant)
+                else:
+                    qrt_dequantize_pcv_s32_f32(&q[o, 0, 0], row, &sc_e[0], &zp_e[0],
+                                               &out[o, 0, 0], variant)
+        return
     with nogil:
         for o in range(n_outer):
             for c in range(n_c):

@@ -95,6 +95,11 @@
     for (size_t i = 0; i < n; ++i)                                                             \
         out[i] = (float)((double)((float)q[i] - zpf) * scale_d);
 
+/* Per-channel dequantize with one (scale, zp) per element (channel axis innermost). */
+#define QRT_DEQUANT_PCV_BODY                                                                   \
+    for (size_t i = 0; i < n; ++i)                                                             \
+        out[i] = (float)((double)((float)q[i] - zpf[i]) * scale_d[i]);
+
 /* ---- the reference kernels (the specification) ---------------------------------------- */
 
 /**
@@ -245,6 +250,32 @@ static inline void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, dou
     QRT_DEQUANT_PC_BODY
 }
 
+/**
+ * @brief Per-channel dequantize with per-element parameters: out[i] =
+ * f32((double)f32((float)q[i] - zpf[i]) * scale_d[i]); rows of C*inner elements when the
+ * channel axis is (nearly) innermost.
+ * @param[in] scale_d [n] per-element channel scale (double)
+ * @param[in] zpf     [n] per-element (float)zero_point
+ */
+static inline void qrt_dequantize_pcv_u8_f32_ref(const uint8_t *q, size_t n, const double *scale_d,
+                                                 const float *zpf, float *out)
+{
+    QRT_DEQUANT_PCV_BODY
+}
+/** @brief As qrt_dequantize_pcv_u8_f32_ref(), from int8. */
+static inline void qrt_dequantize_pcv_s8_f32_ref(const int8_t *q, size_t n, const double *scale_d,
+                                                 const float *zpf, float *out)
+{
+    QRT_DEQUANT_PCV_BODY
+}
+/** @brief As qrt_dequantize_pcv_u8_f32_ref(), from int32. */
+static inline void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
+                                                  const double *scale_d, const float *zpf,
+                                                  float *out)
+{
+    QRT_DEQUANT_PCV_BODY
+}
+
 /* ---- x86 variants: the same bodies compiled for AVX2+FMA and for AVX-512 --------------- */
 #ifdef QRT_HAVE_X86
 #define QRT_TGT_AVX2 __attribute__((target("avx2,fma")))
@@ -329,6 +360,24 @@ static inline void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, dou
                                                      double scale_d, float zpf, float *out)    \
     {                                                                                          \
         QRT_DEQUANT_PC_BODY                                                                    \
+    }                                                                                          \
+    TGT static void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n,               \
+                                                     const double *scale_d, const float *zpf,  \
+                                                     float *out)                               \
+    {                                                                                          \
+        QRT_DEQUANT_PCV_BODY                                                                   \
+    }                                                                                          \
+    TGT static void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n,                \
+                                                     const double *scale_d, const float *zpf,  \
+                                                     float *out)                               \
+    {                                                                                          \
+        QRT_DEQUANT_PCV_BODY                                                                   \
+    }                                                                                          \
+    TGT static void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n,              \
+                                                      const double *scale_d, const float *zpf, \
+                                                      float *out)                              \
+    {                                                                                          \
+        QRT_DEQUANT_PCV_BODY                                                                   \
     }
 
 QRT_DEFINE_X86_VARIANTS(avx2, QRT_TGT_AVX2)
@@ -499,6 +548,31 @@ static inline void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double 
     QRT_QUANT_DISPATCH(qrt_dequantize_pc_s32_f32__avx512(q, n, scale_d, zpf, out),
                        qrt_dequantize_pc_s32_f32__avx2(q, n, scale_d, zpf, out),
                        qrt_dequantize_pc_s32_f32_ref(q, n, scale_d, zpf, out))
+}
+
+/** @brief Same contract as qrt_dequantize_pcv_u8_f32_ref(). */
+static inline void qrt_dequantize_pcv_u8_f32(const uint8_t *q, size_t n, const double *scale_d,
+                                             const float *zpf, float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_pcv_u8_f32__avx512(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pcv_u8_f32__avx2(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pcv_u8_f32_ref(q, n, scale_d, zpf, out))
+}
+/** @brief Same contract as qrt_dequantize_pcv_s8_f32_ref(). */
+static inline void qrt_dequantize_pcv_s8_f32(const int8_t *q, size_t n, const double *scale_d,
+                                             const float *zpf, float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_pcv_s8_f32__avx512(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pcv_s8_f32__avx2(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pcv_s8_f32_ref(q, n, scale_d, zpf, out))
+}
+/** @brief Same contract as qrt_dequantize_pcv_s32_f32_ref(). */
+static inline void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
+                                              const float *zpf, float *out, int variant)
+{
+    QRT_QUANT_DISPATCH(qrt_dequantize_pcv_s32_f32__avx512(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pcv_s32_f32__avx2(q, n, scale_d, zpf, out),
+                       qrt_dequantize_pcv_s32_f32_ref(q, n, scale_d, zpf, out))
 }
 
 #endif /* QRT_QUANT_H */
