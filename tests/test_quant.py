@@ -8,6 +8,8 @@ denormals over many scales and zero points); ``-m slow`` checks ten times more.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -431,3 +433,80 @@ def test_bad_arguments_name_the_argument():
 
 def test_specials_constant_matches_cases():
     assert np.isnan(SPECIALS).sum() >= 4 and np.signbit(SPECIALS[1])
+
+
+# ---- the same integers on aarch64 and armv7 (cross-compiled, run under qemu-user) ----------------
+_CROSS = {
+    "aarch64": ("aarch64-linux-gnu-gcc", "qemu-aarch64", []),
+    "armv7": ("arm-linux-gnueabihf-gcc", "qemu-arm",
+              ["-march=armv7-a", "-mfpu=neon-vfpv4", "-mfloat-abi=hard"]),
+}
+
+
+def _expected_harness_output(x, inv, zpf, scale, scale_d, zp, q8, q32):
+    """What tests/c/quant_harness.c must print: this machine's kernels (== torch)."""
+    n = x.size
+    zu, zs = float(min(max(zpf, 0), 255)), float(min(max(zpf, -128), 127))
+    fu8, fs8 = np.empty(n, np.uint8), np.empty(n, np.int8)
+    _quant.quantize_fma_u8(x, fu8, inv, zu, 0, 255)
+    _quant.quantize_fma_s8(x, fs8, inv, zs, -128, 127)
+    xr = x.reshape(1, 1, n)
+    outs = [fu8, fs8]
+    for t, z, lo, hi in ((np.uint8, zu, 0, 255), (np.int8, zs, -128, 127),
+                         (np.int32, zpf, -(2**31), 2**31 - 1)):
+        o = np.empty((1, 1, n), t)
+        _quant.quantize_rows(xr, o, np.array([inv], np.float32), np.array([z], np.float32),
+                             lo, hi)
+        outs.append(o)
+    for q, z in ((q8, zu), (q8.view(np.int8), zs), (q32, zp)):
+        o = np.empty(q.size, np.float32)
+        _quant.dequantize_tensor(q, o, scale, int(z))
+        outs.append(o)
+    for q, z in ((q8, zu), (q8.view(np.int8), zs), (q32, zpf)):
+        o = np.empty((1, 1, q.size), np.float32)
+        _quant.dequantize_rows(q.reshape(1, 1, -1), o, np.array([scale_d]),
+                               np.array([z], np.float32))
+        outs.append(o)
+    return b"".join(a.tobytes() for a in outs)
+
+
+@pytest.mark.parametrize("arch", list(_CROSS))
+def test_cross_platform_kernels_match(tmp_path, rng, arch):
+    """quant.h compiled for aarch64 (NEON-vectorised: fmla, frintx) and armv7 (VFPv4: vfma),
+    with qrt's flags, gives byte-identical results to this machine's build.  Skipped unless
+    the cross compiler and qemu-user are installed.  With -ffp-contract=fast it fails."""
+    import shutil
+    import struct
+    import subprocess
+
+    cc, qemu, flags = _CROSS[arch]
+    if not (shutil.which(cc) and shutil.which(qemu)):
+        pytest.skip(f"needs {cc} and {qemu}")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # no target libc headers are needed: math.h maps to the compiler builtins, as a hosted
+    # build's fmaf/rintf are
+    (tmp_path / "math.h").write_text("#define fmaf __builtin_fmaf\n"
+                                     "#define rintf __builtin_rintf\n")
+    exe = tmp_path / f"harness-{arch}"
+    r = subprocess.run([cc, "-std=c11", "-O3", "-ffp-contract=off", "-ffreestanding",
+                        "-nostdlib", "-static", "-fno-stack-protector", *flags,
+                        "-I", os.path.join(root, "include"), "-I", str(tmp_path),
+                        os.path.join(root, "tests", "c", "quant_harness.c"), "-o", str(exe),
+                        "-lgcc"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for i in range(4):
+        scale = 2.0**-5 if i % 2 else float(np.exp(rng.uniform(-8, 2)))
+        zp = int(rng.integers(-200, 300))
+        x = hard_values(rng, scale, zp, 20_000)
+        s = np.float32(scale)
+        inv = np.float32(1) / s
+        q8 = np.arange(256, dtype=np.uint8)
+        q32 = np.concatenate([np.array([-(2**31), 2**31 - 1], np.int32),
+                              rng.integers(-(2**31), 2**31, 998).astype(np.int32)])
+        inp = (struct.pack("<IIfffdi", x.size, q32.size, inv, float(zp), s, scale, zp)
+               + x.tobytes() + q8.tobytes() + q32.tobytes())
+        out = subprocess.run([qemu, str(exe)], input=inp, capture_output=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        want = _expected_harness_output(x, inv, np.float32(zp), s, scale, zp, q8, q32)
+        assert len(out.stdout) == len(want)
+        assert out.stdout == want, f"{arch}: differs in {sum(a != b for a, b in zip(out.stdout, want))} bytes"
