@@ -279,8 +279,12 @@ static inline void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
 /* ---- x86 variants: the same bodies compiled for AVX2+FMA and for AVX-512 --------------- */
 #ifdef QRT_HAVE_X86
 #define QRT_TGT_AVX2 __attribute__((target("avx2,fma")))
+#if defined(__clang__)
+#define QRT_TGT_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")))
+#else /* GCC would otherwise keep 256-bit vectors for these loops */
 #define QRT_TGT_AVX512                                                                         \
     __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512")))
+#endif
 
 /* One function per (ISA, kernel).  Bit-exact with the matching _ref (same body). */
 #define QRT_DEFINE_X86_VARIANTS(ISA, TGT)                                                      \
