@@ -27,6 +27,8 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "ignore::UserWarning:torch")
     config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:torch")
     config.addinivalue_line("filterwarnings", "ignore::FutureWarning:torch")
+    config.addinivalue_line("filterwarnings",
+                            "ignore:.*quantized tensor creation functions.*:UserWarning")
 
 
 def _have_cupy_gpu() -> bool:
