@@ -101,6 +101,8 @@ def _check_scale(scale, what="scale") -> float:
     s = float(scale)
     if not math.isfinite(s) or s <= 0.0:
         raise ValueError(f"{what} must be positive and finite, got {s!r}")
+    if 1.1754943508222875e-38 <= s <= 3.0e38:  # float32 normal range: always usable
+        return s
     with np.errstate(over="ignore", divide="ignore"):
         s32 = np.float32(s)
         ok = s32 != 0 and np.isfinite(s32) and np.isfinite(np.float32(1.0) / s32)
@@ -416,7 +418,7 @@ class QTensor:
 
 
 def _new_tensor(shape, dtype: QDType) -> Tuple[Storage, np.ndarray]:
-    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    n = math.prod(shape)
     st = Storage.empty(n * dtype.itemsize)
     return st, np.frombuffer(st, dtype=dtype.numpy_dtype)
 
