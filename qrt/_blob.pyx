@@ -13,6 +13,7 @@ import numpy as np
 cdef extern from "qrt/blob.h" nogil:
     const char* QRT_BLOB_MAGIC
     unsigned int QRT_BLOB_VERSION_MAJOR, QRT_BLOB_VERSION_MINOR, QRT_BLOB_MIN_ALIGN
+    unsigned int QRT_BLOB_MIN_READER
     unsigned int QRT_BLOB_ALIGN, QRT_BLOB_MAX_SECTIONS, QRT_BLOB_MAX_TENSORS, QRT_BLOB_MAX_OPS
     unsigned int QRT_BLOB_MAX_NDIM, QRT_BLOB_MAX_ATTR_BYTES, QRT_BLOB_MAX_META_BYTES
     unsigned int QRT_BLOB_NONE, QRT_BLOB_FLAG_FIXED_BATCH, QRT_BLOB_TENSOR_BATCHED
@@ -41,8 +42,8 @@ cdef extern from "qrt/blob.h" nogil:
         uint16_t version_major, version_minor
         uint32_t header_size, flags, alignment, section_count
         uint64_t section_table_offset, file_size
-        uint32_t meta_crc32, data_crc32
-        uint8_t reserved[16]
+        uint32_t meta_crc32, data_crc32, min_reader
+        uint8_t reserved[12]
 
     ctypedef struct qrt_blob_section:
         uint32_t kind, reserved
@@ -74,6 +75,7 @@ MAGIC = (<bytes>QRT_BLOB_MAGIC)[:4]
 VERSION_MAJOR = QRT_BLOB_VERSION_MAJOR
 VERSION_MINOR = QRT_BLOB_VERSION_MINOR
 MIN_ALIGN = QRT_BLOB_MIN_ALIGN
+MIN_READER = QRT_BLOB_MIN_READER
 ALIGN = QRT_BLOB_ALIGN
 MAX_SECTIONS = QRT_BLOB_MAX_SECTIONS
 MAX_TENSORS = QRT_BLOB_MAX_TENSORS
@@ -149,15 +151,15 @@ IO_SIZE = sizeof(qrt_blob_io)
 HEADER_DTYPE = np.dtype({
     "names": ["magic", "version_major", "version_minor", "header_size", "flags", "alignment",
               "section_count", "section_table_offset", "file_size", "meta_crc32", "data_crc32",
-              "reserved"],
+              "min_reader", "reserved"],
     "formats": ["S4", "<u2", "<u2", "<u4", "<u4", "<u4", "<u4", "<u8", "<u8", "<u4", "<u4",
-                ("u1", 16)],
+                "<u4", ("u1", 12)],
     "offsets": [_off(&_h.magic, &_h), _off(&_h.version_major, &_h),
                 _off(&_h.version_minor, &_h), _off(&_h.header_size, &_h),
                 _off(&_h.flags, &_h), _off(&_h.alignment, &_h), _off(&_h.section_count, &_h),
                 _off(&_h.section_table_offset, &_h), _off(&_h.file_size, &_h),
                 _off(&_h.meta_crc32, &_h), _off(&_h.data_crc32, &_h),
-                _off(&_h.reserved, &_h)],
+                _off(&_h.min_reader, &_h), _off(&_h.reserved, &_h)],
     "itemsize": sizeof(qrt_blob_header)})
 
 SECTION_DTYPE = np.dtype({

@@ -23,6 +23,7 @@
 #define QRT_BLOB_MAGIC "QRTB"       /**< bytes [0, 4) */
 #define QRT_BLOB_VERSION_MAJOR 1u   /**< readers reject any other major */
 #define QRT_BLOB_VERSION_MINOR 0u   /**< bumped when fields are appended */
+#define QRT_BLOB_MIN_READER 100u    /**< qrt 0.1.0 is the first reader of format 1.0 */
 #define QRT_BLOB_MIN_ALIGN 16u      /**< payload alignment floor (one NEON q-register) */
 #define QRT_BLOB_ALIGN 64u          /**< alignment the exporter writes (a cache line) */
 #define QRT_BLOB_MAX_SECTIONS 64u   /**< cap on section_count */
@@ -104,7 +105,9 @@ typedef enum {
     QRT_OP_COUNT = 20, /**< one past the last code */
 } qrt_blob_op_kind;
 
-/** At offset 0. Grows only by appending fields before `reserved` and raising header_size. */
+/** At offset 0. Grows only by appending fields before `reserved` and raising header_size.
+ * Bytes [0, 52) (magic .. min_reader) keep their meaning in every major version, so any
+ * reader can say which qrt a newer file needs. */
 typedef struct {
     char magic[4];                 /**< QRT_BLOB_MAGIC, no NUL */
     uint16_t version_major;        /**< see QRT_BLOB_VERSION_MAJOR */
@@ -117,7 +120,8 @@ typedef struct {
     uint64_t file_size;            /**< total bytes; must equal the file's size */
     uint32_t meta_crc32;  /**< zlib CRC32 of bytes [0, data offset), both CRC fields as zero */
     uint32_t data_crc32;  /**< zlib CRC32 of the DATA section */
-    uint8_t reserved[16]; /**< zero; readers reject anything else */
+    uint32_t min_reader;  /**< oldest qrt that reads this file: major*10000 + minor*100 + patch */
+    uint8_t reserved[12]; /**< zero; readers reject anything else */
 } qrt_blob_header;
 
 /** One section table entry. */
