@@ -43,18 +43,30 @@ def qrt_module(kind: str, m):
     if kind in ("conv1d", "conv_relu1d"):
         w = torch_weight(m.weight())
         bias = None if m.bias() is None else m.bias().detach().numpy().astype(np.float32)
-        wq = _qweight(qrt, w)
-        return cls.from_quantized(wq, bias, stride=int(m.stride[0]),
-                                  padding=int(m.padding[0]), dilation=int(m.dilation[0]),
-                                  groups=int(m.groups), scale=float(m.scale),
-                                  zero_point=int(m.zero_point))
+        pad = m.padding if isinstance(m.padding, str) else int(m.padding[0])
+        q = cls(int(m.in_channels), int(m.out_channels), int(m.kernel_size[0]),
+                stride=int(m.stride[0]), padding=pad, dilation=int(m.dilation[0]),
+                groups=int(m.groups), bias=bias is not None)
+        q.set_weight_bias(_qweight(qrt, w), bias)
+        _out_qparams(q, m)
+        return q
     wt, bt = m._weight_bias()
     w = torch_weight(wt)
     bias = None if bt is None else bt.detach().numpy().astype(np.float32)
-    wq = _qweight(qrt, w)
-    if kind == "linear_dynamic":
-        return cls.from_quantized(wq, bias)
-    return cls.from_quantized(wq, bias, scale=float(m.scale), zero_point=int(m.zero_point))
+    q = cls(int(m.in_features), int(m.out_features), bias=bias is not None)
+    q.set_weight_bias(_qweight(qrt, w), bias)
+    if kind != "linear_dynamic":
+        _out_qparams(q, m)
+    return q
+
+
+def _out_qparams(q, m):
+    scale, zp = float(m.scale), int(m.zero_point)
+    setter = getattr(q, "_set_output_qparams", None)
+    if setter is not None:
+        setter(scale, zp)
+    else:
+        q.scale, q.zero_point = scale, zp
 
 
 def _qweight(qrt, w):
