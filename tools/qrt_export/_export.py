@@ -46,6 +46,7 @@ class ExportReport:
     macs: int
     n_ops: int
     agreement: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    torch_model: Any = field(default=None, repr=False)  # the quantized torch model exported
 
     def __str__(self):
         lines = [f"wrote {self.path}: {self.nbytes} bytes ({self.n_ops} ops, weights "
@@ -575,7 +576,7 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
     nbytes = b.write(os.fspath(path))
     qmodel = qrt.load(path)
     rep = ExportReport(os.fspath(path), nbytes, qmodel.arena_nbytes, qmodel.weights_nbytes,
-                       qmodel.macs(), len(b.ops))
+                       qmodel.macs(), len(b.ops), torch_model=model)
     if check:
         for eng in dict.fromkeys(["qnnpack", converted_under]):
             try:
