@@ -44,7 +44,8 @@ def _qtensor(x, what, dtypes=(quint8, qint8)) -> QTensor:
 
 def _codes(x: QTensor) -> np.ndarray:
     """C-contiguous integer codes of x (a zero-copy view when x is contiguous)."""
-    return np.ascontiguousarray(x.int_repr())
+    arr = x.int_repr()
+    return arr if arr.flags.c_contiguous else arr.copy()  # copy() keeps 0-d arrays 0-d
 
 
 def _int(v, what) -> int:
@@ -83,6 +84,13 @@ def _result(shape, dtype, scale, zero_point, out, what="out"):
                              f"result needs ({float(scale)!r}, {int(zero_point)})")
         t = out
     return t, t.int_repr().reshape(-1)
+
+
+def _no_overlap(res: QTensor, inputs, what="out"):
+    """Pooling and cat read inputs after writing outputs: they must not share memory."""
+    for x in inputs:
+        if np.may_share_memory(res.int_repr(), x.int_repr()):
+            raise ValueError(f"{what} must not share memory with the input")
 
 
 def _rows(codes: np.ndarray) -> np.ndarray:
@@ -265,6 +273,7 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
     x = _pool_input(input)
     k, s, p, d, lo = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
     res, flat = _result(x.shape[:-1] + (lo,), x._dtype, x._scale, x._zero_point, out)
+    _no_overlap(res, [x])
     _ops.max_pool1d(_rows(_codes(x)), flat.reshape(-1, lo), k, s, p, d)
     return res
 
@@ -282,6 +291,7 @@ def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: b
     if not isinstance(count_include_pad, (bool, np.bool_)):
         raise TypeError("count_include_pad must be a bool")
     res, flat = _result(x.shape[:-1] + (lo,), x._dtype, x._scale, x._zero_point, out)
+    _no_overlap(res, [x])
     qnnp = (x._dtype is quint8 and not ceil_mode and k > 1
             and (count_include_pad or p == 0))
     _avg(x, flat.reshape(-1, lo), k, s, p, qnnp, bool(count_include_pad))
@@ -309,6 +319,7 @@ def adaptive_avg_pool1d(input: QTensor, output_size, *,
         raise ValueError(f"output_size must be >= 1, got {o}")
     L = x.shape[-1]
     res, flat = _result(x.shape[:-1] + (o,), x._dtype, x._scale, x._zero_point, out)
+    _no_overlap(res, [x])
     if x._dtype is quint8 and L % o == 0 and L != o:
         k = L // o
         _avg(x, flat.reshape(-1, o), k, k, 0, True, True)
@@ -354,6 +365,7 @@ def cat(tensors: Sequence[QTensor], dim: int = 0, scale: Optional[float] = None,
     shape = list(xs[0].shape)
     shape[d] = sum(t.shape[d] for t in xs)
     res, flat = _result(shape, dt, so, zo, out)
+    _no_overlap(res, xs)
     outer = int(np.prod(shape[:d], dtype=np.int64))
     inner = int(np.prod(shape[d + 1:], dtype=np.int64))
     out2d = flat.reshape(outer, shape[d] * inner)
