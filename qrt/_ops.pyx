@@ -78,6 +78,40 @@ def lut(const uint8_t[::1] table, const uint8_t[::1] x, uint8_t[::1] out):
         qrt_lut_u8(&table[0], &x[0], x.shape[0], &out[0])
 
 
+def hardswish_luts_aten(uint8_t[::1] lut_vec, uint8_t[::1] lut_scalar, double s_in, int zp_in,
+                        double s_out, int zp_out, bint is_signed):
+    """Fill ATen's generic hardswish tables (vector path, scalar tail), indexed by code byte."""
+    if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
+        raise ValueError("hardswish_luts_aten: the tables need 256 entries")
+    with nogil:
+        qrt_hardswish_luts_aten_ref(s_in, zp_in, s_out, zp_out, is_signed, &lut_vec[0],
+                                    &lut_scalar[0])
+
+
+def sigmoid_luts_aten(uint8_t[::1] lut_vec, uint8_t[::1] lut_scalar, double s_in, int zp_in,
+                      bint is_signed):
+    """Fill ATen's generic sigmoid tables (output scale 1/256, zero point -128 or 0)."""
+    if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
+        raise ValueError("sigmoid_luts_aten: the tables need 256 entries")
+    with nogil:
+        qrt_sigmoid_luts_aten_ref(s_in, zp_in, is_signed, &lut_vec[0], &lut_scalar[0])
+
+
+def lut2(const uint8_t[::1] lut_vec, const uint8_t[::1] lut_scalar, const uint8_t[::1] x,
+         uint8_t[::1] out, Py_ssize_t nvec):
+    """out[i] = lut_vec[x[i]] for i < nvec, lut_scalar[x[i]] after."""
+    if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
+        raise ValueError("lut2: the tables need 256 entries")
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("lut2: output length differs from input length")
+    if nvec < 0 or nvec > x.shape[0]:
+        raise ValueError("lut2: nvec must lie in [0, len(x)]")
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        qrt_lut2_u8_ref(&lut_vec[0], &lut_scalar[0], &x[0], x.shape[0], nvec, &out[0])
+
+
 # ---- add -----------------------------------------------------------------------------------
 def add_qnnp_supported(float sa, int za, float sb, int zb, float so, int zo, bint relu):
     """True when QNNPACK accepts these qparams (scale ratios in [2^-14, 2^8), relu: zo < 255)."""

@@ -11,6 +11,12 @@ cdef extern from "qrt/activation.h" nogil:
                                   uint8_t *lut)
     void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut)
     void qrt_lut_u8(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out)
+    void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out, int32_t zp_out,
+                                     int is_signed, uint8_t *lut_vec, uint8_t *lut_scalar)
+    void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed, uint8_t *lut_vec,
+                                   uint8_t *lut_scalar)
+    void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar, const uint8_t *x,
+                         size_t n, size_t nvec, uint8_t *out)
     int qrt_activation_isa()
 
 cdef extern from "qrt/add_params.h" nogil:

@@ -356,6 +356,25 @@ def test_sigmoid_matches_torch():
             np.testing.assert_array_equal(got.int_repr(), codes(t))
 
 
+def test_hardswish_sigmoid_qint8_match_torch():
+    """qint8 runs ATen's generic kernel: 64-code chunks and the tail use different tables."""
+    rng = np.random.default_rng(83)
+    with engine("qnnpack"), single_thread():
+        for i in range(N_CASES // 2):
+            n = int(rng.integers(1, 700))
+            ints = rng.integers(-128, 128, n).astype(np.int8)
+            ints[: min(n, 256)] = np.arange(-128, 128)[: min(n, 256)]
+            x = qrt.from_int_repr(ints.reshape(1, -1) if i % 2 else ints, _scale(rng) * 4,
+                                  int(rng.integers(-128, 128)), qrt.qint8)
+            so, zo = _scale(rng), int(rng.integers(-128, 128))
+            want = codes(torch.ops.quantized.hardswish(to_torch(x), so, zo))
+            np.testing.assert_array_equal(F.hardswish(x, so, zo).int_repr(), want)
+            t = torch.sigmoid(to_torch(x))
+            got = F.sigmoid(x)
+            assert (got.q_scale(), got.q_zero_point()) == (t.q_scale(), t.q_zero_point())
+            np.testing.assert_array_equal(got.int_repr(), codes(t))
+
+
 # ---- cat ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [qrt.quint8, qrt.qint8])
 def test_cat_matches_torch(dtype):
@@ -441,3 +460,38 @@ def test_out_is_written_and_returned():
         F.add(x, x, 0.5, 4, out=o2)  # wrong qparams
     with pytest.raises(TypeError, match="out"):
         F.relu(x, out=np.zeros((2, 3, 16), np.uint8))
+
+
+# ---- slow: the same conformance loops with 10x the cases --------------------------------------
+SLOW = [
+    (test_relu_matches_torch, dict(dtype=qrt.quint8)),
+    (test_relu_matches_torch, dict(dtype=qrt.qint8)),
+    (test_add_qnnpack_matches_torch, dict(relu=False, tie_heavy=False)),
+    (test_add_qnnpack_matches_torch, dict(relu=True, tie_heavy=True)),
+    (test_add_refused_matches_fbgemm, dict(relu=False)),
+    (test_add_refused_matches_fbgemm, dict(relu=True)),
+    (test_add_qint8_and_broadcast_match_torch, dict(relu=False)),
+    (test_add_qint8_and_broadcast_match_torch, dict(relu=True)),
+    (test_max_pool1d_matches_torch, dict(dtype=qrt.quint8)),
+    (test_max_pool1d_matches_torch, dict(dtype=qrt.qint8)),
+    (test_avg_pool1d_matches_torch, dict(dtype=qrt.quint8)),
+    (test_avg_pool1d_matches_torch, dict(dtype=qrt.qint8)),
+    (test_avg_pool1d_ties_and_single_channel, {}),
+    (test_adaptive_avg_pool1d_matches_torch, dict(dtype=qrt.quint8)),
+    (test_adaptive_avg_pool1d_matches_torch, dict(dtype=qrt.qint8)),
+    (test_hardswish_matches_torch, {}),
+    (test_sigmoid_matches_torch, {}),
+    (test_hardswish_sigmoid_qint8_match_torch, {}),
+    (test_cat_matches_torch, dict(dtype=qrt.quint8)),
+    (test_cat_matches_torch, dict(dtype=qrt.qint8)),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(len(SLOW)), ids=[f"{f.__name__}-{k}" for f, k in SLOW])
+def test_ops_slow_conformance(case, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.modules[__name__], "N_CASES", N_CASES * 10)
+    fn, kwargs = SLOW[case]
+    fn(**kwargs)

@@ -239,26 +239,49 @@ def add_relu(a: QTensor, b: QTensor, scale: float, zero_point: int, *,
     return _add(a, b, scale, zero_point, True, out, "add_relu")
 
 
+def _aten_lut2(x, flat, tables):
+    """Apply ATen's vector table to whole 64-code chunks and its scalar table to the tail."""
+    src = _codes(x).reshape(-1).view(np.uint8)
+    n = src.shape[0]
+    _ops.lut2(tables[0], tables[1], src, flat.view(np.uint8), n - n % _ATEN_VEC_CODES)
+
+
 def hardswish(input: QTensor, scale: float, zero_point: int, *,
               out: Optional[QTensor] = None) -> QTensor:
-    """``torch.ops.quantized.hardswish`` on quint8 via QNNPACK's 256-entry table."""
-    x = _qtensor(input, "input", (quint8,))
+    """``torch.ops.quantized.hardswish`` with output qparams ``(scale, zero_point)``.
+
+    quint8 uses QNNPACK's 256-entry table; qint8 ATen's generic kernel (two tables: whole
+    64-code chunks and the tail round differently, docs/ops.md).
+    """
+    x = _qtensor(input, "input")
     so = _check_scale(scale, "scale")
-    zo = _check_zero_point(zero_point, quint8, "zero_point")
-    res, flat = _result(x.shape, quint8, so, zo, out)
-    table = np.empty(256, np.uint8)
-    _ops.hardswish_lut(table, _F32(x._scale), x._zero_point, _F32(so), zo)
-    _ops.lut(table, _codes(x).reshape(-1), flat)
+    zo = _check_zero_point(zero_point, x._dtype, "zero_point")
+    res, flat = _result(x.shape, x._dtype, so, zo, out)
+    if x._dtype is quint8:
+        table = np.empty(256, np.uint8)
+        _ops.hardswish_lut(table, _F32(x._scale), x._zero_point, _F32(so), zo)
+        _ops.lut(table, _codes(x).reshape(-1), flat)
+    else:
+        tables = (np.empty(256, np.uint8), np.empty(256, np.uint8))
+        _ops.hardswish_luts_aten(tables[0], tables[1], x._scale, x._zero_point, so, zo, True)
+        _aten_lut2(x, flat, tables)
     return res
 
 
 def sigmoid(input: QTensor, *, out: Optional[QTensor] = None) -> QTensor:
-    """``torch.sigmoid`` of a quint8 tensor; the output qparams are fixed at (1/256, 0)."""
-    x = _qtensor(input, "input", (quint8,))
-    res, flat = _result(x.shape, quint8, 1.0 / 256.0, 0, out)
-    table = np.empty(256, np.uint8)
-    _ops.sigmoid_lut(table, _F32(x._scale), x._zero_point)
-    _ops.lut(table, _codes(x).reshape(-1), flat)
+    """``torch.sigmoid`` of a quantized tensor; output qparams fixed as torch's: (1/256, 0) for
+    quint8 (QNNPACK's table), (1/256, -128) for qint8 (ATen's generic kernel)."""
+    x = _qtensor(input, "input")
+    if x._dtype is quint8:
+        res, flat = _result(x.shape, quint8, 1.0 / 256.0, 0, out)
+        table = np.empty(256, np.uint8)
+        _ops.sigmoid_lut(table, _F32(x._scale), x._zero_point)
+        _ops.lut(table, _codes(x).reshape(-1), flat)
+    else:
+        res, flat = _result(x.shape, qint8, 1.0 / 256.0, -128, out)
+        tables = (np.empty(256, np.uint8), np.empty(256, np.uint8))
+        _ops.sigmoid_luts_aten(tables[0], tables[1], x._scale, x._zero_point, True)
+        _aten_lut2(x, flat, tables)
     return res
 
 

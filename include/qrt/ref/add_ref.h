@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include "qrt/add_params.h"
+#include "qrt/ref/aten_quant_ref.h"
 
 /*
  * QNNPACK q8 add as torch's x86-64 build runs it (src/q8vadd/sse2.c; same integers as NEON
@@ -70,12 +71,7 @@ static inline int32_t qrt_add_float_vec_(const qrt_add_float_params *p, int32_t 
     float c = da + db;
     if (p->relu)
         c = c > 0.0f ? c : 0.0f;
-    float t = c * p->inv;
-    t = t < 2147483520.0f ? t : 2147483520.0f;
-    const int32_t r = t >= -2147483648.0f ? (int32_t)rintf(t) : INT32_MIN;
-    int32_t v = (int32_t)((uint32_t)r + (uint32_t)p->out_zero);
-    v = v < p->qmin ? p->qmin : v;
-    return v > p->qmax ? p->qmax : v;
+    return qrt_aten_quantize_vec(c, p->inv, p->out_zero, p->qmin, p->qmax);
 }
 
 static inline int32_t qrt_add_float_scalar_(const qrt_add_float_params *p, int32_t a, int32_t b)
@@ -85,10 +81,7 @@ static inline int32_t qrt_add_float_scalar_(const qrt_add_float_params *p, int32
     float c = da + db;
     if (p->relu)
         c = c > 0.0f ? c : 0.0f;
-    float t = c * p->inv;
-    t = t + (float)p->out_zero;
-    const double r = (double)rintf(t);
-    return r < p->qmin ? p->qmin : (r > p->qmax ? p->qmax : (int32_t)r);
+    return qrt_aten_quantize_scalar(c, p->inv, p->out_zero, p->qmin, p->qmax);
 }
 
 #define QRT_ADD_FLOAT_BODY(T)                                                                  \
