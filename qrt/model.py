@@ -145,6 +145,11 @@ class Model:
                 except (ValueError, TypeError, KeyError, IndexError) as e:
                     raise self._err(op, f"invalid packed module: {e}") from None
                 self._prepared.append(("module", mod))
+            elif op.kind == "relu" and ins[0].dtype == "float32":
+                # float relu (dynamic-quantized models run their activations in float)
+                if outs[0].dtype != "float32":
+                    raise self._err(op, "float32 relu must produce float32")
+                self._prepared.append(("float_relu", None))
             elif op.kind in FUNCTIONAL_OPS:
                 fn = getattr(F, op.kind, None)
                 if fn is None:
@@ -268,6 +273,8 @@ class Model:
             t = self._t[op.inputs[0]]
             return _quant.dequantize_tensor, (ins[0].int_repr().reshape(-1), out.reshape(-1),
                                               float(np.float32(t.scale)), t.zero_point), {}
+        if kind == "float_relu":
+            return np.maximum, (ins[0], np.float32(0.0)), {"out": out}
         if kind == "alias":
             if in_shapes[0] and out_shape and _numel(in_shapes[0]) != _numel(out_shape):
                 raise self._err(op, f"cannot view {in_shapes[0]} as {out_shape}", "R22")

@@ -129,7 +129,10 @@ def _repack(model, engine: str):
     """A copy of model whose quantized weights are packed for ``engine`` (torch packs per engine)."""
     import torch.ao.nn.quantized as nnq
     import torch.ao.nn.quantized.dynamic as nnqd
-    m = copy.deepcopy(model)
+    # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
+    # which accepts every weight torch can produce (x86/onednn refuse some depthwise ones).
+    with _engine("qnnpack"):
+        m = copy.deepcopy(model)
     with _engine(engine):
         for mod in m.modules():
             if isinstance(mod, (nnq.Conv1d,)):
@@ -138,6 +141,28 @@ def _repack(model, engine: str):
                 w, b = mod._weight_bias()
                 mod.set_weight_bias(w, b)
     return m
+
+
+def _repair_unpickled(model):
+    """Restore nn.Module internals that torch 2.13 drops when unpickling quantized convs.
+
+    ``torch.load`` of a whole model calls the quantized conv's ``__setstate__``, which restores
+    the conv attributes but not ``_modules``/``_parameters``/hooks, so the loaded model cannot
+    even be put in eval mode. Fill in the missing (empty) internals.
+    """
+    import torch
+    fresh = torch.nn.Module().__dict__
+
+    def walk(m, seen):
+        if id(m) in seen or not isinstance(m, torch.nn.Module):
+            return
+        seen.add(id(m))
+        for k, v in fresh.items():
+            if k not in m.__dict__:
+                m.__dict__[k] = copy.copy(v) if k != "training" else False
+        for c in m.__dict__["_modules"].values():
+            walk(c, seen)
+    walk(model, set())
 
 
 def quantize_float_model(model, calibration_data, example_inputs, qconfig_mapping=None):
@@ -405,24 +430,22 @@ class _Converter:
 
     def _pool(self, kind, node, a0, k, s, p, **kw):
         k = _int1(k)
-        kwargs = {"kernel_size": k, "stride": _int1(s) if s not in (None, ()) else k,
-                  "padding": _int1(p)}
+        kwargs = {"kernel_size": k, "stride": _int1(s) if s not in (None, (), []) else k,
+                  "padding": _int1(p) if p is not None else 0}
         for key, v in kw.items():
-            kwargs[key] = _int1(v) if key == "dilation" else bool(v)
+            if key == "dilation":
+                kwargs[key] = _int1(v) if v is not None else 1
+            else:
+                kwargs[key] = bool(v)
         self._emit(kind, node, [a0], attrs={"kwargs": kwargs})
 
     def _fpool(self, kind, node, names):
-        import inspect
-
-        import torch.nn.functional as Fn
-        fn = getattr(Fn, kind)
-        try:
-            ba = inspect.signature(fn).bind(*node.args, **node.kwargs)
-            ba.apply_defaults()
-            args = dict(ba.arguments)
-        except (TypeError, ValueError):
-            args = dict(zip(("input",) + names, node.args))
-            args.update(node.kwargs)
+        # F.max_pool1d is a boolean_dispatch wrapper with a (*args, **kwargs) signature:
+        # map positional arguments by torch's documented order.
+        args = dict(zip(("input",) + names, node.args))
+        args.update(node.kwargs)
+        if args.get("return_indices"):
+            self._unsupported(node, f"{kind}(return_indices=True)")
         extra = {n: args[n] for n in names[3:] if n in args}
         self._pool(kind, node, node.args[0], args.get("kernel_size"), args.get("stride"),
                    args.get("padding", 0), **extra)
@@ -531,7 +554,9 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
     src = source
     if isinstance(model, (str, os.PathLike)):
         src = src or os.fspath(model)
-        model = torch.load(os.fspath(model), weights_only=False, map_location="cpu")
+        with _engine("qnnpack"):  # unpickling re-packs quantized weights
+            model = torch.load(os.fspath(model), weights_only=False, map_location="cpu")
+        _repair_unpickled(model)
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module (or a path), got {type(model)}")
     model = model.eval()
