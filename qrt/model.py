@@ -22,6 +22,7 @@ from qrt.loader import Blob, FormatError, TensorEntry
 __all__ = ["Model", "TensorSpec"]
 
 _ALIGN = 64
+_MAX_ARENA = 1 << 40  # no plan is ever bigger than this; shapes past it are corrupt
 # Ops run by a qrt.nn module built from the blob's packed arrays.
 MODULE_OPS = {"conv1d": "Conv1d", "conv_relu1d": "ConvReLU1d", "linear": "Linear",
               "linear_relu": "LinearReLU", "linear_dynamic": "DynamicLinear"}
@@ -96,9 +97,12 @@ class Model:
         # Plan once at the exported batch size: this also checks shapes (R22).
         self._plan(self._batch0)
         self.arena_nbytes = self._plans[self._batch0].nbytes
+        self._dry_run()
 
     # ---- load-time preparation --------------------------------------------------------------
     def _err(self, op, msg, rule="R21"):
+        if op is None:
+            return FormatError(rule, msg, section="OPS", path=self.path)
         return FormatError(rule, f"{op.kind} '{op.name}': {msg}", section="OPS", op=op.index,
                            path=self.path)
 
@@ -204,8 +208,15 @@ class Model:
                 touch(i, k)
         for i in blob.outputs:
             touch(i, n_ops)
+        for op, (kind, obj) in zip(blob.ops, self._prepared):
+            self._check_shapes(op, kind, obj, [shapes[i] for i in op.inputs],
+                               shapes[op.outputs[0]])
         sizes = {r: -(-_nbytes(shapes[r], T[r].np_dtype.itemsize) // _ALIGN) * _ALIGN
                  for r in life}
+        total_need = sum(sizes.values())
+        if total_need > _MAX_ARENA:
+            raise self._err(blob.ops[0] if blob.ops else None,
+                            f"activations need {total_need} bytes (> {_MAX_ARENA})", "R22")
         placed: List[Tuple[int, int, int, int]] = []  # (offset, size, first, last)
         offsets: Dict[int, int] = {}
         for r in sorted(life, key=lambda r: (-sizes[r], life[r][0], r)):
@@ -244,6 +255,23 @@ class Model:
         self._plans[batch] = plan
         return plan
 
+    def _dry_run(self):
+        """Run every op once at load on neutral inputs: any attribute a kernel refuses is a
+        FormatError naming the op now, not a ValueError at the first call (R21)."""
+        plan = self._plans[self._batch0]
+        for i, v in zip(self._blob.inputs, plan.in_views):
+            t = self._t[i]
+            v[...] = t.zero_point if t.qscheme == "per_tensor_affine" else 0
+        for op, call in zip(self._blob.ops, plan.calls):
+            if call is None:
+                continue
+            try:
+                call[0](*call[1], **call[2])
+            except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
+                    OverflowError, NotImplementedError) as e:
+                raise self._err(op, f"the op refuses its blob attributes: "
+                                f"{type(e).__name__}: {e}") from None
+
     @staticmethod
     def _flat_or_q(v):
         return v.int_repr() if isinstance(v, QTensor) else v
@@ -276,14 +304,8 @@ class Model:
         if kind == "float_relu":
             return np.maximum, (ins[0], np.float32(0.0)), {"out": out}
         if kind == "alias":
-            if in_shapes[0] and out_shape and _numel(in_shapes[0]) != _numel(out_shape):
-                raise self._err(op, f"cannot view {in_shapes[0]} as {out_shape}", "R22")
             return None
         if kind == "module":
-            want = self._module_shape(obj, in_shapes[0])
-            if want is not None and tuple(want) != tuple(out_shape):
-                raise self._err(op, f"module gives shape {tuple(want)} for input "
-                                f"{in_shapes[0]}, the blob says {out_shape}", "R22")
             return obj, (ins[0],), {"out": out}
         fn, kw = obj
         kwargs = dict(kw)
@@ -291,6 +313,62 @@ class Model:
         if op.kind == "cat":
             return fn, (list(ins),), kwargs
         return fn, tuple(ins), kwargs
+
+    def _check_shapes(self, op, kind, obj, ins, out):
+        """R22: the stored output shape is what the op computes from its input shapes."""
+        def bad(want):
+            raise self._err(op, f"computes shape {tuple(want)} from {ins}, the blob says "
+                            f"{tuple(out)}", "R22")
+        k = op.kind
+        if kind in ("quantize", "dequantize", "float_relu") or k in ("relu", "hardswish",
+                                                                      "sigmoid"):
+            if ins[0] != out:
+                bad(ins[0])
+        elif k in ("add", "add_relu"):
+            if ins[0] != out or ins[1] != out:
+                bad(ins[0])
+        elif kind == "alias":
+            if _numel(ins[0]) != _numel(out):
+                raise self._err(op, f"cannot view {ins[0]} as {out}", "R22")
+        elif kind == "module":
+            want = self._module_shape(obj, ins[0])
+            if want is None or tuple(want) != tuple(out):
+                bad(want if want is not None else ("invalid input shape",))
+        elif k in ("max_pool1d", "avg_pool1d", "adaptive_avg_pool1d"):
+            kw = obj[1]
+            if len(ins[0]) < 2 or ins[0][:-1] != out[:-1]:
+                bad(ins[0][:-1] + ("?",))
+            L = ins[0][-1]
+            try:
+                if k == "adaptive_avg_pool1d":
+                    lo = int(kw["output_size"])
+                else:
+                    kk = int(kw["kernel_size"])
+                    st = int(kw.get("stride") or kk)
+                    pd = int(kw.get("padding", 0))
+                    dl = int(kw.get("dilation", 1))
+                    if kk < 1 or st < 1 or dl < 1 or pd < 0:
+                        raise ValueError("non-positive kernel/stride/dilation")
+                    span = L + 2 * pd - dl * (kk - 1) - 1
+                    if kw.get("ceil_mode"):
+                        lo = -(-span // st) + 1
+                        if (lo - 1) * st >= L + pd:
+                            lo -= 1
+                    else:
+                        lo = span // st + 1
+            except (KeyError, TypeError, ValueError) as e:
+                raise self._err(op, f"invalid pooling attributes ({e})") from None
+            if lo != out[-1]:
+                bad(out[:-1] + (lo,))
+        elif k == "cat":
+            try:
+                d = int(obj[1].get("dim", 0)) % max(len(out), 1)
+            except (TypeError, ValueError):
+                raise self._err(op, "invalid cat dim") from None
+            ok = all(len(s) == len(out) and all(a == b for j, (a, b) in enumerate(zip(s, out))
+                                                if j != d) for s in ins)
+            if not ok or sum(s[d] for s in ins) != out[d]:
+                bad(("cat of",) + tuple(ins))
 
     @staticmethod
     def _module_shape(mod, shape):

@@ -182,3 +182,35 @@ def test_loader_demo_golden():
     lsb = np.abs(y.astype(np.float64) - g["y"]) / scale
     assert (lsb == 0).mean() >= 0.999 and lsb.max() <= 1.0 + 1e-6
     np.testing.assert_array_equal(y, g["y"])
+
+
+def test_R22_module_output_shape_mismatch(tmp_path):
+    """A conv whose stored output length disagrees with its geometry is refused at load."""
+    import qrt_export._writer as W
+    orig = W.BlobBuilder.activation
+
+    def lying(self, name, dtype, shape, **kw):
+        if name == "h1":
+            shape = (shape[0], shape[1], shape[2] + 1)
+        return orig(self, name, dtype, shape, **kw)
+    W.BlobBuilder.activation = lying
+    try:
+        conv_blob(tmp_path / "bad.bin")
+    finally:
+        W.BlobBuilder.activation = orig
+    with pytest.raises(qrt.FormatError) as ei:
+        qrt.load(tmp_path / "bad.bin")
+    assert ei.value.rule == "R22" and ei.value.op == 1, str(ei.value)
+
+
+def test_R21_op_refuses_attributes(tmp_path):
+    b = BlobBuilder()
+    x = b.activation("x", "quint8", (1, 2, 8), batched=True, scale=0.1, zero_point=3)
+    y = b.activation("y", "quint8", (1, 2, 4), batched=True, scale=0.1, zero_point=3)
+    b.op("max_pool1d", "mp", [x], [y], attrs={"kwargs": {"kernel_size": 2, "stride": 2,
+                                                          "padding": 0, "bogus": 1}})
+    b.inputs, b.outputs = [x], [y]
+    b.write(tmp_path / "p.bin")
+    with pytest.raises(qrt.FormatError) as ei:
+        qrt.load(tmp_path / "p.bin")
+    assert ei.value.rule == "R21" and ei.value.op == 0 and "bogus" in str(ei.value)
