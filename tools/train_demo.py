@@ -65,6 +65,7 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--n-train", type=int, default=3000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save-torch", help="also torch.save the quantized torch model here")
     args = p.parse_args(argv)
 
     import torch
@@ -109,6 +110,8 @@ def main(argv=None):
     # Golden for the torch-free end-to-end test: torch (qnnpack) outputs on fresh inputs.
     from qrt_export._export import _engine, _repack
     qmodel = _repack(rep.torch_model, "qnnpack")
+    if args.save_torch:
+        torch.save(qmodel, args.save_torch)
     xg, _ = make_dataset(24, seed=99)
     with _engine("qnnpack"), torch.no_grad():
         yg = qmodel(torch.from_numpy(xg)).numpy()
