@@ -331,3 +331,43 @@ def test_export_refuses_unsupported_op(tmp_path):
     msg = str(ei.value)
     assert "LeakyReLU" in msg and "act" in msg and "max_pool1d" in msg  # op, where, supported
     assert not (tmp_path / "u.bin").exists()
+
+
+class EagerResidual(nn.Module):
+    """Eager-mode residual add / add_relu / cat through FloatFunctional, avg pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.c1 = nn.Conv1d(4, 8, 3, padding=1)
+        self.c2 = nn.Conv1d(8, 8, 5, padding=4, dilation=2, groups=4)
+        self.add = torch.ao.nn.quantized.FloatFunctional()
+        self.add_relu = torch.ao.nn.quantized.FloatFunctional()
+        self.cat = torch.ao.nn.quantized.FloatFunctional()
+        self.pool = nn.AvgPool1d(2)
+        self.gap = nn.AdaptiveAvgPool1d(3)
+
+    def forward(self, x):
+        x = self.q(x)
+        h = self.c1(x)
+        y = self.add.add(h, self.c2(h))
+        z = self.add_relu.add_relu(y, h)
+        x = self.cat.cat([self.pool(z), self.pool(y)], 1)
+        return self.dq(self.gap(x))
+
+
+def test_export_eager_floatfunctional_residual(tmp_path):
+    torch.manual_seed(3)
+    m = EagerResidual().eval()
+    m.qconfig = get_default_qconfig("qnnpack")
+    with _engine("qnnpack"):
+        p = prepare(m)
+        calibrate(p, (6, 4, 24))
+        tm = convert(p)
+    path = tmp_path / "res.bin"
+    qrt_export.export(tm, rand(2, 4, 24), path, verbose=False)
+    qm = qrt.load(path)
+    kinds = [op.kind for op in qm.ops]
+    assert {"add", "add_relu", "cat", "avg_pool1d", "adaptive_avg_pool1d"} <= set(kinds), kinds
+    for b in (1, 5):
+        check_equal(qm, tm, rand(b, 4, 24, seed=b))
