@@ -9,6 +9,7 @@ then copies the inputs in, runs the prepared ops and copies the outputs out: no 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -91,9 +92,16 @@ class Model:
         self.weights_nbytes = sum(t.nbytes for t in self._t if t.kind == "constant")
         ins = [self._t[i] for i in blob.inputs]
         self._batch0 = ins[0].shape[0] if ins[0].batched else None
+        batches = {t.shape[0] for t in self._t if t.kind == "activation" and t.batched}
+        if len(batches) > 1 or (batches and self._batch0 is None):
+            raise FormatError("R22", f"batched tensors disagree on the exported batch size "
+                              f"({sorted(batches)[:4]}; the first input is "
+                              f"{'not batched' if self._batch0 is None else self._batch0})",
+                              section="TENSORS", path=self.path)
         self.inputs = [self._spec(t) for t in ins]
         self.outputs = [self._spec(self._t[i]) for i in blob.outputs]
         self._plans: Dict[Optional[int], _Plan] = {}
+        self._lock = threading.Lock()
         # Plan once at the exported batch size: this also checks shapes (R22).
         self._plan(self._batch0)
         self.arena_nbytes = self._plans[self._batch0].nbytes
@@ -422,14 +430,21 @@ class Model:
             ("," if len(spec.shape) == 1 else "") + ")"
 
     def __call__(self, *inputs):
-        """Run the model. Returns one output, or a tuple when the model has several."""
-        plan = self._plan(self._batch_of(inputs))
-        for x, dst in zip(inputs, plan.in_views):
-            np.copyto(dst, x.int_repr() if isinstance(x, QTensor) else x, casting="no")
-        for call in plan.calls:
-            if call is not None:
-                call[0](*call[1], **call[2])
-        outs = tuple(v.clone() if isinstance(v, QTensor) else v.copy() for v in plan.out_views)
+        """Run the model. Returns one output, or a tuple when the model has several.
+
+        Calls are serialised per model (the arena is shared); load the blob twice to run
+        two calls in parallel (the weights are shared through the page cache).
+        """
+        batch = self._batch_of(inputs)
+        with self._lock:
+            plan = self._plan(batch)
+            for x, dst in zip(inputs, plan.in_views):
+                np.copyto(dst, x.int_repr() if isinstance(x, QTensor) else x, casting="no")
+            for call in plan.calls:
+                if call is not None:
+                    call[0](*call[1], **call[2])
+            outs = tuple(v.clone() if isinstance(v, QTensor) else v.copy()
+                         for v in plan.out_views)
         return outs[0] if len(outs) == 1 else outs
 
     def run(self, *inputs):

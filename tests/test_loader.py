@@ -108,11 +108,11 @@ def test_loader_no_allocation_per_call(conv_model):
     tracemalloc.start()
     try:
         # Python/numpy/Cython keep small internal caches that fill during the first calls.
-        for _ in range(2500):
+        for _ in range(1500):
             m(x)
         cur0, _ = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        for _ in range(1000):
+        for _ in range(500):
             m(x)
         cur1, peak = tracemalloc.get_traced_memory()
     finally:
