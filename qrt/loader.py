@@ -19,12 +19,13 @@ import numpy as np
 
 from qrt import _blob as B
 from qrt._storage import Storage
+from qrt._tensor import qint8, qint32, quint8
 
 __all__ = ["FormatError", "load", "read_blob", "Blob", "TensorEntry", "OpEntry"]
 
-_QRANGE = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-(2**31), 2**31 - 1)}
-_MAX_ELEMS = 1 << 40  # no single tensor has more elements than this
-_MAX_ALIGN = 1 << 16
+_QRANGE = {d.name: (d.qmin, d.qmax) for d in (quint8, qint8, qint32)}
+_MAX_ELEMS = B.MAX_ELEMS
+_MAX_ALIGN = B.MAX_ALIGN
 
 
 class FormatError(ValueError):

@@ -25,6 +25,8 @@
 #define QRT_BLOB_VERSION_MINOR 0u   /**< bumped when fields are appended */
 #define QRT_BLOB_MIN_READER 100u    /**< qrt 0.1.0 is the first reader of format 1.0 */
 #define QRT_BLOB_MIN_ALIGN 16u      /**< payload alignment floor (one NEON q-register) */
+#define QRT_BLOB_MAX_ALIGN 65536u    /**< payload alignment ceiling */
+#define QRT_BLOB_MAX_ELEMS (1ull << 40) /**< elements in one tensor, at most */
 #define QRT_BLOB_ALIGN 64u          /**< alignment the exporter writes (a cache line) */
 #define QRT_BLOB_MAX_SECTIONS 64u   /**< cap on section_count */
 #define QRT_BLOB_MAX_TENSORS 1000000u /**< cap on the tensor table */
