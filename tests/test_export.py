@@ -239,14 +239,18 @@ def test_export_dynamic(tmp_path):
     np.testing.assert_array_equal(qm(x), t)
 
 
-def test_export_torch_save_file(tmp_path, eager_blob):
-    tm, _, _ = eager_blob
+@pytest.mark.parametrize("kind", ["eager", "fx"])
+def test_export_torch_save_file(tmp_path, eager_blob, kind):
+    """A whole model saved with torch.save (torch 2.13 cannot even reload these unaided)."""
+    tm = eager_blob[0] if kind == "eager" else fx_model()
+    shape = (2, 3, 30) if kind == "eager" else (2, 2, 40)
     f = tmp_path / "whole.pt"
     torch.save(tm, f)
     p = tmp_path / "m.bin"
-    rep = qrt_export.export(str(f), rand(2, 3, 30), p, verbose=False)
+    rep = qrt_export.export(str(f), rand(*shape), p, verbose=False)
     assert rep.agreement["qnnpack"]["exact"] == rep.agreement["qnnpack"]["total"]
     assert qrt.load(p).meta["source"] == str(f)
+    check_equal(qrt.load(p), tm, rand(3, *shape[1:], seed=8))
 
 
 def test_export_float_model_with_calibration(tmp_path):

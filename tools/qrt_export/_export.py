@@ -143,6 +143,36 @@ def _repack(model, engine: str):
     return m
 
 
+def torch_load(path):
+    """``torch.load`` of a whole quantized model, working around torch 2.13's unpickling.
+
+    The quantized conv ``__setstate__`` restores conv attributes but never initialises the
+    ``nn.Module`` internals (``_modules``, hooks...), so a loaded eager model cannot run and a
+    loaded FX GraphModule fails inside ``torch.load`` (it re-traces while unpickling). Run
+    ``Module.__init__`` first during the load. Weights are re-packed under qnnpack.
+    """
+    import torch
+    import torch.ao.nn.quantized.modules.conv as qconv
+    orig = qconv._ConvNd.__dict__["__setstate__"]
+
+    def setstate(self, state):
+        if "_modules" not in self.__dict__:
+            torch.nn.Module.__init__(self)
+        w = state[10]
+        if isinstance(self, qconv.Conv1d) and w.dim() == 2:
+            # qnnpack's conv1d unpack drops the kernel dim of kernel-1 weights
+            state = tuple(state[:10]) + (w.unsqueeze(-1),) + tuple(state[11:])
+        return orig(self, state)
+    qconv._ConvNd.__setstate__ = setstate
+    try:
+        with _engine("qnnpack"):
+            model = torch.load(path, weights_only=False, map_location="cpu")
+    finally:
+        qconv._ConvNd.__setstate__ = orig
+    _repair_unpickled(model)
+    return model
+
+
 def _repair_unpickled(model):
     """Restore nn.Module internals that torch 2.13 drops when unpickling quantized convs.
 
@@ -554,9 +584,7 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
     src = source
     if isinstance(model, (str, os.PathLike)):
         src = src or os.fspath(model)
-        with _engine("qnnpack"):  # unpickling re-packs quantized weights
-            model = torch.load(os.fspath(model), weights_only=False, map_location="cpu")
-        _repair_unpickled(model)
+        model = torch_load(os.fspath(model))
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module (or a path), got {type(model)}")
     model = model.eval()
