@@ -131,7 +131,7 @@ def _repack(model, engine: str):
     import torch.ao.nn.quantized.dynamic as nnqd
     # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
     # which accepts every weight torch can produce (x86/onednn refuse some depthwise ones).
-    with _engine("qnnpack"):
+    with _engine("qnnpack"), _qconv_state_fix():
         m = copy.deepcopy(model)
     with _engine(engine):
         for mod in m.modules():
@@ -143,13 +143,15 @@ def _repack(model, engine: str):
     return m
 
 
-def torch_load(path):
-    """``torch.load`` of a whole quantized model, working around torch 2.13's unpickling.
+@contextlib.contextmanager
+def _qconv_state_fix():
+    """Work around torch 2.13 bugs in quantized conv ``__setstate__`` (pickle and deepcopy).
 
-    The quantized conv ``__setstate__`` restores conv attributes but never initialises the
-    ``nn.Module`` internals (``_modules``, hooks...), so a loaded eager model cannot run and a
-    loaded FX GraphModule fails inside ``torch.load`` (it re-traces while unpickling). Run
-    ``Module.__init__`` first during the load. Weights are re-packed under qnnpack.
+    1. It restores conv attributes but never initialises the ``nn.Module`` internals
+       (``_modules``, hooks...): a loaded eager model cannot run, a loaded FX GraphModule fails
+       inside ``torch.load`` (it re-traces while unpickling).
+    2. qnnpack's conv1d unpack drops the kernel dim of kernel-1 weights, so re-packing the
+       state fails ("Weights are expected to have 4 dimensions").
     """
     import torch
     import torch.ao.nn.quantized.modules.conv as qconv
@@ -160,15 +162,20 @@ def torch_load(path):
             torch.nn.Module.__init__(self)
         w = state[10]
         if isinstance(self, qconv.Conv1d) and w.dim() == 2:
-            # qnnpack's conv1d unpack drops the kernel dim of kernel-1 weights
             state = tuple(state[:10]) + (w.unsqueeze(-1),) + tuple(state[11:])
         return orig(self, state)
     qconv._ConvNd.__setstate__ = setstate
     try:
-        with _engine("qnnpack"):
-            model = torch.load(path, weights_only=False, map_location="cpu")
+        yield
     finally:
         qconv._ConvNd.__setstate__ = orig
+
+
+def torch_load(path):
+    """``torch.load`` of a whole quantized model (weights re-packed under qnnpack)."""
+    import torch
+    with _qconv_state_fix(), _engine("qnnpack"):
+        model = torch.load(path, weights_only=False, map_location="cpu")
     _repair_unpickled(model)
     return model
 
