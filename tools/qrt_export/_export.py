@@ -126,7 +126,7 @@ def _quantize_fns():
 
 
 def _repack(model, engine: str):
-    """A copy of model whose quantized weights are packed for ``engine`` (torch packs per engine)."""
+    """A copy of model with its quantized weights packed for ``engine`` (packing is per engine)."""
     import torch.ao.nn.quantized as nnq
     import torch.ao.nn.quantized.dynamic as nnqd
     # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
