@@ -334,7 +334,8 @@ def test_export_refuses_unsupported_op(tmp_path):
     with pytest.raises(qrt_export.UnsupportedError) as ei:
         qrt_export.export(tm, rand(1, 2, 5), tmp_path / "u.bin", verbose=False)
     msg = str(ei.value)
-    assert "LeakyReLU" in msg and "act" in msg and "max_pool1d" in msg  # op, where, supported
+    assert "LeakyReLU" in msg and "max_pool1d" in msg  # the op and what is supported
+    assert "test_export.py\", line" in msg and "self.act" in msg, msg  # where
     assert not (tmp_path / "u.bin").exists()
 
 

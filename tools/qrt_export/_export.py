@@ -88,7 +88,13 @@ def _as_tuple(example_inputs):
 def _source(node, gm) -> str:
     st = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
     if st:
-        frames = [ln.strip() for ln in st.strip().splitlines() if ln.strip().startswith("File")]
+        lines = [ln.strip() for ln in st.strip().splitlines()]
+        frames = []
+        for k, ln in enumerate(lines):
+            if ln.startswith("File") and "/torch/" not in ln and "/qrt_export/" not in ln:
+                code = lines[k + 1] if k + 1 < len(lines) and not \
+                    lines[k + 1].startswith("File") else ""
+                frames.append(f"{ln}: {code}" if code else ln)
         if frames:
             return frames[-1][:400]
     if node.op == "call_module":
