@@ -52,8 +52,10 @@ static inline size_t qrt_conv1d_u8__avx512vnni_scratch_size(const qrt_conv1d_par
     const size_t koff = (size_t)l.kc * 8u;
     const size_t colsum = (size_t)p->len_in * 4u;
     const size_t wsum = (size_t)qrt__c1_ceil16(p->len_out) * 4u;
+    const size_t tmp = p->stride > 1 ? (size_t)qrt__c1_row(p, &l) * p->stride * 4u + 64u : 0u;
     return 64u + ((xq + 63u) & ~(size_t)63u) + ((koff + 63u) & ~(size_t)63u) +
-           ((colsum + 63u) & ~(size_t)63u) + ((wsum + 63u) & ~(size_t)63u) + 64u;
+           ((colsum + 63u) & ~(size_t)63u) + ((wsum + 63u) & ~(size_t)63u) +
+           ((tmp + 63u) & ~(size_t)63u) + 64u;
 }
 
 /** dst[i] = quad of the 4 rows at times time0[j] + i*step; padding x_zero, absent rows 0. */
@@ -77,8 +79,17 @@ static inline void qrt__c1_quads_scalar(const uint8_t *const base[4], const int6
 
 static inline void qrt__c1_quads(const uint8_t *const base[4], const int64_t time0[4],
                                  int64_t step, int64_t count, int64_t len, int64_t xst,
-                                 int64_t xsc, uint8_t xz, uint32_t *dst)
+                                 int64_t xsc, uint8_t xz, uint32_t *dst, uint32_t *tmp)
 {
+    if (step > 1 && xst == 1 && tmp && count > 0) {
+        /* Strided taps: interleave every position with the unit-stride vector path, then keep
+         * every step-th quad (one 4-byte copy each instead of four byte gathers). */
+        const int64_t all = (count - 1) * step + 1;
+        qrt__c1_quads(base, time0, 1, all, len, 1, xsc, xz, tmp, NULL);
+        for (int64_t i = 0; i < count; ++i)
+            dst[i] = tmp[i * step];
+        return;
+    }
     int64_t lo = 0, hi = count;
     for (int j = 0; j < 4; ++j)
         if (base[j]) {
@@ -157,48 +168,70 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
             }
         }
     }
+    /* Epilogue. Everything is read into locals first: the byte stores below may alias any
+     * memory, and would otherwise force the compiler to reload the context on every store. */
+    const int32_t xz = c->xz, taps = c->taps, oz = c->oz;
+    const int64_t len_out = c->len_out, ysc = c->ysc, yst = c->yst;
+    const int32_t *const win = c->win;
+    const int f32out = c->out_kind == QRT_CONV1D_OUT_F32;
+    uint8_t *const ybase = c->y;
+    const __m512i vlo = _mm512_set1_epi32(c->lo - oz), vhi = _mm512_set1_epi32(c->hi - oz);
+    const __m512i voz = _mm512_set1_epi32(oz);
+    __m512i vwin[QRT__C1_MT];
+    __mmask16 mk[QRT__C1_MT];
+    for (int m = 0; m < MT; ++m) {
+        const int64_t left = len_out - (t0 + 16 * m);
+        mk[m] = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        vwin[m] = win ? _mm512_loadu_si512(win + t0 + 16 * m) : _mm512_setzero_si512();
+    }
+    uint32_t c0s[QRT__C1_NR];
+    float scs[QRT__C1_NR], bfs[QRT__C1_NR];
+    int32_t wzs[QRT__C1_NR];
     for (int r = 0; r < NR; ++r) {
         const int64_t oc = oc0 + r;
         const int32_t wz = c->wzero[oc];
         /* Corrections in wrapping uint32 arithmetic (see the file comment). */
-        uint32_t c0 = (uint32_t)c->taps * (uint32_t)c->xz * (uint32_t)wz -
-                      (uint32_t)c->xz * (uint32_t)c->wsum[oc];
-        if (c->out_kind == QRT_CONV1D_OUT_U8)
+        uint32_t c0 = (uint32_t)taps * (uint32_t)xz * (uint32_t)wz -
+                      (uint32_t)xz * (uint32_t)c->wsum[oc];
+        if (!f32out)
             c0 += (uint32_t)c->bias_q[oc];
-        const __m512i vc0 = _mm512_set1_epi32((int32_t)c0), vwz = _mm512_set1_epi32(wz);
-        const __m512 vs = _mm512_set1_ps(c->scale[oc]);
+        c0s[r] = c0;
+        wzs[r] = wz;
+        scs[r] = c->scale[oc];
+        bfs[r] = f32out ? c->bias_f[oc] : 0.0f;
+    }
+    for (int r = 0; r < NR; ++r) {
+        const int64_t oc = oc0 + r;
+        const __m512i vc0 = _mm512_set1_epi32((int32_t)c0s[r]), vwz = _mm512_set1_epi32(wzs[r]);
+        const __m512 vs = _mm512_set1_ps(scs[r]);
         for (int m = 0; m < MT; ++m) {
             const int64_t t = t0 + 16 * m;
             __m512i v = _mm512_add_epi32(acc[r][m], vc0);
-            if (c->win)
-                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, _mm512_loadu_si512(c->win + t)));
-            const int64_t left = c->len_out - t;
-            const __mmask16 mk = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+            if (win)
+                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
             const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), vs);
-            if (c->out_kind == QRT_CONV1D_OUT_F32) {
-                const __m512 y = _mm512_add_ps(f, _mm512_set1_ps(c->bias_f[oc]));
-                float *dst = (float *)c->y + oc * c->ysc + t * c->yst;
-                if (c->yst == 1) {
-                    _mm512_mask_storeu_ps(dst, mk, y);
+            if (f32out) {
+                const __m512 y = _mm512_add_ps(f, _mm512_set1_ps(bfs[r]));
+                float *dst = (float *)ybase + oc * ysc + t * yst;
+                if (yst == 1) {
+                    _mm512_mask_storeu_ps(dst, mk[m], y);
                 } else {
                     float tmp[16];
                     _mm512_storeu_ps(tmp, y);
-                    for (int64_t i = 0; i < 16 && i < left; ++i)
-                        dst[i * c->yst] = tmp[i];
+                    for (int64_t i = 0; i < 16 && i < len_out - t; ++i)
+                        dst[i * yst] = tmp[i];
                 }
             } else {
                 __m512i q = _mm512_cvtps_epi32(f); /* out of range -> INT32_MIN, as cvtps2dq */
-                q = _mm512_max_epi32(q, _mm512_set1_epi32(c->lo - c->oz));
-                q = _mm512_min_epi32(q, _mm512_set1_epi32(c->hi - c->oz));
-                q = _mm512_add_epi32(q, _mm512_set1_epi32(c->oz));
-                uint8_t *dst = c->y + oc * c->ysc + t * c->yst;
-                if (c->yst == 1) {
-                    _mm512_mask_cvtepi32_storeu_epi8(dst, mk, q);
+                q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi), voz);
+                uint8_t *dst = ybase + oc * ysc + t * yst;
+                if (yst == 1) {
+                    _mm512_mask_cvtepi32_storeu_epi8(dst, mk[m], q);
                 } else {
                     uint8_t tmp[16];
                     _mm_storeu_si128((__m128i *)tmp, _mm512_cvtepi32_epi8(q));
-                    for (int64_t i = 0; i < 16 && i < left; ++i)
-                        dst[i * c->yst] = tmp[i];
+                    for (int64_t i = 0; i < 16 && i < len_out - t; ++i)
+                        dst[i * yst] = tmp[i];
                 }
             }
         }
@@ -257,6 +290,8 @@ static QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p,
     int32_t *colsum = (int32_t *)sp;
     sp += ((size_t)p->len_in * 4u + 63u) & ~(size_t)63u;
     int32_t *win = (int32_t *)sp;
+    sp += ((size_t)qrt__c1_ceil16(p->len_out) * 4u + 63u) & ~(size_t)63u;
+    uint32_t *tmp = p->stride > 1 ? (uint32_t *)sp : NULL;
 
     int asym = 0;
     for (uint32_t oc = 0; oc < p->c_out; ++oc)
@@ -315,8 +350,18 @@ static QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p,
                         time0[j] = l.im2col ? (int64_t)k * p->dilation - p->pad_left
                                             : ph - (int64_t)p->pad_left;
                     }
-                    qrt__c1_quads(base, time0, p->stride, U, p->len_in, p->x_stride_t,
-                                  p->x_stride_c, xz, (uint32_t *)xq + (rq * phases + ph) * U);
+                    uint32_t *dst = (uint32_t *)xq + (rq * phases + ph) * U;
+                    if (!l.im2col && phases > 1 && p->x_stride_t == 1) {
+                        /* All phases of a channel quad come from one unit-stride interleave. */
+                        if (ph == 0)
+                            qrt__c1_quads(base, time0, 1, U * phases, p->len_in, 1,
+                                          p->x_stride_c, xz, tmp, NULL);
+                        for (int64_t u = 0; u < U; ++u)
+                            dst[u] = tmp[u * phases + ph];
+                    } else {
+                        qrt__c1_quads(base, time0, p->stride, U, p->len_in, p->x_stride_t,
+                                      p->x_stride_c, xz, dst, tmp);
+                    }
                 }
             /* 2. window sums, only needed for asymmetric weights */
             if (asym) {
