@@ -234,6 +234,14 @@ def test_conv1d_tile_edges_channels(c_in, c_out):
     three_way(make(1, c_in, c_out, 50, 3, pad=1, seed=c_in * 100 + c_out))
 
 
+@pytest.mark.parametrize("groups,length,stride", [(100, 900, 1), (9, 300, 2), (70, 700, 3)])
+def test_conv1d_depthwise_group_chunks(groups, length, stride):
+    """Depthwise layers pack groups in chunks (VNNI); cover chunk and 8-row tile remainders."""
+    three_way(make(2, groups, groups, length, 3, stride=stride, pad=1, groups=groups, seed=groups))
+    three_way(make(1, 2 * groups, groups, length, 5, stride=stride, pad=2, groups=groups,
+                   seed=groups + 1))
+
+
 def test_conv1d_batch_zero():
     c = make(0, 4, 6, 10, 3)
     m = layer(c)

@@ -43,12 +43,24 @@ static inline int64_t qrt__c1_row(const qrt_conv1d_params *p, const qrt_conv1d_l
     return u;
 }
 
+/** Groups packed together when each group has one output channel (depthwise-like), else 1. */
+static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_conv1d_layout *l)
+{
+    if (p->c_out != p->groups || p->groups < 2)
+        return 1;
+    const int64_t per = (int64_t)l->cq * (l->im2col ? 1 : p->stride) * qrt__c1_row(p, l) * 4;
+    int64_t gc = ((int64_t)256 * 1024) / (per > 0 ? per : 1);
+    gc = gc < 8 ? 8 : gc;
+    return gc > (int64_t)p->groups ? (int64_t)p->groups : gc;
+}
+
 /** Bytes of scratch qrt_conv1d_u8__avx512vnni() needs (64-byte aligned pieces). */
 static inline size_t qrt_conv1d_u8__avx512vnni_scratch_size(const qrt_conv1d_params *p)
 {
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(p->c_in / p->groups, p->kernel);
     const size_t phases = l.im2col ? 1u : p->stride;
-    const size_t xq = (size_t)l.cq * phases * (size_t)qrt__c1_row(p, &l) * 4u;
+    const size_t xq = (size_t)l.cq * phases * (size_t)qrt__c1_row(p, &l) * 4u *
+                      (size_t)qrt__c1_group_chunk(p, &l);
     const size_t koff = (size_t)l.kc * 8u;
     const size_t colsum = (size_t)p->len_in * 4u;
     const size_t wsum = (size_t)qrt__c1_ceil16(p->len_out) * 4u;
@@ -132,6 +144,7 @@ typedef struct {
     const int32_t *x;    /* packed input quads */
     const int64_t *koff; /* [Kc] offset of tap k in x (quads) */
     int64_t cq_stride;   /* quads between channel-quad rows */
+    int64_t x_oc;        /* depthwise tiles: quads between the packed inputs of channels */
     const int32_t *w;    /* packed weight quads, [c_out][Kc][CQ] */
     int64_t w_oc;        /* quads per output channel = Kc * CQ */
     uint32_t kc, cq;
@@ -146,7 +159,8 @@ typedef struct {
 } qrt__c1_ctx;
 
 static inline __attribute__((always_inline)) QRT_VNNI void
-qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const int MT)
+qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const int MT,
+             const int DW)
 {
     __m512i acc[QRT__C1_NR][QRT__C1_MT];
     for (int r = 0; r < NR; ++r)
@@ -158,13 +172,23 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         const int32_t *wk = w0 + (int64_t)k * c->cq;
         for (uint32_t q = 0; q < c->cq; ++q) {
             const int32_t *xr = xk + q * c->cq_stride;
-            __m512i xv[QRT__C1_MT];
-            for (int m = 0; m < MT; ++m)
-                xv[m] = _mm512_loadu_si512((const void *)(xr + 16 * m));
-            for (int r = 0; r < NR; ++r) {
-                const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
+            if (DW) { /* one output channel per group: each row r has its own packed input */
+                for (int r = 0; r < NR; ++r) {
+                    const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
+                    for (int m = 0; m < MT; ++m)
+                        acc[r][m] = _mm512_dpbusd_epi32(
+                            acc[r][m], _mm512_loadu_si512((const void *)(xr + r * c->x_oc + 16 * m)),
+                            wb);
+                }
+            } else {
+                __m512i xv[QRT__C1_MT];
                 for (int m = 0; m < MT; ++m)
-                    acc[r][m] = _mm512_dpbusd_epi32(acc[r][m], xv[m], wb);
+                    xv[m] = _mm512_loadu_si512((const void *)(xr + 16 * m));
+                for (int r = 0; r < NR; ++r) {
+                    const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
+                    for (int m = 0; m < MT; ++m)
+                        acc[r][m] = _mm512_dpbusd_epi32(acc[r][m], xv[m], wb);
+                }
             }
         }
     }
@@ -241,7 +265,12 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
 #define QRT__C1_TILE(NR, MT)                                                                   \
     static QRT_VNNI void qrt__c1_tile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) \
     {                                                                                          \
-        qrt__c1_tile(c, oc0, t0, NR, MT);                                                      \
+        qrt__c1_tile(c, oc0, t0, NR, MT, 0);                                                   \
+    }                                                                                          \
+    static QRT_VNNI void qrt__c1_dwtile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0,         \
+                                                    int64_t t0)                                \
+    {                                                                                          \
+        qrt__c1_tile(c, oc0, t0, NR, MT, 1);                                                   \
     }
 #define QRT__C1_TILES(NR) QRT__C1_TILE(NR, 1) QRT__C1_TILE(NR, 2) QRT__C1_TILE(NR, 3)
 QRT__C1_TILES(1)
@@ -256,11 +285,59 @@ QRT__C1_TILES(8)
 #undef QRT__C1_TILE
 
 typedef void (*qrt__c1_tile_fn)(const qrt__c1_ctx *, int64_t, int64_t);
-#define QRT__C1_ROW(NR) {qrt__c1_tile_##NR##_1, qrt__c1_tile_##NR##_2, qrt__c1_tile_##NR##_3}
+#define QRT__C1_ROW(P, NR) {P##NR##_1, P##NR##_2, P##NR##_3}
 static const qrt__c1_tile_fn qrt__c1_tiles[QRT__C1_NR][QRT__C1_MT] = {
-    QRT__C1_ROW(1), QRT__C1_ROW(2), QRT__C1_ROW(3), QRT__C1_ROW(4),
-    QRT__C1_ROW(5), QRT__C1_ROW(6), QRT__C1_ROW(7), QRT__C1_ROW(8)};
+    QRT__C1_ROW(qrt__c1_tile_, 1), QRT__C1_ROW(qrt__c1_tile_, 2), QRT__C1_ROW(qrt__c1_tile_, 3),
+    QRT__C1_ROW(qrt__c1_tile_, 4), QRT__C1_ROW(qrt__c1_tile_, 5), QRT__C1_ROW(qrt__c1_tile_, 6),
+    QRT__C1_ROW(qrt__c1_tile_, 7), QRT__C1_ROW(qrt__c1_tile_, 8)};
+static const qrt__c1_tile_fn qrt__c1_dwtiles[QRT__C1_NR][QRT__C1_MT] = {
+    QRT__C1_ROW(qrt__c1_dwtile_, 1), QRT__C1_ROW(qrt__c1_dwtile_, 2),
+    QRT__C1_ROW(qrt__c1_dwtile_, 3), QRT__C1_ROW(qrt__c1_dwtile_, 4),
+    QRT__C1_ROW(qrt__c1_dwtile_, 5), QRT__C1_ROW(qrt__c1_dwtile_, 6),
+    QRT__C1_ROW(qrt__c1_dwtile_, 7), QRT__C1_ROW(qrt__c1_dwtile_, 8)};
 #undef QRT__C1_ROW
+
+/** Pack group g of input xn into quads at dst ([CQ][phases][U]). */
+static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
+                                               const qrt_conv1d_layout *l, const uint8_t *xn,
+                                               uint32_t g, int64_t U, int64_t phases,
+                                               uint32_t *dst0, uint32_t *tmp)
+{
+    const uint32_t cg = p->c_in / p->groups;
+    const uint8_t xz = (uint8_t)p->input_zero;
+    for (uint32_t rq = 0; rq < l->cq; ++rq)
+        for (int64_t ph = 0; ph < phases; ++ph) {
+            const uint8_t *base[4];
+            int64_t time0[4];
+            for (int j = 0; j < 4; ++j) {
+                const uint32_t r = 4u * rq + (uint32_t)j;
+                uint32_t ic, k;
+                if (l->im2col) {
+                    ic = r / p->kernel;
+                    k = r % p->kernel;
+                } else {
+                    ic = r;
+                    k = 0;
+                }
+                const int ok = l->im2col ? r < cg * p->kernel : r < cg;
+                base[j] = ok ? xn + (int64_t)(g * cg + ic) * p->x_stride_c : NULL;
+                time0[j] = l->im2col ? (int64_t)k * p->dilation - p->pad_left
+                                     : ph - (int64_t)p->pad_left;
+            }
+            uint32_t *dst = dst0 + (rq * phases + ph) * U;
+            if (!l->im2col && phases > 1 && p->x_stride_t == 1) {
+                /* All phases of a channel quad come from one unit-stride interleave. */
+                if (ph == 0)
+                    qrt__c1_quads(base, time0, 1, U * phases, p->len_in, 1, p->x_stride_c, xz,
+                                  tmp, NULL);
+                for (int64_t u = 0; u < U; ++u)
+                    dst[u] = tmp[u * phases + ph];
+            } else {
+                qrt__c1_quads(base, time0, p->stride, U, p->len_in, p->x_stride_t,
+                              p->x_stride_c, xz, dst, tmp);
+            }
+        }
+}
 
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(), reading the packed weight instead of w.
@@ -281,7 +358,9 @@ static QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p,
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, p->kernel);
     const int64_t U = qrt__c1_row(p, &l), phases = l.im2col ? 1 : p->stride;
     const int64_t lo16 = qrt__c1_ceil16(p->len_out);
-    const size_t xq_bytes = (size_t)l.cq * phases * U * 4u;
+    const int64_t per_group = (int64_t)l.cq * phases * U; /* quads */
+    const int64_t gchunk = qrt__c1_group_chunk(p, &l);
+    const size_t xq_bytes = (size_t)per_group * 4u * (size_t)gchunk;
     uint8_t *sp = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
     int32_t *xq = (int32_t *)sp;
     sp += (xq_bytes + 63u) & ~(size_t)63u;
@@ -300,7 +379,6 @@ static QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p,
         const int64_t sh = l.im2col ? 0 : (int64_t)k * p->dilation;
         koff[k] = (sh % p->stride) * U + sh / p->stride;
     }
-    const uint8_t xz = (uint8_t)p->input_zero;
     qrt__c1_ctx c;
     c.x = xq;
     c.koff = koff;
@@ -329,40 +407,31 @@ static QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p,
     for (int64_t n = 0; n < p->n; ++n) {
         const uint8_t *xn = x + n * p->x_stride_n;
         c.y = (uint8_t *)out + (ptrdiff_t)(n * p->y_stride_n) * (ptrdiff_t)esz;
-        for (uint32_t g = 0; g < p->groups; ++g) {
-            /* 1. pack this group's input into quads */
-            for (uint32_t rq = 0; rq < l.cq; ++rq)
-                for (int64_t ph = 0; ph < phases; ++ph) {
-                    const uint8_t *base[4];
-                    int64_t time0[4];
-                    for (int j = 0; j < 4; ++j) {
-                        const uint32_t r = 4u * rq + (uint32_t)j;
-                        uint32_t ic, k;
-                        if (l.im2col) {
-                            ic = r / p->kernel;
-                            k = r % p->kernel;
-                        } else {
-                            ic = r;
-                            k = 0;
-                        }
-                        const int ok = l.im2col ? r < cg * p->kernel : r < cg;
-                        base[j] = ok ? xn + (int64_t)(g * cg + ic) * p->x_stride_c : NULL;
-                        time0[j] = l.im2col ? (int64_t)k * p->dilation - p->pad_left
-                                            : ph - (int64_t)p->pad_left;
-                    }
-                    uint32_t *dst = (uint32_t *)xq + (rq * phases + ph) * U;
-                    if (!l.im2col && phases > 1 && p->x_stride_t == 1) {
-                        /* All phases of a channel quad come from one unit-stride interleave. */
-                        if (ph == 0)
-                            qrt__c1_quads(base, time0, 1, U * phases, p->len_in, 1,
-                                          p->x_stride_c, xz, tmp, NULL);
-                        for (int64_t u = 0; u < U; ++u)
-                            dst[u] = tmp[u * phases + ph];
-                    } else {
-                        qrt__c1_quads(base, time0, p->stride, U, p->len_in, p->x_stride_t,
-                                      p->x_stride_c, xz, dst, tmp);
+        if (gchunk > 1 && !asym) {
+            /* One output channel per group (depthwise): pack a chunk of groups, then run tiles
+             * whose 8 rows are 8 groups, each reading its own packed input. */
+            c.x_oc = per_group;
+            for (int64_t g0 = 0; g0 < p->groups; g0 += gchunk) {
+                const int64_t gn = p->groups - g0 < gchunk ? p->groups - g0 : gchunk;
+                for (int64_t g = 0; g < gn; ++g)
+                    qrt__c1_pack_group(p, &l, xn, (uint32_t)(g0 + g), U, phases,
+                                       (uint32_t *)xq + g * per_group, tmp);
+                for (int64_t t0 = 0; t0 < p->len_out; t0 += 16 * QRT__C1_MT) {
+                    int64_t mt = (p->len_out - t0 + 15) / 16;
+                    mt = mt > QRT__C1_MT ? QRT__C1_MT : mt;
+                    for (int64_t ob = 0; ob < gn; ob += QRT__C1_NR) {
+                        const int64_t nr = gn - ob < QRT__C1_NR ? gn - ob : QRT__C1_NR;
+                        c.x = xq + ob * per_group;
+                        qrt__c1_dwtiles[nr - 1][mt - 1](&c, g0 + ob, t0);
                     }
                 }
+            }
+            continue;
+        }
+        c.x = xq;
+        for (uint32_t g = 0; g < p->groups; ++g) {
+            /* 1. pack this group's input into quads */
+            qrt__c1_pack_group(p, &l, xn, g, U, phases, (uint32_t *)xq, tmp);
             /* 2. window sums, only needed for asymmetric weights */
             if (asym) {
                 for (int64_t tm = 0; tm < p->len_in; ++tm) {
