@@ -224,6 +224,44 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         scs[r] = c->scale[oc];
         bfs[r] = f32out ? c->bias_f[oc] : 0.0f;
     }
+    if (NR == QRT__C1_NR && !f32out && yst != 1 && ysc == 1) {
+        /* Channels adjacent in memory (linear's [rows][out] output): transpose the 8 x 16 byte
+         * block in registers and store 8 bytes per position instead of 128 single bytes. */
+        for (int m = 0; m < MT; ++m) {
+            __m128i b[QRT__C1_NR];
+            for (int r = 0; r < QRT__C1_NR; ++r) {
+                __m512i v = _mm512_add_epi32(acc[r][m], _mm512_set1_epi32((int32_t)c0s[r]));
+                if (win)
+                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]),
+                                                               vwin[m]));
+                const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(scs[r]));
+                __m512i q = _mm512_cvtps_epi32(f);
+                q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi), voz);
+                b[r] = _mm512_cvtepi32_epi8(q);
+            }
+            const __m128i a0 = _mm_unpacklo_epi8(b[0], b[1]), a1 = _mm_unpackhi_epi8(b[0], b[1]);
+            const __m128i a2 = _mm_unpacklo_epi8(b[2], b[3]), a3 = _mm_unpackhi_epi8(b[2], b[3]);
+            const __m128i a4 = _mm_unpacklo_epi8(b[4], b[5]), a5 = _mm_unpackhi_epi8(b[4], b[5]);
+            const __m128i a6 = _mm_unpacklo_epi8(b[6], b[7]), a7 = _mm_unpackhi_epi8(b[6], b[7]);
+            const __m128i c0 = _mm_unpacklo_epi16(a0, a2), c1 = _mm_unpackhi_epi16(a0, a2);
+            const __m128i c2 = _mm_unpacklo_epi16(a1, a3), c3 = _mm_unpackhi_epi16(a1, a3);
+            const __m128i d0 = _mm_unpacklo_epi16(a4, a6), d1 = _mm_unpackhi_epi16(a4, a6);
+            const __m128i d2 = _mm_unpacklo_epi16(a5, a7), d3 = _mm_unpackhi_epi16(a5, a7);
+            const __m128i tr[8] = {_mm_unpacklo_epi32(c0, d0), _mm_unpackhi_epi32(c0, d0),
+                                   _mm_unpacklo_epi32(c1, d1), _mm_unpackhi_epi32(c1, d1),
+                                   _mm_unpacklo_epi32(c2, d2), _mm_unpackhi_epi32(c2, d2),
+                                   _mm_unpacklo_epi32(c3, d3), _mm_unpackhi_epi32(c3, d3)};
+            const int64_t t = t0 + 16 * m, nt = len_out - t < 16 ? len_out - t : 16;
+            uint8_t *dst = ybase + oc0 + t * yst;
+            for (int64_t i = 0; i < nt; ++i) {
+                if (i & 1)
+                    _mm_storeh_pd((double *)(dst + i * yst), _mm_castsi128_pd(tr[i >> 1]));
+                else
+                    _mm_storel_epi64((__m128i *)(dst + i * yst), tr[i >> 1]);
+            }
+        }
+        return;
+    }
     for (int r = 0; r < NR; ++r) {
         const int64_t oc = oc0 + r;
         const __m512i vc0 = _mm512_set1_epi32((int32_t)c0s[r]), vwz = _mm512_set1_epi32(wzs[r]);
