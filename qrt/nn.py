@@ -327,6 +327,9 @@ class _Base:
             rs = self._wscale32 * np.float32(in_scale)  # f32(sw * f32(s))
             lo, hi, oz = 0, 255, 0
         else:
+            # the output qparams are plain attributes (as in torch): validate them here
+            _check_scale(self.scale, "scale")
+            _check_zero_point(self.zero_point, quint8, "zero_point")
             bq, rs = self._requant(in_scale)
             oz = self.zero_point
             lo, hi = (oz if self._relu else 0), 255
@@ -360,12 +363,6 @@ class _Base:
         return self._check_out(out, shape)
 
     def _check_out(self, out, shape):
-        if out is None:
-            n = int(np.prod(shape, dtype=np.int64))
-            st = Storage.empty(n)
-            return QTensor._wrap(st, shape, _contiguous_strides(shape), 0, quint8,
-                                 per_tensor_affine, self.scale, self.zero_point, None, None,
-                                 None)
         if not isinstance(out, QTensor):
             raise TypeError(f"out must be a qrt.QTensor, got {type(out).__name__}")
         if out.dtype is not quint8 or out.qscheme() is not per_tensor_affine:

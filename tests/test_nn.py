@@ -196,3 +196,17 @@ def test_nn_constructor_errors():
         nn.Conv1d(4, 4, 3, padding_mode="replicate")
     with pytest.raises(ValueError, match="kernel_size"):
         nn.Conv1d(4, 4, (3, 3))
+
+
+def test_nn_output_qparams_validated_at_call():
+    m = nn.Conv1d(2, 2, 1)
+    m.set_weight_bias(qrt.from_int_repr(np.ones((2, 2, 1), np.int8), 0.1, 0), None)
+    x = qrt.from_int_repr(np.ones((1, 2, 4), np.uint8), 0.1, 0)
+    m.scale, m.zero_point = 0.0, 0
+    with pytest.raises(ValueError, match="scale"):
+        m(x)
+    m.scale, m.zero_point = 0.1, 300
+    with pytest.raises(ValueError, match="zero_point"):
+        m(x)
+    m.zero_point = 3
+    assert m(x).q_zero_point() == 3
