@@ -243,6 +243,12 @@ cdef class Plan:
             raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
         return 0
 
+    def set_input_zero(self, int input_zero):
+        """Change the input zero point (dynamic quantization picks one per call)."""
+        if input_zero < 0 or input_zero > 255:
+            raise ValueError(f"conv1d: input zero point {input_zero} is outside [0, 255]")
+        self.p.input_zero = input_zero
+
     def run_u8(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
                Py_ssize_t yoff):
         """Input elements at xbuf[xoff + ...], quint8 output at ybuf[yoff + ...]."""

@@ -320,11 +320,13 @@ class _Base:
         span = self._d * (self._k - 1) + 1
         return (len_in + self._pl + self._pr - span) // self._s + 1
 
-    def _make_plan(self, x_shape, x_strides, y_shape, y_strides, in_scale, in_zp):
+    def _make_plan(self, x_shape, x_strides, y_shape, y_strides, in_scale, in_zp, rs=None):
         """A prepared kernel call for [n, c, t] input / output geometry (element strides)."""
         if self._dynamic:
             bq = self._zeros_i
-            rs = self._wscale32 * np.float32(in_scale)  # f32(sw * f32(s))
+            if rs is None:
+                rs = np.empty(self._c_out, np.float32)
+            np.multiply(self._wscale32, np.float32(in_scale), out=rs)  # f32(sw * f32(s))
             lo, hi, oz = 0, 255, 0
         else:
             # the output qparams are plain attributes (as in torch): validate them here
@@ -571,17 +573,17 @@ class Linear(_Base):
                 return None
         return lead[-1][1]
 
-    def _linear_plan(self, x_shape, x_strides, in_scale, in_zp):
+    def _linear_plan(self, x_shape, x_strides, in_scale, in_zp, rs=None):
         """(plan, out shape) for a [..., in] input; None plan when the rows do not collapse."""
         oshape = self.output_shape(x_shape)
         rows = 1
         for d in x_shape[:-1]:
             rows *= d
-        rs = self._rows_stride(x_shape, x_strides)
-        if rs is None:
+        rs_ = self._rows_stride(x_shape, x_strides)
+        if rs_ is None:
             return None, oshape
-        plan = self._make_plan((1, self._c_in, rows), (0, x_strides[-1], rs),
-                               (1, self._c_out, rows), (0, 1, self._c_out), in_scale, in_zp)
+        plan = self._make_plan((1, self._c_in, rows), (0, x_strides[-1], rs_),
+                               (1, self._c_out, rows), (0, 1, self._c_out), in_scale, in_zp, rs)
         return plan, oshape
 
     def __call__(self, x, *, out=None):
@@ -707,6 +709,18 @@ class DynamicLinear(Linear):
         xq = np.empty(xf.shape, np.uint8)
         _quant.quantize_fma_u8(xf.reshape(-1), xq.reshape(-1), np.float32(1.0) / np.float32(s),
                                float(z), 0.0, 255.0)
-        plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), s, z)
+        # One prepared plan per input shape; the per-call scale / zero point are written into
+        # it.  The plan is taken out of the cache while in use, so concurrent calls never share.
+        entry = self._plans.pop(xq.shape, None)
+        if entry is None or entry[2] != self._variant:
+            rs_buf = np.empty(self._c_out, np.float32)
+            plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), s, z, rs_buf)
+            entry = (plan, rs_buf, self._variant)
+        plan, rs_buf, _ = entry
+        np.multiply(self._wscale32, np.float32(s), out=rs_buf)  # f32(sw * f32(s))
+        plan.set_input_zero(z)
         plan.run_f32(xq.reshape(-1), 0, y.reshape(-1), 0)
+        if len(self._plans) > 32:
+            self._plans.clear()
+        self._plans[xq.shape] = entry
         return y

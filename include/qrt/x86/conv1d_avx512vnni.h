@@ -277,6 +277,11 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
                 float *dst = (float *)ybase + oc * ysc + t * yst;
                 if (yst == 1) {
                     _mm512_mask_storeu_ps(dst, mk[m], y);
+                } else if (yst > 0 && yst < ((int64_t)1 << 26)) {
+                    const __m512i idx = _mm512_mullo_epi32(
+                        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                        _mm512_set1_epi32((int32_t)yst));
+                    _mm512_mask_i32scatter_ps(dst, mk[m], idx, y, 4);
                 } else {
                     float tmp[16];
                     _mm512_storeu_ps(tmp, y);
