@@ -224,6 +224,47 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         scs[r] = c->scale[oc];
         bfs[r] = f32out ? c->bias_f[oc] : 0.0f;
     }
+    if (NR == QRT__C1_NR && f32out && yst != 1 && ysc == 1) {
+        /* float output with adjacent channels (dynamic linear): two 8 x 8 register transposes
+         * (pure data movement) and one 32-byte store per position. */
+        for (int m = 0; m < MT; ++m) {
+            __m256 lo[QRT__C1_NR], hi[QRT__C1_NR];
+            for (int r = 0; r < QRT__C1_NR; ++r) {
+                const __m512i v = _mm512_add_epi32(acc[r][m], _mm512_set1_epi32((int32_t)c0s[r]));
+                const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(win ? _mm512_sub_epi32(
+                    v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]), vwin[m])) : v),
+                                               _mm512_set1_ps(scs[r]));
+                const __m512 y = _mm512_add_ps(f, _mm512_set1_ps(bfs[r]));
+                lo[r] = _mm512_castps512_ps256(y);
+                hi[r] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1));
+            }
+            const int64_t t = t0 + 16 * m, nt = len_out - t < 16 ? len_out - t : 16;
+            float *dst = (float *)ybase + oc0 + t * yst;
+            for (int h = 0; h < 2; ++h) {
+                const __m256 *rw = h ? hi : lo;
+                const __m256 a0 = _mm256_unpacklo_ps(rw[0], rw[1]), a1 = _mm256_unpackhi_ps(rw[0], rw[1]);
+                const __m256 a2 = _mm256_unpacklo_ps(rw[2], rw[3]), a3 = _mm256_unpackhi_ps(rw[2], rw[3]);
+                const __m256 a4 = _mm256_unpacklo_ps(rw[4], rw[5]), a5 = _mm256_unpackhi_ps(rw[4], rw[5]);
+                const __m256 a6 = _mm256_unpacklo_ps(rw[6], rw[7]), a7 = _mm256_unpackhi_ps(rw[6], rw[7]);
+                const __m256 b0 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(1, 0, 1, 0));
+                const __m256 b1 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(3, 2, 3, 2));
+                const __m256 b2 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(1, 0, 1, 0));
+                const __m256 b3 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(3, 2, 3, 2));
+                const __m256 b4 = _mm256_shuffle_ps(a4, a6, _MM_SHUFFLE(1, 0, 1, 0));
+                const __m256 b5 = _mm256_shuffle_ps(a4, a6, _MM_SHUFFLE(3, 2, 3, 2));
+                const __m256 b6 = _mm256_shuffle_ps(a5, a7, _MM_SHUFFLE(1, 0, 1, 0));
+                const __m256 b7 = _mm256_shuffle_ps(a5, a7, _MM_SHUFFLE(3, 2, 3, 2));
+                const __m256 rows[8] = {
+                    _mm256_permute2f128_ps(b0, b4, 0x20), _mm256_permute2f128_ps(b1, b5, 0x20),
+                    _mm256_permute2f128_ps(b2, b6, 0x20), _mm256_permute2f128_ps(b3, b7, 0x20),
+                    _mm256_permute2f128_ps(b0, b4, 0x31), _mm256_permute2f128_ps(b1, b5, 0x31),
+                    _mm256_permute2f128_ps(b2, b6, 0x31), _mm256_permute2f128_ps(b3, b7, 0x31)};
+                for (int i = 0; i < 8 && 8 * h + i < nt; ++i)
+                    _mm256_storeu_ps(dst + (8 * h + i) * yst, rows[i]);
+            }
+        }
+        return;
+    }
     if (NR == QRT__C1_NR && !f32out && yst != 1 && ysc == 1) {
         /* Channels adjacent in memory (linear's [rows][out] output): transpose the 8 x 16 byte
          * block in registers and store 8 bytes per position instead of 128 single bytes. */
