@@ -224,6 +224,26 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         scs[r] = c->scale[oc];
         bfs[r] = f32out ? c->bias_f[oc] : 0.0f;
     }
+    if (!f32out && yst == 1) {
+        /* The common case (NCL quint8 output), fully unrolled so accumulators stay in zmm. */
+#pragma GCC unroll 8
+        for (int r = 0; r < NR; ++r) {
+            const __m512i vc0 = _mm512_set1_epi32((int32_t)c0s[r]);
+            const __m512i vwz = _mm512_set1_epi32(wzs[r]);
+            const __m512 vs = _mm512_set1_ps(scs[r]);
+            uint8_t *dst = ybase + (oc0 + r) * ysc + t0;
+#pragma GCC unroll 3
+            for (int m = 0; m < MT; ++m) {
+                __m512i v = _mm512_add_epi32(acc[r][m], vc0);
+                if (win)
+                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
+                __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vs));
+                q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi), voz);
+                _mm512_mask_cvtepi32_storeu_epi8(dst + 16 * m, mk[m], q);
+            }
+        }
+        return;
+    }
     if (NR == QRT__C1_NR && f32out && yst != 1 && ysc == 1) {
         /* float output with adjacent channels (dynamic linear): two 8 x 8 register transposes
          * (pure data movement) and one 32-byte store per position. */
