@@ -66,6 +66,17 @@ cdef int _fill(qrt_conv1d_params *p, Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c
     return 0
 
 
+cdef int _check_status(qrt_status st, const qrt_conv1d_params *p) except -1:
+    """The one place a qrt_status becomes an exception."""
+    if st == QRT_OK:
+        return 0
+    if st == QRT_ERR_OVERFLOW:
+        raise ValueError(f"conv1d: {p.c_in // p.groups if p.groups else p.c_in} x {p.kernel} "
+                         f"taps per output exceed the int32 accumulation bound "
+                         f"({QRT_CONV1D_MAX_TAPS}) or a size is too large")
+    raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
+
+
 def scratch_size(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len_in,
                  Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride, Py_ssize_t dilation,
                  Py_ssize_t pad_left, Py_ssize_t groups, int variant=-1):
@@ -133,11 +144,7 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
         with nogil:
             st = qrt_conv1d_u8(&p, &x[0, 0, 0], &w[0, 0, 0], wp, &wsum[0], &q,
                                <void *>&out[0, 0, 0], sp, scratch.shape[0], variant)
-    if st == QRT_ERR_OVERFLOW:
-        raise ValueError(f"conv1d: {c_in // groups} x {kernel} taps per output exceed the int32 "
-                         f"accumulation bound ({QRT_CONV1D_MAX_TAPS}) or a size is too large")
-    if st != QRT_OK:
-        raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
+    _check_status(st, &p)
 
 
 cdef class Plan:
@@ -186,12 +193,7 @@ cdef class Plan:
         self.p.output_min, self.p.output_max = output_min, output_max
         self.p.out_kind = QRT_CONV1D_OUT_F32 if out_f32 else QRT_CONV1D_OUT_U8
         cdef qrt_status st = qrt_conv1d_check(&self.p)
-        if st == QRT_ERR_OVERFLOW:
-            raise ValueError(f"conv1d: {c_in // groups} x {kernel} taps per output exceed the "
-                             f"int32 accumulation bound ({QRT_CONV1D_MAX_TAPS}) or a size is "
-                             "too large")
-        if st != QRT_OK:
-            raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
+        _check_status(st, &self.p)
         self.w, self.wpack, self.wsum = w, wpack, wsum
         self.weight_zero, self.bias_q, self.scale, self.bias_f = weight_zero, bias_q, scale, bias_f
         self.q.weight_zero, self.q.bias_q = &weight_zero[0], &bias_q[0]
@@ -239,8 +241,7 @@ cdef class Plan:
         finally:
             if mine:
                 self.busy = False
-        if st != QRT_OK:
-            raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
+        _check_status(st, &self.p)
         return 0
 
     def set_input_zero(self, int input_zero):
