@@ -62,7 +62,8 @@ cdef int _fill(qrt_conv1d_params *p, Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c
             raise ValueError(f"conv1d: {name}={v} is out of range")
     p.n, p.c_in, p.c_out = n, c_in, c_out
     p.len_in, p.len_out = len_in, len_out
-    p.kernel, p.stride, p.dilation, p.pad_left, p.groups = kernel, stride, dilation, pad_left, groups
+    p.kernel, p.stride, p.dilation = kernel, stride, dilation
+    p.pad_left, p.groups = pad_left, groups
     return 0
 
 

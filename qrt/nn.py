@@ -14,18 +14,18 @@ Every layer class offers:
 ``packed_arrays() -> dict[str, numpy.ndarray]``
     The exact C-contiguous arrays the kernels read (no copies are made by this method):
 
-    ===================  ========  =====================  ==========================================
-    key                  dtype     shape                  meaning
-    ===================  ========  =====================  ==========================================
-    ``weight``           int8      [c_out, c_in/g, K]     raw weight integers (linear: [out, in]),
-                                                          read by the reference kernel
-    ``weight_packed``    int8      [c_out * Kc * CQ * 4]  "quad-v1" layout (include/qrt/conv1d_pack.h)
-                                                          read by the dot-product kernels
-    ``weight_sum``       int32     [c_out]                sum of each output channel's weights
-    ``weight_scale``     float64   [c_out]                weight scales (per-tensor: repeated)
-    ``weight_zero_point``int32     [c_out]                weight zero points (per-tensor: repeated)
-    ``bias``             float32   [c_out]                only when the layer has a bias
-    ===================  ========  =====================  ==========================================
+    =======================  =======  =====================  =====================================
+    key                      dtype    shape                  meaning
+    =======================  =======  =====================  =====================================
+    ``weight``               int8     [c_out, c_in/g, K]     raw weight integers (linear: [out,
+                                                             in]), read by the reference kernel
+    ``weight_packed``        int8     [c_out * Kc * CQ * 4]  "quad-v1" layout (conv1d_pack.h),
+                                                             read by the dot-product kernels
+    ``weight_sum``           int32    [c_out]                sum of each channel's weights
+    ``weight_scale``         float64  [c_out]                weight scales (per-tensor: repeated)
+    ``weight_zero_point``    int32    [c_out]                weight zero points (likewise)
+    ``bias``                 float32  [c_out]                only when the layer has a bias
+    =======================  =======  =====================  =====================================
 
 ``config() -> dict``
     Plain Python scalars / lists / strings: ``kind`` (class name), ``in_channels``,
