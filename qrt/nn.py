@@ -121,7 +121,7 @@ def _bias_array(bias, c_out):
         raise TypeError(f"bias must be a float array or None, got dtype {arr.dtype}")
     if arr.shape != (c_out,):
         raise ValueError(f"bias must have shape ({c_out},), got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    return np.array(arr, dtype=np.float32, order="C", copy=True)  # the layer owns its bias
 
 
 def _weight_parts(w, ndim, what="weight"):
@@ -133,7 +133,7 @@ def _weight_parts(w, ndim, what="weight"):
     if w.ndim != ndim:
         raise ValueError(f"{what} must be {ndim}-d, got shape {w.shape}")
     c_out = w.shape[0]
-    ints = np.ascontiguousarray(w.int_repr())
+    ints = np.array(w.int_repr(), order="C", copy=True)  # the layer owns its weight
     if w.qscheme() is per_tensor_affine:
         sc = np.full(c_out, float(w.q_scale()), np.float64)
         zp = np.full(c_out, int(w.q_zero_point()), np.int32)
