@@ -458,6 +458,8 @@ class Conv1d(_Base):
             raise ValueError(f"input must be [N, C_in, L] or [C_in, L], got shape {shp}")
         if shp[-2] != self._c_in:
             raise ValueError(f"input has {shp[-2]} channels, the layer expects {self._c_in}")
+        if shp[-1] < 1:
+            raise ValueError("input length must be >= 1 (torch's qnnpack refuses empty inputs)")
         lo = self._len_out(shp[-1])
         if lo < 1:
             raise ValueError(f"input length {shp[-1]} is too short: with kernel_size={self._k}, "

@@ -366,6 +366,8 @@ def test_conv1d_hostile_arguments():
         F.conv1d(c["x"], w)
     with pytest.raises(ValueError, match="too short"):
         F.conv1d(qrt.from_int_repr(np.zeros((1, 4, 2), np.uint8), 0.1, 0), w)
+    with pytest.raises(ValueError, match="length must be"):
+        F.conv1d(qrt.from_int_repr(np.zeros((1, 4, 0), np.uint8), 0.1, 0), w, padding=2)
     with pytest.raises(NotImplementedError, match="zero-padding"):
         F.conv1d(x, w, padding_mode="reflect")
     with pytest.raises(ValueError):
