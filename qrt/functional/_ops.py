@@ -107,6 +107,23 @@ def _pool_input(x, what="input", dtypes=(quint8, qint8)) -> QTensor:
     return x
 
 
+def _pool_into(x: QTensor, flat: np.ndarray, lo: int, generic: bool, kernel) -> None:
+    """Run ``kernel(out2d)`` on the [N*C, lo] output rows, reproducing a torch 2.13 quirk.
+
+    An [N, C, 1] input (C > 1) is also channels-last, so ATen's generic pooling kernels take
+    their NHWC branch and write an [N, lo, C]-ordered result into the [N, C, lo] output; torch
+    then reads it as [N, C, lo] (every engine; QNNPACK's own kernels are unaffected).  qrt
+    returns the same scrambled order (docs/ops.md, "pooling layout quirk").
+    """
+    if not (generic and x.ndim == 3 and x.shape[-1] == 1 and x.shape[1] > 1 and lo > 1):
+        kernel(flat.reshape(-1, lo))
+        return
+    n, c = x.shape[0], x.shape[1]
+    tmp = np.empty((n * c, lo), x._dtype.numpy_dtype)
+    kernel(tmp)
+    flat[:] = tmp.reshape(n, c, lo).transpose(0, 2, 1).reshape(-1)
+
+
 def _pool_len(L, k, s, p, d, ceil_mode) -> int:
     """torch's pooling_output_shape."""
     num = L + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
@@ -297,7 +314,11 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
     k, s, p, d, lo = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
     res, flat = _result(x.shape[:-1] + (lo,), x._dtype, x._scale, x._zero_point, out)
     _no_overlap(res, [x])
-    _ops.max_pool1d(_rows(_codes(x)), flat.reshape(-1, lo), k, s, p, d)
+    # torch's qnnpack engine runs QNNPACK's kernel for quint8 without ceil_mode; qrt follows
+    # fbgemm (ATen's generic kernel) where QNNPACK replicates the edge (dilation + padding).
+    generic = x._dtype is not quint8 or bool(ceil_mode) or (d > 1 and p > 0)
+    rows = _rows(_codes(x))
+    _pool_into(x, flat, lo, generic, lambda o2d: _ops.max_pool1d(rows, o2d, k, s, p, d))
     return res
 
 
@@ -317,7 +338,8 @@ def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: b
     _no_overlap(res, [x])
     qnnp = (x._dtype is quint8 and not ceil_mode and k > 1
             and (count_include_pad or p == 0))
-    _avg(x, flat.reshape(-1, lo), k, s, p, qnnp, bool(count_include_pad))
+    _pool_into(x, flat, lo, not qnnp,
+               lambda o2d: _avg(x, o2d, k, s, p, qnnp, bool(count_include_pad)))
     return res
 
 
@@ -347,7 +369,8 @@ def adaptive_avg_pool1d(input: QTensor, output_size, *,
         k = L // o
         _avg(x, flat.reshape(-1, o), k, k, 0, True, True)
     else:
-        _ops.adaptive_avg_pool1d(_rows(_codes(x)), flat.reshape(-1, o))
+        rows = _rows(_codes(x))
+        _pool_into(x, flat, o, True, lambda o2d: _ops.adaptive_avg_pool1d(rows, o2d))
     return res
 
 
