@@ -340,22 +340,25 @@ def test_adaptive_avg_pool1d_matches_torch(dtype):
 def test_pool1d_length_one_layout_quirk(dtype):
     """[N, C>1, 1] inputs: ATen's generic pooling writes its NHWC result in NCHW order."""
     rng = np.random.default_rng(72)
-    for n, c in [(1, 3), (2, 2), (2, 5), (1, 1), (3, 4)]:
-        x = rand_q(rng, (n, c, 1), dtype)
+    for shape in [(1, 3, 1), (2, 2, 1), (2, 5, 1), (1, 1, 1), (3, 4, 1), (1, 16, 1), (2, 17, 1),
+                  (1, 40, 1), (1, 130, 1), (2, 200, 1), (17, 1), (40, 1)]:
+        # Channels beyond 16 exercise the NHWC kernel's vector/scalar channel split (ties
+        # come often: odd sums over even divisors); [C, 1] is the unbatched form.
+        x = rand_q(rng, shape, dtype)
         t = to_torch(x)
         for o in (1, 2, 3):
             with engine("qnnpack"):
-                want = codes(tF.adaptive_avg_pool1d(t, o))
+                want = codes(_batched(lambda u: tF.adaptive_avg_pool1d(u, o), t))
             np.testing.assert_array_equal(F.adaptive_avg_pool1d(x, o).int_repr(), want)
         for k, s, p, ceil, cip in [(2, 1, 1, False, True), (2, 1, 1, True, True),
                                    (2, 1, 1, False, False), (3, 1, 1, True, True),
                                    (2, 2, 1, True, False)]:
             with engine("fbgemm" if (not cip and not ceil) else "qnnpack"):
-                want = codes(tF.avg_pool1d(t, k, s, p, ceil, cip))
+                want = codes(_batched(lambda u: tF.avg_pool1d(u, k, s, p, ceil, cip), t))
             np.testing.assert_array_equal(F.avg_pool1d(x, k, s, p, ceil, cip).int_repr(), want)
         for k, s, p, d, ceil in [(2, 1, 1, 1, False), (2, 1, 1, 1, True), (4, 2, 2, 1, True)]:
             with engine("qnnpack"):
-                want = codes(tF.max_pool1d(t, k, s, p, d, ceil))
+                want = codes(_batched(lambda u: tF.max_pool1d(u, k, s, p, d, ceil), t))
             np.testing.assert_array_equal(F.max_pool1d(x, k, s, p, d, ceil).int_repr(), want)
 
 

@@ -107,21 +107,32 @@ def _pool_input(x, what="input", dtypes=(quint8, qint8)) -> QTensor:
     return x
 
 
+# ATen's NHWC average pooling vectorises channels in groups of Vectorized<qint>::size() / 4
+# (16 on an AVX512 build); the remaining C % 16 channels take its scalar loop.
+_ATEN_NHWC_CHANNEL_BLOCK = 16
+
+
 def _pool_into(x: QTensor, flat: np.ndarray, lo: int, generic: bool, kernel) -> None:
-    """Run ``kernel(out2d)`` on the [N*C, lo] output rows, reproducing a torch 2.13 quirk.
+    """Run ``kernel(out2d, nhwc_vec)`` on the [N*C, lo] output rows, reproducing torch 2.13.
 
     An [N, C, 1] input (C > 1) is also channels-last, so ATen's generic pooling kernels take
-    their NHWC branch and write an [N, lo, C]-ordered result into the [N, C, lo] output; torch
-    then reads it as [N, C, lo] (every engine; QNNPACK's own kernels are unaffected).  qrt
-    returns the same scrambled order (docs/ops.md, "pooling layout quirk").
+    their NHWC branch: (1) its result is written in [N, lo, C] order into the [N, C, lo]
+    output, which torch then reads as [N, C, lo] (every engine); (2) average pooling rounds
+    its vectorised channels (the first C - C % 16) before adding the zero point.  QNNPACK's
+    own kernels are not affected.  qrt reproduces both (docs/ops.md, "pooling layout quirk").
     """
-    if not (generic and x.ndim == 3 and x.shape[-1] == 1 and x.shape[1] > 1 and lo > 1):
-        kernel(flat.reshape(-1, lo))
+    if not (generic and x.ndim == 3 and x.shape[-1] == 1 and x.shape[1] > 1):
+        kernel(flat.reshape(-1, lo), False)
         return
     n, c = x.shape[0], x.shape[1]
-    tmp = np.empty((n * c, lo), x._dtype.numpy_dtype)
-    kernel(tmp)
-    flat[:] = tmp.reshape(n, c, lo).transpose(0, 2, 1).reshape(-1)
+    tmp = np.empty((n, c, lo), x._dtype.numpy_dtype)
+    kernel(tmp.reshape(-1, lo), False)
+    nv = c - c % _ATEN_NHWC_CHANNEL_BLOCK
+    if nv:
+        vec = np.empty_like(tmp)
+        kernel(vec.reshape(-1, lo), True)
+        tmp[:, :nv] = vec[:, :nv]
+    flat[:] = (tmp.transpose(0, 2, 1) if lo > 1 else tmp).reshape(-1)
 
 
 def _pool_len(L, k, s, p, d, ceil_mode) -> int:
@@ -318,7 +329,7 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
     # fbgemm (ATen's generic kernel) where QNNPACK replicates the edge (dilation + padding).
     generic = x._dtype is not quint8 or bool(ceil_mode) or (d > 1 and p > 0)
     rows = _rows(_codes(x))
-    _pool_into(x, flat, lo, generic, lambda o2d: _ops.max_pool1d(rows, o2d, k, s, p, d))
+    _pool_into(x, flat, lo, generic, lambda o2d, _: _ops.max_pool1d(rows, o2d, k, s, p, d))
     return res
 
 
@@ -339,15 +350,15 @@ def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: b
     qnnp = (x._dtype is quint8 and not ceil_mode and k > 1
             and (count_include_pad or p == 0))
     _pool_into(x, flat, lo, not qnnp,
-               lambda o2d: _avg(x, o2d, k, s, p, qnnp, bool(count_include_pad)))
+               lambda o2d, vec: _avg(x, o2d, k, s, p, qnnp, bool(count_include_pad), vec))
     return res
 
 
-def _avg(x, out2d, k, s, p, qnnp, count_include_pad):
+def _avg(x, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
     sf = _F32(x._scale)
     scale = _F32(sf / _F32(sf * _F32(k))) if qnnp else 0.0
     _ops.avg_pool1d(_rows(_codes(x)), out2d, k, s, p, x._zero_point, qnnp, count_include_pad,
-                    scale)
+                    scale, nhwc_vec)
 
 
 def adaptive_avg_pool1d(input: QTensor, output_size, *,
@@ -370,7 +381,7 @@ def adaptive_avg_pool1d(input: QTensor, output_size, *,
         _avg(x, flat.reshape(-1, o), k, k, 0, True, True)
     else:
         rows = _rows(_codes(x))
-        _pool_into(x, flat, o, True, lambda o2d: _ops.adaptive_avg_pool1d(rows, o2d))
+        _pool_into(x, flat, o, True, lambda o2d, _: _ops.adaptive_avg_pool1d(rows, o2d))
     return res
 
 
