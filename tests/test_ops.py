@@ -449,33 +449,6 @@ def test_flatten_reshape_are_views():
     assert F.flatten(x).shape == (24,)
 
 
-# ---- reference vs dispatched variants ---------------------------------------------------------
-def test_variants_bit_exact_with_ref():
-    rng = np.random.default_rng(99)
-    for n in [1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 200, 1031]:
-        for dt, npdt in ((qrt.quint8, np.uint8), (qrt.qint8, np.int8)):
-            a = rng.integers(dt.qmin, dt.qmax + 1, n).astype(npdt)
-            b = rng.integers(dt.qmin, dt.qmax + 1, n).astype(npdt)
-            zp = int(rng.integers(dt.qmin, dt.qmax + 1))
-            o1, o2 = np.empty_like(a), np.empty_like(a)
-            qrt._ops.relu(a, o1, zp, 0)
-            qrt._ops.relu(a, o2, zp, -1)
-            np.testing.assert_array_equal(o1, o2)
-            args = (0.125, zp, 0.0625, 3 if dt is qrt.quint8 else -3, 0.25, 1, True)
-            qrt._ops.add_float(a[None], b[None], o1[None], *args, n - n % 64, 0)
-            qrt._ops.add_float(a[None], b[None], o2[None], *args, n - n % 64, -1)
-            np.testing.assert_array_equal(o1, o2)
-            qrt._ops.requant_copy(a[None], o1[None], 0.1, zp, 0.03, 7, 0)
-            qrt._ops.requant_copy(a[None], o2[None], 0.1, zp, 0.03, 7, -1)
-            np.testing.assert_array_equal(o1, o2)
-        a = rng.integers(0, 256, n).astype(np.uint8)
-        b = rng.integers(0, 256, n).astype(np.uint8)
-        o1, o2 = np.empty_like(a), np.empty_like(a)
-        qrt._ops.add_qnnp(a, b, o1, 0.1, 3, 0.07, 200, 0.05, 9, False, 0)
-        qrt._ops.add_qnnp(a, b, o2, 0.1, 3, 0.07, 200, 0.05, 9, False, -1)
-        np.testing.assert_array_equal(o1, o2)
-
-
 # ---- out= ----------------------------------------------------------------------------------------
 def test_out_is_written_and_returned():
     rng = np.random.default_rng(100)

@@ -52,10 +52,10 @@ def gen_relu(rng):
     return lambda: F.relu(x), lambda: torch.relu(tq(x))
 
 
-def gen_add(rng, relu=False):
+def gen_add(rng, relu=False, dt=qrt.quint8):
     shp = (int(rng.integers(1, 3)), 3, int(rng.integers(1, 200)))
-    a, b = rq(rng, shp), rq(rng, shp)
-    so, zo = scale(rng), int(rng.integers(0, 256))
+    a, b = rq(rng, shp, dt), rq(rng, shp, dt)
+    so, zo = scale(rng), int(rng.integers(dt.qmin, dt.qmax + 1))
     op = torch.ops.quantized.add_relu if relu else torch.ops.quantized.add
     fn = F.add_relu if relu else F.add
     return lambda: fn(a, b, so, zo), lambda: op(tq(a), tq(b), so, zo)
@@ -86,16 +86,17 @@ def gen_max_pool1d(rng):
                     "fbgemm" if k == 1 or (d > 1 and p > 0) else "qnnpack")
 
 
-def gen_avg_pool1d(rng):
+def gen_avg_pool1d(rng, dt=qrt.quint8):
     while True:
-        x = _pool_x(rng)
+        x = _pool_x(rng, dt)
         k = int(rng.integers(1, 7))
         s, p = int(rng.integers(1, 4)), int(rng.integers(0, k // 2 + 1))
         ceil, cip = bool(rng.random() < 0.3), bool(rng.random() < 0.5)
         if _olen(x.shape[-1], k, s, p, 1, ceil) >= 1:
             return (lambda: F.avg_pool1d(x, k, s, p, ceil, cip),
                     lambda: tF.avg_pool1d(tq(x), k, s, p, ceil, cip),
-                    "fbgemm" if k == 1 or (not cip and p > 0 and not ceil) else "qnnpack")
+                    "fbgemm" if k == 1 or (dt is qrt.quint8 and not cip and p > 0 and not ceil)
+                    else "qnnpack")
 
 
 def gen_adaptive(rng):
@@ -106,14 +107,14 @@ def gen_adaptive(rng):
     return lambda: F.adaptive_avg_pool1d(x, o), lambda: tF.adaptive_avg_pool1d(tq(x), o)
 
 
-def gen_hardswish(rng):
-    x = rq(rng, (3, int(rng.integers(1, 200))))
-    so, zo = scale(rng), int(rng.integers(0, 256))
+def gen_hardswish(rng, dt=qrt.quint8):
+    x = rq(rng, (3, int(rng.integers(1, 200))), dt)
+    so, zo = scale(rng), int(rng.integers(dt.qmin, dt.qmax + 1))
     return lambda: F.hardswish(x, so, zo), lambda: torch.ops.quantized.hardswish(tq(x), so, zo)
 
 
-def gen_sigmoid(rng):
-    x = rq(rng, (3, int(rng.integers(1, 200))), scale=scale(rng) * 16)
+def gen_sigmoid(rng, dt=qrt.quint8):
+    x = rq(rng, (3, int(rng.integers(1, 200))), dt, scale=scale(rng) * 16)
     return lambda: F.sigmoid(x), lambda: torch.sigmoid(tq(x))
 
 
@@ -129,6 +130,11 @@ OPS = {
     "max_pool1d": gen_max_pool1d, "avg_pool1d": gen_avg_pool1d,
     "adaptive_avg_pool1d": gen_adaptive, "hardswish": gen_hardswish, "sigmoid": gen_sigmoid,
     "cat": gen_cat,
+    "add (qint8)": lambda r: gen_add(r, False, qrt.qint8),
+    "add_relu (qint8)": lambda r: gen_add(r, True, qrt.qint8),
+    "avg_pool1d (qint8)": lambda r: gen_avg_pool1d(r, qrt.qint8),
+    "hardswish (qint8)": lambda r: gen_hardswish(r, qrt.qint8),
+    "sigmoid (qint8)": lambda r: gen_sigmoid(r, qrt.qint8),
 }
 
 

@@ -28,6 +28,7 @@ __all__ = [
 # chunks of each row and the scalar formula on the rest (docs/ops.md, "add").
 _ATEN_VEC_CODES = 64
 _F32 = np.float32
+_F32_TINY = np.finfo(np.float32).tiny  # smallest normal float32
 
 
 # ---- argument helpers ------------------------------------------------------------------------
@@ -426,12 +427,19 @@ def cat(tensors: Sequence[QTensor], dim: int = 0, scale: Optional[float] = None,
     outer = int(np.prod(shape[:d], dtype=np.int64))
     inner = int(np.prod(shape[d + 1:], dtype=np.int64))
     out2d = flat.reshape(outer, shape[d] * inner)
+    so32 = _F32(so)
     off = 0
     for t in xs:
         n = t.shape[d] * inner
         if n and outer:
-            _ops.requant_copy(_codes(t).reshape(outer, n), out2d[:, off:off + n],
-                              _F32(t._scale), t._zero_point, _F32(so), zo)
+            src = _codes(t).reshape(outer, n)
+            if _F32(t._scale) == so32 and t._zero_point == zo and so32 >= _F32_TINY:
+                # dequantize + quantize with the same normal float32 scale is the identity:
+                # |x * inv - (q - zp)| <= 255 * 2^-23 < 1/2 (docs/ops.md, "cat").
+                out2d[:, off:off + n] = src
+            else:
+                _ops.requant_copy(src, out2d[:, off:off + n], _F32(t._scale), t._zero_point,
+                                  so32, zo)
         off += n
     return res
 
