@@ -336,6 +336,26 @@ def test_adaptive_avg_pool1d_matches_torch(dtype):
         np.testing.assert_array_equal(F.adaptive_avg_pool1d(x, o).int_repr(), want)
 
 
+def test_pool1d_large_kernels_match_torch():
+    """Kernels above 9 taps take QNNPACK's multipass average-pooling kernels."""
+    rng = np.random.default_rng(73)
+    with engine("qnnpack"):
+        for _ in range(N_CASES // 4):
+            k = int(rng.integers(8, 40))
+            c = int(rng.choice([1, 3, 7, 8, 9, 16, 24, 33]))
+            x = rand_q(rng, (int(rng.integers(1, 3)), c, int(rng.integers(k, 120))),
+                       scale=float(rng.choice([0.5, 0.1, 0.0371])))
+            p, s = int(rng.integers(0, k // 2 + 1)), int(rng.integers(1, k + 1))
+            want = codes(tF.avg_pool1d(to_torch(x), k, s, p))
+            np.testing.assert_array_equal(F.avg_pool1d(x, k, s, p).int_repr(), want)
+            want = codes(tF.max_pool1d(to_torch(x), k, s, p))
+            np.testing.assert_array_equal(F.max_pool1d(x, k, s, p).int_repr(), want)
+            o = int(rng.integers(1, 6))
+            x2 = rand_q(rng, (1, c, o * int(rng.integers(9, 30))))
+            want = codes(tF.adaptive_avg_pool1d(to_torch(x2), o))
+            np.testing.assert_array_equal(F.adaptive_avg_pool1d(x2, o).int_repr(), want)
+
+
 @pytest.mark.parametrize("dtype", [qrt.quint8, qrt.qint8])
 def test_pool1d_length_one_layout_quirk(dtype):
     """[N, C>1, 1] inputs: ATen's generic pooling writes its NHWC result in NCHW order."""
