@@ -202,8 +202,9 @@ def max_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssi
 
 def avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssize_t stride,
                Py_ssize_t pad, int zero_point, bint qnnpack, bint count_include_pad,
-               float scale=0.0):
-    """Average pooling of [rows][L]: QNNPACK's formula (scale = f32(s / f32(s*k))) or ATen's."""
+               float scale=0.0, bint nhwc_vec=False):
+    """Average pooling of [rows][L]: QNNPACK's formula (scale = f32(s / f32(s*k))) or ATen's
+    (nhwc_vec: the rounding of ATen's vectorised NHWC channels)."""
     if out.shape[0] != x.shape[0]:
         raise ValueError("avg_pool1d: input and output row counts differ")
     cdef qrt_pool1d_params p
@@ -212,7 +213,8 @@ def avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssi
     _range_of(<q8_t>0, &qmin, &qmax)
     _pool_params(&p, x.shape[0], x.shape[1], out.shape[1], kernel, stride, pad, 1, zero_point,
                  qmin, qmax)
-    p.mode = QRT_AVG_POOL_QNNP if qnnpack else QRT_AVG_POOL_GENERIC
+    p.mode = QRT_AVG_POOL_QNNP if qnnpack else (
+        QRT_AVG_POOL_GENERIC_VEC if nhwc_vec else QRT_AVG_POOL_GENERIC)
     p.count_include_pad = count_include_pad
     p.scale = scale
     _check(qrt_pool1d_check(&p), "avg_pool1d")

@@ -50,6 +50,7 @@ cdef extern from "qrt/add.h" nogil:
 cdef extern from "qrt/pool1d_params.h" nogil:
     int QRT_AVG_POOL_QNNP
     int QRT_AVG_POOL_GENERIC
+    int QRT_AVG_POOL_GENERIC_VEC
     ctypedef struct qrt_pool1d_params:
         uint32_t rows
         uint32_t len_in, len_out

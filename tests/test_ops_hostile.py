@@ -147,3 +147,29 @@ def test_ops_empty_and_zero_dim():
     s = qrt.from_int_repr(np.array(7, np.uint8), 0.1, 3)
     assert int(F.add(s, s, 0.1, 3).int_repr()) == 11  # ATen's generic kernel (0-d)
     assert F.cat([q((0, 3)), q((2, 3))], 0).shape == (2, 3)
+
+
+def test_ops_c_gates_reject_inconsistent_geometry():
+    """The C precondition gates refuse what the Python layer would never pass."""
+    from qrt import _ops
+
+    x = np.zeros((2, 10), np.uint8)
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.max_pool1d(x, np.zeros((2, 20), np.uint8), 2, 2, 0, 1)  # window past the end
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.max_pool1d(x, np.zeros((2, 5), np.uint8), 0, 2, 0, 1)  # kernel 0
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.avg_pool1d(x, np.zeros((2, 5), np.uint8), 2, 2, 0, 0, True, True, 0.0)  # scale 0
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.avg_pool1d(x.view(np.int8), np.zeros((2, 5), np.int8), 2, 2, 0, 0, True, True, 0.5)
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.add_qnnp(x[0], x[0], np.zeros(10, np.uint8), 1.0, 0, 1.0, 0, 1e-3, 0, False)
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.add_float(x, x, np.zeros_like(x), 1.0, 300, 1.0, 0, 1.0, 0, False, 0)
+    with pytest.raises(ValueError, match="nvec"):
+        _ops.add_float(x, x, np.zeros_like(x), 1.0, 0, 1.0, 0, 1.0, 0, False, 11)
+    with pytest.raises(ValueError, match="rejected"):
+        _ops.adaptive_avg_pool1d(x, np.zeros((2, 0), np.uint8))
+    assert not _ops.add_qnnp_supported(1.0, 0, 1.0, 0, 1.0 / 256, 0, False)
+    assert not _ops.add_qnnp_supported(1.0, 0, 1.0, 0, 1.0, 255, True)
+    assert _ops.add_qnnp_supported(1.0, 0, 1.0, 0, 1.0, 255, False)

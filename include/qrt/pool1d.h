@@ -51,7 +51,7 @@ static inline qrt_status qrt_avg_pool1d_s8(const qrt_pool1d_params *p, const int
                                            int8_t *out)
 {
     qrt_status st = qrt_pool1d_check(p);
-    if (st == QRT_OK && (p->dilation != 1 || p->mode != QRT_AVG_POOL_GENERIC))
+    if (st == QRT_OK && (p->dilation != 1 || p->mode == QRT_AVG_POOL_QNNP))
         st = QRT_ERR_ARG;
     if (st == QRT_OK)
         qrt_avg_pool1d_s8_ref(p, in, out);

@@ -12,6 +12,7 @@
 /** Average pooling flavours (see ref/pool1d_ref.h). */
 #define QRT_AVG_POOL_QNNP 0    /**< QNNPACK: divide by kernel, float scale f32(s / f32(s*k)) */
 #define QRT_AVG_POOL_GENERIC 1 /**< ATen's generic kernel: count_include_pad honoured */
+#define QRT_AVG_POOL_GENERIC_VEC 2 /**< ATen's NHWC kernel, vectorised channels (zp after rne) */
 
 /** Longest window any pooling kernel sums or scans. */
 #define QRT_POOL1D_MAX_WINDOW (1u << 23)
@@ -42,7 +43,8 @@ static inline qrt_status qrt_pool1d_check(const qrt_pool1d_params *p)
         return QRT_ERR_ARG;
     if (p->qmin >= p->qmax || p->zero < p->qmin || p->zero > p->qmax)
         return QRT_ERR_ARG;
-    if (p->mode != QRT_AVG_POOL_QNNP && p->mode != QRT_AVG_POOL_GENERIC)
+    if (p->mode != QRT_AVG_POOL_QNNP && p->mode != QRT_AVG_POOL_GENERIC &&
+        p->mode != QRT_AVG_POOL_GENERIC_VEC)
         return QRT_ERR_ARG;
     if ((uint64_t)(p->len_out - 1) * p->stride >= (uint64_t)p->len_in + p->pad)
         return QRT_ERR_ARG;

@@ -28,6 +28,7 @@ __all__ = [
 # chunks of each row and the scalar formula on the rest (docs/ops.md, "add").
 _ATEN_VEC_CODES = 64
 _F32 = np.float32
+_F32_TINY = np.finfo(np.float32).tiny  # smallest normal float32
 
 
 # ---- argument helpers ------------------------------------------------------------------------
@@ -105,6 +106,34 @@ def _pool_input(x, what="input", dtypes=(quint8, qint8)) -> QTensor:
     if x.shape[-1] < 1:
         raise ValueError(f"{what} has an empty length dimension (shape {x.shape})")
     return x
+
+
+# ATen's NHWC average pooling vectorises channels in groups of Vectorized<qint>::size() / 4
+# (16 on an AVX512 build); the remaining C % 16 channels take its scalar loop.
+_ATEN_NHWC_CHANNEL_BLOCK = 16
+
+
+def _pool_into(x: QTensor, flat: np.ndarray, lo: int, generic: bool, kernel) -> None:
+    """Run ``kernel(out2d, nhwc_vec)`` on the [N*C, lo] output rows, reproducing torch 2.13.
+
+    An [N, C, 1] input (C > 1) is also channels-last, so ATen's generic pooling kernels take
+    their NHWC branch: (1) its result is written in [N, lo, C] order into the [N, C, lo]
+    output, which torch then reads as [N, C, lo] (every engine); (2) average pooling rounds
+    its vectorised channels (the first C - C % 16) before adding the zero point.  QNNPACK's
+    own kernels are not affected.  qrt reproduces both (docs/ops.md, "pooling layout quirk").
+    """
+    if not (generic and x.ndim == 3 and x.shape[-1] == 1 and x.shape[1] > 1):
+        kernel(flat.reshape(-1, lo), False)
+        return
+    n, c = x.shape[0], x.shape[1]
+    tmp = np.empty((n, c, lo), x._dtype.numpy_dtype)
+    kernel(tmp.reshape(-1, lo), False)
+    nv = c - c % _ATEN_NHWC_CHANNEL_BLOCK
+    if nv:
+        vec = np.empty_like(tmp)
+        kernel(vec.reshape(-1, lo), True)
+        tmp[:, :nv] = vec[:, :nv]
+    flat[:] = (tmp.transpose(0, 2, 1) if lo > 1 else tmp).reshape(-1)
 
 
 def _pool_len(L, k, s, p, d, ceil_mode) -> int:
@@ -297,7 +326,11 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
     k, s, p, d, lo = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
     res, flat = _result(x.shape[:-1] + (lo,), x._dtype, x._scale, x._zero_point, out)
     _no_overlap(res, [x])
-    _ops.max_pool1d(_rows(_codes(x)), flat.reshape(-1, lo), k, s, p, d)
+    # torch's qnnpack engine runs QNNPACK's kernel for quint8 without ceil_mode; qrt follows
+    # fbgemm (ATen's generic kernel) where QNNPACK replicates the edge (dilation + padding).
+    generic = x._dtype is not quint8 or bool(ceil_mode) or (d > 1 and p > 0)
+    rows = _rows(_codes(x))
+    _pool_into(x, flat, lo, generic, lambda o2d, _: _ops.max_pool1d(rows, o2d, k, s, p, d))
     return res
 
 
@@ -317,15 +350,16 @@ def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: b
     _no_overlap(res, [x])
     qnnp = (x._dtype is quint8 and not ceil_mode and k > 1
             and (count_include_pad or p == 0))
-    _avg(x, flat.reshape(-1, lo), k, s, p, qnnp, bool(count_include_pad))
+    _pool_into(x, flat, lo, not qnnp,
+               lambda o2d, vec: _avg(x, o2d, k, s, p, qnnp, bool(count_include_pad), vec))
     return res
 
 
-def _avg(x, out2d, k, s, p, qnnp, count_include_pad):
+def _avg(x, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
     sf = _F32(x._scale)
     scale = _F32(sf / _F32(sf * _F32(k))) if qnnp else 0.0
     _ops.avg_pool1d(_rows(_codes(x)), out2d, k, s, p, x._zero_point, qnnp, count_include_pad,
-                    scale)
+                    scale, nhwc_vec)
 
 
 def adaptive_avg_pool1d(input: QTensor, output_size, *,
@@ -347,7 +381,8 @@ def adaptive_avg_pool1d(input: QTensor, output_size, *,
         k = L // o
         _avg(x, flat.reshape(-1, o), k, k, 0, True, True)
     else:
-        _ops.adaptive_avg_pool1d(_rows(_codes(x)), flat.reshape(-1, o))
+        rows = _rows(_codes(x))
+        _pool_into(x, flat, o, True, lambda o2d, _: _ops.adaptive_avg_pool1d(rows, o2d))
     return res
 
 
@@ -392,12 +427,19 @@ def cat(tensors: Sequence[QTensor], dim: int = 0, scale: Optional[float] = None,
     outer = int(np.prod(shape[:d], dtype=np.int64))
     inner = int(np.prod(shape[d + 1:], dtype=np.int64))
     out2d = flat.reshape(outer, shape[d] * inner)
+    so32 = _F32(so)
     off = 0
     for t in xs:
         n = t.shape[d] * inner
         if n and outer:
-            _ops.requant_copy(_codes(t).reshape(outer, n), out2d[:, off:off + n],
-                              _F32(t._scale), t._zero_point, _F32(so), zo)
+            src = _codes(t).reshape(outer, n)
+            if _F32(t._scale) == so32 and t._zero_point == zo and so32 >= _F32_TINY:
+                # dequantize + quantize with the same normal float32 scale is the identity:
+                # |x * inv - (q - zp)| <= 255 * 2^-23 < 1/2 (docs/ops.md, "cat").
+                out2d[:, off:off + n] = src
+            else:
+                _ops.requant_copy(src, out2d[:, off:off + n], _F32(t._scale), t._zero_point,
+                                  so32, zo)
         off += n
     return res
 

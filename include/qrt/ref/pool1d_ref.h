@@ -59,6 +59,8 @@ static inline void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_
  *    end = min(h + kernel, len_in + pad); pool = end - h; real window [max(h,0), min(end,L));
  *    acc = sum(x) - n_real * zp; div = count_include_pad ? pool : n_real;
  *    y = rne(f32(f32(f32(acc) * f32(1.0 / div)) + (float)zp)), clamped.
+ *  GENERIC_VEC (ATen's NHWC kernel on its vectorised channels, QuantizeAvx512): as GENERIC
+ *    but y = rne(f32(acc) * f32(1.0 / div)) + zp, clamped (zp added after rounding).
  */
 #define QRT_AVG_POOL1D_BODY(T)                                                                 \
     const int64_t L = p->len_in, K = p->kernel, S = p->stride, P = p->pad;                     \
@@ -69,7 +71,7 @@ static inline void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_
         for (int64_t t = 0; t < (int64_t)p->len_out; ++t) {                                    \
             const int64_t h = t * S - P;                                                       \
             int64_t end = h + K;                                                               \
-            if (p->mode == QRT_AVG_POOL_GENERIC && end > L + P)                                \
+            if (p->mode != QRT_AVG_POOL_QNNP && end > L + P)                                   \
                 end = L + P;                                                                   \
             const int64_t lo = h > 0 ? h : 0, hi = end < L ? end : L;                          \
             int32_t acc = 0;                                                                   \
@@ -81,7 +83,10 @@ static inline void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_
             } else {                                                                           \
                 const int64_t div = p->count_include_pad ? end - h : hi - lo;                  \
                 const float rcp = (float)(1.0 / (double)div);                                  \
-                v = rintf((float)acc * rcp + (float)zp);                                       \
+                if (p->mode == QRT_AVG_POOL_GENERIC_VEC)                                       \
+                    v = rintf((float)acc * rcp) + (float)zp;                                   \
+                else                                                                           \
+                    v = rintf((float)acc * rcp + (float)zp);                                   \
             }                                                                                  \
             v = v < (float)p->qmin ? (float)p->qmin : v;                                       \
             v = v > (float)p->qmax ? (float)p->qmax : v;                                       \
