@@ -26,6 +26,9 @@
 #define QRT_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define QRT__C1_NR 8 /* output channels per tile */
 #define QRT__C1_MT 3 /* 16-position vectors per tile */
+#ifndef QRT__C1_GROUP_BUDGET
+#define QRT__C1_GROUP_BUDGET (32 * 1024) /* bytes of packed input per group chunk (L1) */
+#endif
 
 static inline int64_t qrt__c1_ceil16(int64_t v) { return (v + 15) & ~(int64_t)15; }
 
@@ -49,7 +52,7 @@ static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_
     if (p->c_out != p->groups || p->groups < 2)
         return 1;
     const int64_t per = (int64_t)l->cq * (l->im2col ? 1 : p->stride) * qrt__c1_row(p, l) * 4;
-    int64_t gc = ((int64_t)256 * 1024) / (per > 0 ? per : 1);
+    int64_t gc = ((int64_t)QRT__C1_GROUP_BUDGET) / (per > 0 ? per : 1);
     gc = gc < 8 ? 8 : gc;
     return gc > (int64_t)p->groups ? (int64_t)p->groups : gc;
 }
@@ -89,9 +92,9 @@ static inline void qrt__c1_quads_scalar(const uint8_t *const base[4], const int6
     }
 }
 
-static inline void qrt__c1_quads(const uint8_t *const base[4], const int64_t time0[4],
-                                 int64_t step, int64_t count, int64_t len, int64_t xst,
-                                 int64_t xsc, uint8_t xz, uint32_t *dst, uint32_t *tmp)
+static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const int64_t time0[4],
+                                          int64_t step, int64_t count, int64_t len, int64_t xst,
+                                          int64_t xsc, uint8_t xz, uint32_t *dst, uint32_t *tmp)
 {
     if (step > 1 && xst == 1 && tmp && count > 0) {
         /* Strided taps: interleave every position with the unit-stride vector path, then keep
@@ -116,7 +119,31 @@ static inline void qrt__c1_quads(const uint8_t *const base[4], const int64_t tim
     qrt__c1_quads_scalar(base, time0, step, 0, lo, len, xst, xz, dst);
     int64_t i = lo;
     if (step == 1 && xst == 1) {
-        /* Unit-stride rows: interleave 16 positions of 4 rows at a time (SSE2 baseline). */
+        /* Unit-stride rows: interleave 64 positions of 4 rows at a time.  The byte/word unpacks
+         * work within 128-bit lanes; two rounds of 128-bit shuffles put the quads in order. */
+        const __m512i z512 = _mm512_setzero_si512();
+        for (; i + 64 <= hi; i += 64) {
+            __m512i r[4];
+            for (int j = 0; j < 4; ++j)
+                r[j] = base[j] ? _mm512_loadu_si512((const void *)(base[j] + time0[j] + i)) : z512;
+            const __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]);
+            const __m512i ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
+            const __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]);
+            const __m512i cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
+            /* q0..q3: per 128-bit lane L, the quads of positions 16L + {0-3, 4-7, 8-11, 12-15} */
+            const __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo);
+            const __m512i q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+            const __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi);
+            const __m512i q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+            const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44); /* q0.l0 q0.l1 q1.l0 q1.l1 */
+            const __m512i t1 = _mm512_shuffle_i64x2(q2, q3, 0x44); /* q2.l0 q2.l1 q3.l0 q3.l1 */
+            const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE); /* q0.l2 q0.l3 q1.l2 q1.l3 */
+            const __m512i t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE); /* q2.l2 q2.l3 q3.l2 q3.l3 */
+            _mm512_storeu_si512((void *)(dst + i), _mm512_shuffle_i64x2(t0, t1, 0x88));
+            _mm512_storeu_si512((void *)(dst + i + 16), _mm512_shuffle_i64x2(t0, t1, 0xDD));
+            _mm512_storeu_si512((void *)(dst + i + 32), _mm512_shuffle_i64x2(t2, t3, 0x88));
+            _mm512_storeu_si512((void *)(dst + i + 48), _mm512_shuffle_i64x2(t2, t3, 0xDD));
+        }
         const __m128i zero = _mm_setzero_si128();
         for (; i + 16 <= hi; i += 16) {
             __m128i r[4];
