@@ -19,6 +19,9 @@ tF = torch.nn.functional
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", message=".*quantiz.*")
 warnings.filterwarnings("ignore", message=".*resized.*")
+# torch's deprecation notice for quantized dtypes and its cat-with-mixed-qparams notice.
+pytestmark = [pytest.mark.filterwarnings("ignore:.*quantiz"),
+              pytest.mark.filterwarnings("ignore:.*resized")]
 
 N_CASES = 250  # per op in the default run; the slow variants run 10x more
 

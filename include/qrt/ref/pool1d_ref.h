@@ -15,22 +15,71 @@
  * Max pooling, window t: positions t*stride - pad + j*dilation, j < kernel; positions outside
  * [0, len_in) are skipped (padding never wins).  A window with no real position gives qmin,
  * as ATen's generic kernel (its running max starts at the type's lowest value).
+ *
+ * Average pooling, window t starting at h = t*stride - pad:
+ *  QNNP (pytorch_qnnp average pooling; padded positions read the zero point):
+ *    acc = sum over real positions of (x - zp);  y = rne(f32(acc) * scale) + zp, clamped.
+ *  GENERIC (ATen _qavg_pool_nchw_kernel):
+ *    end = min(h + kernel, len_in + pad); pool = end - h; real window [max(h,0), min(end,L));
+ *    acc = sum(x) - n_real * zp; div = count_include_pad ? pool : n_real;
+ *    y = rne(f32(f32(f32(acc) * f32(1.0 / div)) + (float)zp)), clamped.
+ *  GENERIC_VEC (ATen's NHWC kernel on its vectorised channels, QuantizeAvx512): as GENERIC
+ *    but y = rne(f32(acc) * f32(1.0 / div)) + zp, clamped (zp added after rounding).
+ *
+ * One output per call: the optimized variants (qrt/pool1d.h) reuse these for border outputs.
  */
-#define QRT_MAX_POOL1D_BODY(T)                                                                 \
-    const int64_t L = p->len_in, K = p->kernel, S = p->stride, P = p->pad, D = p->dilation;    \
-    for (uint32_t r = 0; r < p->rows; ++r) {                                                   \
-        const T *x = in + (size_t)r * p->len_in;                                               \
-        T *y = out + (size_t)r * p->len_out;                                                   \
-        for (int64_t t = 0; t < (int64_t)p->len_out; ++t) {                                    \
-            int32_t m = p->qmin;                                                               \
-            for (int64_t j = 0; j < K; ++j) {                                                  \
-                const int64_t i = t * S - P + j * D;                                           \
-                if (i >= 0 && i < L && (int32_t)x[i] > m)                                      \
-                    m = x[i];                                                                  \
-            }                                                                                  \
-            y[t] = (T)m;                                                                       \
+#define QRT_POOL1D_DEFINE_OUTPUTS(T, sfx)                                                      \
+    static inline T qrt_max_pool1d_out_##sfx(const qrt_pool1d_params *p, const T *x,          \
+                                             int64_t t)                                        \
+    {                                                                                          \
+        int32_t m = p->qmin;                                                                   \
+        for (int64_t j = 0; j < (int64_t)p->kernel; ++j) {                                     \
+            const int64_t i = t * (int64_t)p->stride - (int64_t)p->pad +                       \
+                              j * (int64_t)p->dilation;                                        \
+            if (i >= 0 && i < (int64_t)p->len_in && (int32_t)x[i] > m)                         \
+                m = x[i];                                                                      \
         }                                                                                      \
+        return (T)m;                                                                           \
+    }                                                                                          \
+    static inline T qrt_avg_pool1d_out_##sfx(const qrt_pool1d_params *p, const T *x,          \
+                                             int64_t t)                                        \
+    {                                                                                          \
+        const int64_t L = p->len_in, P = p->pad, h = t * (int64_t)p->stride - P;              \
+        int64_t end = h + (int64_t)p->kernel;                                                  \
+        if (p->mode != QRT_AVG_POOL_QNNP && end > L + P)                                       \
+            end = L + P;                                                                       \
+        const int64_t lo = h > 0 ? h : 0, hi = end < L ? end : L;                              \
+        int32_t acc = 0;                                                                       \
+        for (int64_t i = lo; i < hi; ++i)                                                      \
+            acc += (int32_t)x[i] - p->zero;                                                    \
+        return (T)(int32_t)qrt_avg_pool1d_round_(p, acc,                                      \
+                                                 p->count_include_pad ? end - h : hi - lo);    \
     }
+
+/** Requantize one window sum: the three formulas above, clamped to [qmin, qmax]. */
+static inline float qrt_avg_pool1d_round_(const qrt_pool1d_params *p, int32_t acc, int64_t div)
+{
+    float v;
+    if (p->mode == QRT_AVG_POOL_QNNP) {
+        v = rintf((float)acc * p->scale) + (float)p->zero;
+    } else {
+        const float rcp = (float)(1.0 / (double)div);
+        if (p->mode == QRT_AVG_POOL_GENERIC_VEC)
+            v = rintf((float)acc * rcp) + (float)p->zero;
+        else
+            v = rintf((float)acc * rcp + (float)p->zero);
+    }
+    v = v < (float)p->qmin ? (float)p->qmin : v;
+    return v > (float)p->qmax ? (float)p->qmax : v;
+}
+
+QRT_POOL1D_DEFINE_OUTPUTS(uint8_t, u8)
+QRT_POOL1D_DEFINE_OUTPUTS(int8_t, s8)
+
+#define QRT_POOL1D_REF_BODY(one)                                                               \
+    for (uint32_t r = 0; r < p->rows; ++r)                                                     \
+        for (int64_t t = 0; t < (int64_t)p->len_out; ++t)                                      \
+            out[(size_t)r * p->len_out + (size_t)t] = one(p, in + (size_t)r * p->len_in, t);
 
 /**
  * @brief Quantized max_pool1d of quint8 codes.
@@ -41,76 +90,33 @@
 static inline void qrt_max_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
                                          uint8_t *out)
 {
-    QRT_MAX_POOL1D_BODY(uint8_t)
+    QRT_POOL1D_REF_BODY(qrt_max_pool1d_out_u8)
 }
 
 /** As qrt_max_pool1d_u8_ref(), for qint8 codes. */
 static inline void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
                                          int8_t *out)
 {
-    QRT_MAX_POOL1D_BODY(int8_t)
+    QRT_POOL1D_REF_BODY(qrt_max_pool1d_out_s8)
 }
-
-/*
- * Average pooling, window t starting at h = t*stride - pad:
- *  QNNP (pytorch_qnnp average pooling; padded positions read the zero point):
- *    acc = sum over real positions of (x - zp);  y = rne(f32(acc) * scale) + zp, clamped.
- *  GENERIC (ATen _qavg_pool_nchw_kernel):
- *    end = min(h + kernel, len_in + pad); pool = end - h; real window [max(h,0), min(end,L));
- *    acc = sum(x) - n_real * zp; div = count_include_pad ? pool : n_real;
- *    y = rne(f32(f32(f32(acc) * f32(1.0 / div)) + (float)zp)), clamped.
- *  GENERIC_VEC (ATen's NHWC kernel on its vectorised channels, QuantizeAvx512): as GENERIC
- *    but y = rne(f32(acc) * f32(1.0 / div)) + zp, clamped (zp added after rounding).
- */
-#define QRT_AVG_POOL1D_BODY(T)                                                                 \
-    const int64_t L = p->len_in, K = p->kernel, S = p->stride, P = p->pad;                     \
-    const int32_t zp = p->zero;                                                                \
-    for (uint32_t r = 0; r < p->rows; ++r) {                                                   \
-        const T *x = in + (size_t)r * p->len_in;                                               \
-        T *y = out + (size_t)r * p->len_out;                                                   \
-        for (int64_t t = 0; t < (int64_t)p->len_out; ++t) {                                    \
-            const int64_t h = t * S - P;                                                       \
-            int64_t end = h + K;                                                               \
-            if (p->mode != QRT_AVG_POOL_QNNP && end > L + P)                                   \
-                end = L + P;                                                                   \
-            const int64_t lo = h > 0 ? h : 0, hi = end < L ? end : L;                          \
-            int32_t acc = 0;                                                                   \
-            for (int64_t i = lo; i < hi; ++i)                                                  \
-                acc += (int32_t)x[i] - zp;                                                     \
-            float v;                                                                           \
-            if (p->mode == QRT_AVG_POOL_QNNP) {                                                \
-                v = rintf((float)acc * p->scale) + (float)zp;                                  \
-            } else {                                                                           \
-                const int64_t div = p->count_include_pad ? end - h : hi - lo;                  \
-                const float rcp = (float)(1.0 / (double)div);                                  \
-                if (p->mode == QRT_AVG_POOL_GENERIC_VEC)                                       \
-                    v = rintf((float)acc * rcp) + (float)zp;                                   \
-                else                                                                           \
-                    v = rintf((float)acc * rcp + (float)zp);                                   \
-            }                                                                                  \
-            v = v < (float)p->qmin ? (float)p->qmin : v;                                       \
-            v = v > (float)p->qmax ? (float)p->qmax : v;                                       \
-            y[t] = (T)(int32_t)v;                                                              \
-        }                                                                                      \
-    }
 
 /**
  * @brief Quantized avg_pool1d of quint8 codes (input and output share scale and zero point).
- * @param[in]  p   geometry, mode (QRT_AVG_POOL_QNNP / _GENERIC), count_include_pad, scale
+ * @param[in]  p   geometry, mode (QRT_AVG_POOL_*), count_include_pad, scale
  * @param[in]  in  [rows][len_in]
  * @param[out] out [rows][len_out]
  */
 static inline void qrt_avg_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
                                          uint8_t *out)
 {
-    QRT_AVG_POOL1D_BODY(uint8_t)
+    QRT_POOL1D_REF_BODY(qrt_avg_pool1d_out_u8)
 }
 
-/** As qrt_avg_pool1d_u8_ref(), for qint8 codes (GENERIC mode: QNNPACK is quint8-only). */
+/** As qrt_avg_pool1d_u8_ref(), for qint8 codes (GENERIC modes: QNNPACK is quint8-only). */
 static inline void qrt_avg_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
                                          int8_t *out)
 {
-    QRT_AVG_POOL1D_BODY(int8_t)
+    QRT_POOL1D_REF_BODY(qrt_avg_pool1d_out_s8)
 }
 
 /*
