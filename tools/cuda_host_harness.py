@@ -87,28 +87,28 @@ def build() -> str:
 def load() -> ctypes.CDLL:
     """The harness library with argument types declared."""
     lib = ctypes.CDLL(build())
-    P, I, LL, F, V = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong, ctypes.c_float, None
+    P, N, LL, F, V = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong, ctypes.c_float, None
     sig = {
-        "h_conv1d": [I, I, P, P, P, P, P, P, P, P],
-        "h_conv1d_dot_dp4a": [I, I, P, P, P, P, P, P, P, P, P],
-        "h_quantize_f32_u8": [I, I, P, LL, F, F, F, F, P],
-        "h_quantize_f32_s8": [I, I, P, LL, F, F, F, F, P],
-        "h_dequantize_u8_f32": [I, I, P, LL, F, I, P],
-        "h_dequantize_s8_f32": [I, I, P, LL, F, I, P],
-        "h_relu_u8": [I, I, P, LL, I, P],
-        "h_relu_s8": [I, I, P, LL, I, P],
-        "h_add_u8": [I, I, P, P, LL, I, I, I, F, F, I, I, P],
-        "h_max_pool1d_u8": [I, I, P, P, P],
-        "h_avg_pool1d_u8": [I, I, P, P, I, F, P],
+        "h_conv1d": [N, N, P, P, P, P, P, P, P, P],
+        "h_conv1d_dot_dp4a": [N, N, P, P, P, P, P, P, P, P, P],
+        "h_quantize_f32_u8": [N, N, P, LL, F, F, F, F, P],
+        "h_quantize_f32_s8": [N, N, P, LL, F, F, F, F, P],
+        "h_dequantize_u8_f32": [N, N, P, LL, F, N, P],
+        "h_dequantize_s8_f32": [N, N, P, LL, F, N, P],
+        "h_relu_u8": [N, N, P, LL, N, P],
+        "h_relu_s8": [N, N, P, LL, N, P],
+        "h_add_u8": [N, N, P, P, LL, N, N, N, F, F, N, N, P],
+        "h_max_pool1d_u8": [N, N, P, P, P],
+        "h_avg_pool1d_u8": [N, N, P, P, N, F, P],
         "r_conv1d": [P, P, P, P, P, P, P, P],
         "r_quantize_f32_u8": [P, LL, F, F, F, F, P],
         "r_quantize_f32_s8": [P, LL, F, F, F, F, P],
-        "r_dequantize_u8_f32": [P, LL, F, I, P],
-        "r_dequantize_s8_f32": [P, LL, F, I, P],
+        "r_dequantize_u8_f32": [P, LL, F, N, P],
+        "r_dequantize_s8_f32": [P, LL, F, N, P],
         "r_have_conv1d": [],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
         fn.argtypes = args
-        fn.restype = I if name.startswith("r_have") or name == "r_conv1d" else V
+        fn.restype = N if name.startswith("r_have") or name == "r_conv1d" else V
     return lib

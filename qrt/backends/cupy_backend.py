@@ -10,10 +10,9 @@ C reference kernels (tests/test_cuda_math.py); see docs/gpu.md.
 
 from __future__ import annotations
 
-import math
 import os
 from types import SimpleNamespace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import cupy as cp
 import numpy as np
@@ -437,7 +436,8 @@ def _max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
                                              ceil_mode)
     if out is None:
         out = cp.empty(x.shape[:-1] + (lo,), dtype=cp.uint8)
-    _launch("qrt_cu_max_pool1d_u8", rows * lo, (_i64([rows, L, lo, k, s, d, p, 0 if ceil_mode else 1]),
+    clamp = 0 if ceil_mode else 1  # torch runs QNNPACK (edge clamp) only without ceil_mode
+    _launch("qrt_cu_max_pool1d_u8", rows * lo, (_i64([rows, L, lo, k, s, d, p, clamp]),
                                                 x.int_repr(), out))
     return DeviceQTensor._wrap(out, quint8, x.q_scale(), x.q_zero_point())
 
@@ -579,7 +579,9 @@ class DeviceModel:
         if len(outs) != 1:
             raise UnsupportedOnDevice(f"{what}: expected one output")
         o = outs[0]
-        same = (lambda s: s[0])
+
+        def same(s):
+            return s[0]
 
         if k == "quantize":
             e = self._act_q(o, what)
