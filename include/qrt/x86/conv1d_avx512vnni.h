@@ -35,6 +35,11 @@ static inline int64_t qrt__c1_row(const qrt_conv1d_params *p, const qrt_conv1d_l
     int64_t u = qrt__c1_ceil16(p->len_out);
     if (!l->im2col)
         u += ((int64_t)(p->kernel - 1) * p->dilation) / p->stride;
+    /* Rows are read together by a tile: make their stride an odd number of 64-byte lines so
+     * they spread over all L1 sets instead of aliasing into a few. */
+    u = qrt__c1_ceil16(u);
+    if ((u / 16) % 2 == 0)
+        u += 16;
     return u;
 }
 
