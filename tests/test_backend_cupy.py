@@ -123,13 +123,7 @@ def test_backend_cupy_quantize_dequantize_equal_cpu(be, rng, dtype):
         np.testing.assert_array_equal(host(be, be.cb.to_device(cpu).int_repr()), cpu.int_repr())
 
 
-# ---- ops vs torch qnnpack (and qrt.functional where it has the op) ----------------------------
-def _also_cpu(name, *args, **kw):
-    """qrt.functional's result for the same call, or None where this checkout lacks the op."""
-    fn = getattr(qrt.functional, name, None)
-    return None if fn is None else fn(*args, **kw).int_repr()
-
-
+# ---- ops vs torch qnnpack, and vs qrt's CPU backend ------------------------------------------
 def test_backend_cupy_conv1d_equals_torch_qnnpack(be, rng, torch):
     qF = torch.ao.nn.quantized.functional
     for case in range(24):
@@ -180,43 +174,83 @@ def test_backend_cupy_linear_equals_torch_qnnpack(be, rng, torch):
             np.testing.assert_array_equal(host(be, got.int_repr()), want)
 
 
-def test_backend_cupy_eltwise_and_pool_equal_torch_qnnpack(be, rng, torch):
-    f = be.cb.functional
-    for case in range(12):
+def test_backend_cupy_ops_equal_cpu_backend(be, rng):
+    """relu, add, add_relu, max/avg pooling (all modes), conv1d, linear(_relu), linear_dynamic:
+    device result == qrt.functional's CPU result, bit for bit."""
+    f, F = be.cb.functional, qrt.functional
+    for case in range(16):
         n, c, L = 2, int(rng.integers(2, 5)), int(rng.integers(8, 40))
-        qa = torch.quantize_per_tensor(torch.randn(n, c, L) * 4, 0.05, int(rng.integers(0, 256)),
-                                       torch.quint8)
-        qb = torch.quantize_per_tensor(torch.randn(n, c, L) * 4, 0.07, int(rng.integers(0, 256)),
-                                       torch.quint8)
-        da, db = dev_from_torch(be, qa), dev_from_torch(be, qb)
-        np.testing.assert_array_equal(host(be, f.relu(da).int_repr()),
-                                      torch.relu(qa).int_repr().numpy())
+        qa = qrt.quantize_per_tensor(rng.normal(0, 4, (n, c, L)).astype(F32), 0.05,
+                                     int(rng.integers(0, 256)), qrt.quint8)
+        qb = qrt.quantize_per_tensor(rng.normal(0, 4, (n, c, L)).astype(F32), 0.07,
+                                     int(rng.integers(0, 256)), qrt.quint8)
+        da, db = be.cb.to_device(qa), be.cb.to_device(qb)
+        np.testing.assert_array_equal(host(be, f.relu(da).int_repr()), F.relu(qa).int_repr())
         so, zo = float(rng.uniform(0.05, 0.2)), int(rng.integers(0, 255))
         np.testing.assert_array_equal(host(be, f.add(da, db, so, zo).int_repr()),
-                                      torch.ops.quantized.add(qa, qb, so, zo).int_repr().numpy())
-        np.testing.assert_array_equal(
-            host(be, f.add_relu(da, db, so, zo).int_repr()),
-            torch.ops.quantized.add_relu(qa, qb, so, zo).int_repr().numpy())
-        k, s = int(rng.integers(2, 5)), int(rng.integers(1, 3))
+                                      F.add(qa, qb, so, zo).int_repr())
+        np.testing.assert_array_equal(host(be, f.add_relu(da, db, so, zo).int_repr()),
+                                      F.add_relu(qa, qb, so, zo).int_repr())
+        k, s = int(rng.integers(1, 6)), int(rng.integers(1, 3))
         p, dil, ceil = int(rng.integers(0, k // 2 + 1)), int(rng.integers(1, 3)), bool(case % 2)
-        want = torch.nn.functional.max_pool1d(qa, k, s, p, dil, ceil_mode=ceil)
         np.testing.assert_array_equal(host(be, f.max_pool1d(da, k, s, p, dil, ceil).int_repr()),
-                                      want.int_repr().numpy())
-        want = torch.nn.functional.avg_pool1d(qa, k, s, p)
-        np.testing.assert_array_equal(host(be, f.avg_pool1d(da, k, s, p).int_repr()),
-                                      want.int_repr().numpy())
+                                      F.max_pool1d(qa, k, s, p, dil, ceil).int_repr())
+        cip = bool(case % 3)
+        np.testing.assert_array_equal(
+            host(be, f.avg_pool1d(da, k, s, p, ceil, cip).int_repr()),
+            F.avg_pool1d(qa, k, s, p, ceil, cip).int_repr(), err_msg=f"k{k} s{s} p{p} c{ceil}")
+        # conv1d (grouped / depthwise / per-channel / asymmetric zero points)
+        g = [1, c, 1, c][case % 4]
+        cg = c // g
+        oc = g * int(rng.integers(1, 3))
+        K, st, dl = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        pd = int(rng.integers(0, 3))
+        if L + 2 * pd < dl * (K - 1) + 1:
+            pd = K * dl
+        w = qrt.quantize_per_channel(rng.normal(0, 1, (oc, cg, K)).astype(F32),
+                                     rng.uniform(0.005, 0.02, oc), rng.integers(-3, 4, oc), 0,
+                                     qrt.qint8)
+        bias = rng.normal(0, 1, oc).astype(F32) if case % 3 else None
+        kw = dict(stride=st, padding=pd, dilation=dl, groups=g, scale=0.11, zero_point=77)
+        np.testing.assert_array_equal(host(be, f.conv1d(da, w, bias, **kw).int_repr()),
+                                      F.conv1d(qa, w, bias, **kw).int_repr(), err_msg=f"{case}")
+        # linear family over [rows, features]
+        x2 = qrt.quantize_per_tensor(rng.normal(0, 2, (5, c * L)).astype(F32), 0.04, 100,
+                                     qrt.quint8)
+        w2 = qrt.quantize_per_tensor(rng.normal(0, 1, (9, c * L)).astype(F32), 0.01, 0,
+                                     qrt.qint8)
+        b2 = rng.normal(0, 1, 9).astype(F32)
+        d2 = be.cb.to_device(x2)
+        np.testing.assert_array_equal(host(be, f.linear(d2, w2, b2, 0.2, 60).int_repr()),
+                                      F.linear(x2, w2, b2, 0.2, 60).int_repr())
+        np.testing.assert_array_equal(host(be, f.linear_relu(d2, w2, b2, 0.2, 60).int_repr()),
+                                      F.linear_relu(x2, w2, b2, 0.2, 60).int_repr())
+        xf = rng.normal(0, 2, (5, c * L)).astype(F32)
+        got = host(be, f.linear_dynamic(be.cp.asarray(xf), w2, b2))
+        np.testing.assert_array_equal(got.view(np.uint32),
+                                      F.linear_dynamic(xf, w2, b2).view(np.uint32))
+
+
+def test_backend_cupy_functional_dispatch(be):
+    """qrt.backends.device_dispatch routes a device tensor to the backend's op."""
+    @backends.device_dispatch("relu")
+    def relu(x):
+        return "cpu"
+    x = be.cb.to_device(qrt.quantize_per_tensor(np.linspace(-1, 1, 9, dtype=F32), 0.1, 5,
+                                                qrt.quint8))
+    r = relu(x)
+    assert backends.is_device_tensor(r)
+    np.testing.assert_array_equal(host(be, r.int_repr()), np.maximum(host(be, x.int_repr()), 5))
 
 
 def test_backend_cupy_refuses_what_it_cannot_do(be):
     f = be.cb.functional
     x = be.cb.to_device(qrt.quantize_per_tensor(np.ones((1, 2, 8), F32), 0.1, 3, qrt.quint8))
     y = be.cb.to_device(qrt.quantize_per_tensor(np.ones((1, 2, 4), F32), 0.1, 3, qrt.quint8))
-    with pytest.raises(be.cb.UnsupportedOnDevice, match="broadcast"):
+    with pytest.raises(be.cb.UnsupportedOnDevice, match="broadcasting"):
         f.add(x, y, 0.1, 0)
-    with pytest.raises(ValueError, match="outside QNNPACK"):
+    with pytest.raises(be.cb.UnsupportedOnDevice, match="QNNPACK refuses"):
         f.add(x, x, 1e-4, 0)
-    with pytest.raises(be.cb.UnsupportedOnDevice, match="ceil_mode"):
-        f.avg_pool1d(x, 2, 2, 0, ceil_mode=True)
     with pytest.raises(TypeError, match="DeviceQTensor"):
         f.relu(np.zeros(3, np.uint8))
 
@@ -231,65 +265,45 @@ def _entry(i, name, dtype, shape, kind="activation", scale=0.0, zp=0, qscheme=No
         scales_index=-1, zero_points_index=-1, array=array)
 
 
-def test_backend_cupy_model_equals_torch_qnnpack(be, rng, torch):
-    """quantize -> conv_relu1d -> depthwise conv1d -> add_relu (residual) -> max_pool1d ->
-    flatten -> linear -> dequantize, lowered by DeviceModel from blob-style tables."""
-    qF = torch.ao.nn.quantized.functional
-    C, L, OUT = 4, 16, 5
-    w1 = torch.quantize_per_tensor(torch.randn(C, C, 3), 0.02, 0, torch.qint8)
-    b1 = torch.randn(C)
-    w2 = torch.quantize_per_tensor(torch.randn(C, 1, 3), 0.03, 0, torch.qint8)
-    w3 = torch.quantize_per_tensor(torch.randn(OUT, C * L // 2), 0.01, 0, torch.qint8)
-    b3 = torch.randn(OUT)
-    s = {"x": (0.04, 128), "a": (0.05, 0), "b": (0.06, 120), "c": (0.07, 0), "y": (0.1, 130)}
-    E = _entry
-    t = [E(0, "in", "float32", (1, C, L), batched=True),
-         E(1, "xq", "quint8", (1, C, L), scale=s["x"][0], zp=s["x"][1], batched=True),
-         E(2, "a", "quint8", (1, C, L), scale=s["a"][0], zp=s["a"][1], batched=True),
-         E(3, "b", "quint8", (1, C, L), scale=s["b"][0], zp=s["b"][1], batched=True),
-         E(4, "c", "quint8", (1, C, L), scale=s["c"][0], zp=s["c"][1], batched=True),
-         E(5, "p", "quint8", (1, C, L // 2), scale=s["c"][0], zp=s["c"][1], batched=True),
-         E(6, "f", "quint8", (1, C * L // 2), scale=s["c"][0], zp=s["c"][1], batched=True),
-         E(7, "y", "quint8", (1, OUT), scale=s["y"][0], zp=s["y"][1], batched=True),
-         E(8, "out", "float32", (1, OUT), batched=True),
-         E(9, "w1", "qint8", (C, C, 3), "constant", 0.02, 0, array=w1.int_repr().numpy()),
-         E(10, "b1", "float32", (C,), "constant", array=b1.numpy()),
-         E(11, "w2", "qint8", (C, 1, 3), "constant", 0.03, 0, array=w2.int_repr().numpy()),
-         E(12, "w3", "qint8", (OUT, C * L // 2), "constant", 0.01, 0,
-           array=w3.int_repr().numpy()),
-         E(13, "b3", "float32", (OUT,), "constant", array=b3.numpy())]
+def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
+    """A torch model exported by qrt_export runs on the device with the CPU model's outputs:
+    conv+relu, depthwise conv, residual add, max/avg pooling, flatten, linear, dequantize."""
+    qrt_export = pytest.importorskip("qrt_export")
+    nn = torch.nn
 
-    def op(i, kind, ins, outs, params=(), **attrs):
-        return types.SimpleNamespace(index=i, kind=kind, name=f"op{i}", inputs=list(ins),
-                                     outputs=list(outs), params=list(params), attrs=attrs)
-    ops = [op(0, "quantize", [0], [1]),
-           op(1, "conv_relu1d", [1], [2], [9, 10], stride=1, padding=1, dilation=1, groups=1),
-           op(2, "conv1d", [2], [3], [11], stride=1, padding=[2], dilation=[2], groups=C),
-           op(3, "add_relu", [3, 1], [4]),
-           op(4, "max_pool1d", [4], [5], kernel_size=2, stride=2),
-           op(5, "flatten", [5], [6], start_dim=1),
-           op(6, "linear", [6], [7], [12, 13]),
-           op(7, "dequantize", [7], [8])]
-    blob = types.SimpleNamespace(tensors=t, ops=ops, inputs=[0], outputs=[8])
-    model = be.cb.DeviceModel(blob)
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv1d(3, 8, 5, padding=2)
+            self.r1 = nn.ReLU()
+            self.dw = nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=8)
+            self.mp = nn.MaxPool1d(2)
+            self.ap = nn.AvgPool1d(3, 1, 1)
+            self.fc = nn.Linear(8 * 16, 6)
 
-    for batch in (3, 1, 3):
-        x = torch.randn(batch, C, L) * 2
-        xq = torch.quantize_per_tensor(x, *s["x"], torch.quint8)
-        a = qF.conv1d(xq, w1, b1, padding=1, scale=s["a"][0], zero_point=s["a"][1])
-        a = torch.ops.quantized.relu(a) if hasattr(torch.ops.quantized, "relu") else \
-            torch.relu(a)
-        bq = qF.conv1d(a, w2, None, padding=2, dilation=2, groups=C, scale=s["b"][0],
-                       zero_point=s["b"][1])
-        cq = torch.ops.quantized.add_relu(bq, xq, *s["c"])
-        pq = torch.nn.functional.max_pool1d(cq, 2, 2)
-        yq = torch.ops.quantized.linear(pq.reshape(batch, -1),
-                                        torch.ops.quantized.linear_prepack(w3, b3), *s["y"])
-        want = yq.dequantize().numpy()
-        got = model(x.numpy())
-        assert isinstance(got, np.ndarray)
-        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
-        got_dev = model(be.cp.asarray(x.numpy()), as_cupy=True)
+        def forward(self, x):
+            y = self.r1(self.c1(x))
+            y = torch.relu(self.dw(y) + y)
+            y = self.ap(self.mp(y))
+            return self.fc(torch.flatten(y, 1))
+
+    torch.manual_seed(0)
+    ex = torch.randn(2, 3, 32)
+    path = str(tmp_path / "net.bin")
+    qrt_export.export(Net().eval(), ex, path, calibration_data=[torch.randn(4, 3, 32)],
+                      check=False, verbose=False)
+    cpu = qrt.load(path)
+    dev = be.cb.load(path)
+    kinds = {o.kind for o in dev.blob.ops}
+    assert {"conv_relu1d", "conv1d", "linear", "max_pool1d", "avg_pool1d"} <= kinds, kinds
+    rng = np.random.default_rng(5)
+    for batch in (2, 5, 2):
+        x = rng.normal(0, 1, (batch, 3, 32)).astype(F32)
+        want = cpu(x)
+        got = dev(x)
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint32),
+                                      np.asarray(want).view(np.uint32))
+        got_dev = dev(be.cp.asarray(x), as_cupy=True)
         np.testing.assert_array_equal(host(be, got_dev), want)
 
 

@@ -259,6 +259,11 @@ def qnnpack():
     torch.backends.quantized.engine = old
 
 
+def need_ops_ref(lib):
+    if lib.r_have_ops() != 1:
+        pytest.skip("include/qrt/ref/{add,pool1d,activation}_ref.h are not in this checkout")
+
+
 def test_cuda_relu(lib, rng):
     for signed in (False, True):
         dt, lo, hi = (np.int8, -128, 128) if signed else (np.uint8, 0, 256)
@@ -267,6 +272,40 @@ def test_cuda_relu(lib, rng):
         out = np.zeros_like(q)
         (lib.h_relu_s8 if signed else lib.h_relu_u8)(GRID, BLOCK, ptr(q), q.size, zp, ptr(out))
         np.testing.assert_array_equal(out, np.maximum(q, zp).astype(dt))
+        if not signed and lib.r_have_ops():
+            ref = np.ones_like(q)
+            lib.r_relu_u8(ptr(q), q.size, zp, ptr(ref))
+            np.testing.assert_array_equal(out, ref)
+
+
+def test_cuda_add_equals_reference(lib, rng):
+    """QNNPACK's fixed-point add over its whole accepted ratio range [2^-14, 2^8)
+    (shifts 14..35, where the SSE2 mask and shift saturate), against include/qrt/ref/add_ref.h."""
+    need_ops_ref(lib)
+    a = rng.integers(0, 256, 4000).astype(np.uint8)
+    b = rng.integers(0, 256, 4000).astype(np.uint8)
+    a[:256] = np.arange(256)
+    b[:256] = 255 - np.arange(256)
+    done = 0
+    for case in range(300):
+        so = F32(rng.uniform(0.01, 1.0))
+        ra, rb = (2.0 ** rng.uniform(-14.5, 8.5, 2))
+        if case % 7 == 0:
+            ra = 2.0 ** int(rng.integers(-14, 8))  # exact powers of two: ties in the shift
+        sa, sb = F32(ra * so), F32(rb * so)
+        za, zb, zo = (int(v) for v in rng.integers(0, 256, 3))
+        relu = bool(case % 2)
+        ref = np.zeros_like(a)
+        st = lib.r_add_u8(ptr(a), ptr(b), a.size, sa, za, sb, zb, so, zo, int(relu), ptr(ref))
+        if st != 0:
+            continue  # QNNPACK refuses these qparams: the GPU backend refuses them too
+        a_os, b_os = F32(sa / so), F32(sb / so)
+        out = np.zeros_like(a)
+        lib.h_add_u8(GRID, BLOCK, ptr(a), ptr(b), a.size, za, zb, zo, a_os, b_os,
+                     zo if relu else 0, 255, ptr(out))
+        np.testing.assert_array_equal(out, ref, err_msg=f"ratios {a_os} {b_os}")
+        done += 1
+    assert done > 200
 
 
 def test_cuda_add_equals_torch_qnnpack(lib, rng, qnnpack):
@@ -298,32 +337,77 @@ def test_cuda_add_equals_torch_qnnpack(lib, rng, qnnpack):
     assert done > 100
 
 
+def random_pool(rng, case):
+    k = int(rng.integers(1, 7))
+    s = int(rng.integers(1, 4))
+    p = int(rng.integers(0, k // 2 + 1))
+    d = int(rng.integers(1, 3)) if case % 2 else 1
+    ceil = bool(case % 3 == 0)
+    L = int(rng.integers(d * (k - 1) + 1, 40))
+    return k, s, p, d, ceil, L
+
+
+def test_cuda_pool1d_equals_reference(lib, rng):
+    """max/avg pool kernels == include/qrt/ref/pool1d_ref.h (QNNP and GENERIC average modes)."""
+    need_ops_ref(lib)
+    for case in range(300):
+        k, s, p, d, ceil, L = random_pool(rng, case)
+        rows = int(rng.integers(1, 7))
+        x = rng.integers(0, 256, (rows, L), dtype=np.uint8)
+        lo = Q.pool1d_len_out(L, k, s, p, d, ceil)
+        P = np.array([rows, L, lo, k, s, d, p, 0, 0], np.int64)
+        out, ref = np.zeros((rows, lo), np.uint8), np.ones((rows, lo), np.uint8)
+        assert lib.r_max_pool1d_u8(ptr(P), ptr(x), ptr(ref)) == 0
+        lib.h_max_pool1d_u8(GRID, BLOCK, ptr(P), ptr(x), ptr(out))
+        np.testing.assert_array_equal(out, ref, err_msg=f"max k{k} s{s} p{p} d{d} ceil{ceil}")
+        lo = Q.pool1d_len_out(L, k, s, p, 1, ceil)
+        cip = bool(rng.integers(0, 2))
+        qnnp = not ceil and k > 1 and (cip or p == 0)
+        zp = int(rng.integers(0, 256))
+        scale = Q.avg_pool_scale(float(rng.uniform(0.001, 1.0)), k) if qnnp else F32(0)
+        P = np.array([rows, L, lo, k, s, 1, p, 0 if qnnp else 1, int(cip)], np.int64)
+        out, ref = np.zeros((rows, lo), np.uint8), np.ones((rows, lo), np.uint8)
+        assert lib.r_avg_pool1d_u8(ptr(P), ptr(x), zp, scale, ptr(ref)) == 0
+        lib.h_avg_pool1d_u8(GRID, BLOCK, ptr(P), ptr(x), zp, scale, ptr(out))
+        np.testing.assert_array_equal(out, ref, err_msg=f"avg k{k} s{s} p{p} ceil{ceil} "
+                                                        f"cip{cip}")
+
+
 def test_cuda_pool1d_equals_torch_qnnpack(lib, rng, qnnpack):
+    """Against torch where qrt follows it: every case except (a) max pooling with dilation and
+    padding without ceil_mode, where QNNPACK replicates the edge and qrt (CPU and GPU) lets
+    padding never win, and (b) avg pooling with count_include_pad=False and padding, which
+    QNNPACK ignores and qrt honours (qrt.functional documents both choices)."""
     torch = qnnpack
     for case in range(150):
-        k = int(rng.integers(2, 6))
-        s = int(rng.integers(1, 4))
-        p = int(rng.integers(0, k // 2 + 1))
-        d = int(rng.integers(1, 3)) if case % 2 else 1
-        ceil = bool(case % 3 == 0)
+        k, s, p, d, ceil, L = random_pool(rng, case)
+        k = max(k, 2)  # QNNPACK refuses kernel_size 1
+        p = min(p, k // 2)
+        L = max(L, d * (k - 1) + 1)
         n, c = 2, int(rng.integers(2, 6))
-        L = int(rng.integers(d * (k - 1) + 1, 40))
         scale, zp = float(rng.uniform(0.01, 0.2)), int(rng.integers(0, 256))
         q = torch.quantize_per_tensor(torch.randn(n, c, L) * 5, scale, zp, torch.quint8)
         x = q.int_repr().numpy().copy()
-        lo = Q.pool1d_len_out(L, k, s, p, d, ceil)
-        P = np.array([n * c, L, lo, k, s, d, p, 0 if ceil else 1], np.int64)
-        want = torch.nn.functional.max_pool1d(q, k, s, p, d, ceil_mode=ceil).int_repr().numpy()
-        out = np.zeros((n, c, lo), np.uint8)
-        lib.h_max_pool1d_u8(GRID, BLOCK, ptr(P), ptr(x), ptr(out))
-        np.testing.assert_array_equal(out, want, err_msg=f"max k{k} s{s} p{p} d{d} ceil{ceil}")
-        if d == 1 and not ceil:
-            want = torch.nn.functional.avg_pool1d(q, k, s, p, ceil_mode=ceil).int_repr().numpy()
-            P[5] = 1
+        if not (d > 1 and p > 0 and not ceil):
+            lo = Q.pool1d_len_out(L, k, s, p, d, ceil)
+            P = np.array([n * c, L, lo, k, s, d, p, 0, 0], np.int64)
+            want = torch.nn.functional.max_pool1d(q, k, s, p, d, ceil_mode=ceil)
             out = np.zeros((n, c, lo), np.uint8)
-            lib.h_avg_pool1d_u8(GRID, BLOCK, ptr(P), ptr(x), zp, Q.avg_pool_scale(scale, scale, k),
-                                ptr(out))
-            np.testing.assert_array_equal(out, want, err_msg=f"avg k{k} s{s} p{p} ceil{ceil}")
+            lib.h_max_pool1d_u8(GRID, BLOCK, ptr(P), ptr(x), ptr(out))
+            np.testing.assert_array_equal(out, want.int_repr().numpy(),
+                                          err_msg=f"max k{k} s{s} p{p} d{d} ceil{ceil}")
+        cip = bool(case % 4)
+        qnnp = not ceil and k > 1 and (cip or p == 0)
+        if not ceil and not cip and p > 0:
+            continue
+        lo = Q.pool1d_len_out(L, k, s, p, 1, ceil)
+        P = np.array([n * c, L, lo, k, s, 1, p, 0 if qnnp else 1, int(cip)], np.int64)
+        want = torch.nn.functional.avg_pool1d(q, k, s, p, ceil_mode=ceil, count_include_pad=cip)
+        out = np.zeros((n, c, lo), np.uint8)
+        sc = Q.avg_pool_scale(scale, k) if qnnp else F32(0)
+        lib.h_avg_pool1d_u8(GRID, BLOCK, ptr(P), ptr(x), zp, sc, ptr(out))
+        np.testing.assert_array_equal(out, want.int_repr().numpy(),
+                                      err_msg=f"avg k{k} s{s} p{p} ceil{ceil} cip{cip}")
 
 
 # ---- end to end: host constants + kernel == torch qnnpack conv1d / linear --------------------

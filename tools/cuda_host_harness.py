@@ -106,9 +106,19 @@ def load() -> ctypes.CDLL:
         "r_dequantize_u8_f32": [P, LL, F, N, P],
         "r_dequantize_s8_f32": [P, LL, F, N, P],
         "r_have_conv1d": [],
+        "r_have_ops": [],
     }
+    if lib.r_have_ops():
+        sig.update({
+            "r_add_u8": [P, P, LL, F, N, F, N, F, N, N, P],
+            "r_relu_u8": [P, LL, N, P],
+            "r_max_pool1d_u8": [P, P, P],
+            "r_avg_pool1d_u8": [P, P, N, F, P],
+        })
     for name, args in sig.items():
         fn = getattr(lib, name)
         fn.argtypes = args
-        fn.restype = N if name.startswith("r_have") or name == "r_conv1d" else V
+        fn.restype = V if name.startswith("h_") or name in (
+            "r_quantize_f32_u8", "r_quantize_f32_s8", "r_dequantize_u8_f32",
+            "r_dequantize_s8_f32", "r_relu_u8") else N
     return lib

@@ -18,6 +18,16 @@
 #endif
 #endif
 
+#if defined(__has_include)
+#if __has_include("qrt/ref/add_ref.h") && __has_include("qrt/ref/pool1d_ref.h") && \
+    __has_include("qrt/ref/activation_ref.h")
+#include "qrt/ref/activation_ref.h"
+#include "qrt/ref/add_ref.h"
+#include "qrt/ref/pool1d_ref.h"
+#define QRT_H_HAVE_OPS 1
+#endif
+#endif
+
 /** 1 when qrt_conv1d_u8_ref() is compiled in. */
 int r_have_conv1d(void)
 {
@@ -91,3 +101,70 @@ void r_dequantize_s8_f32(const int8_t *q, long long n, float scale, int zp, floa
 {
     qrt_dequantize_s8_f32_ref(q, (size_t)n, scale, zp, out);
 }
+
+/** 1 when the element-wise and pooling references (add, relu, pool1d) are compiled in. */
+int r_have_ops(void)
+{
+#ifdef QRT_H_HAVE_OPS
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+#ifdef QRT_H_HAVE_OPS
+/** qrt_add_u8_ref() with qrt_add_qnnp_params_init(); returns its status. */
+int r_add_u8(const uint8_t *a, const uint8_t *b, long long n, float sa, int za, float sb, int zb,
+             float so, int zo, int relu, uint8_t *out)
+{
+    qrt_add_qnnp_params p;
+    const qrt_status st = qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &p);
+    if (st != QRT_OK)
+        return (int)st;
+    qrt_add_u8_ref(&p, a, b, (size_t)n, out);
+    return 0;
+}
+
+void r_relu_u8(const uint8_t *x, long long n, int zp, uint8_t *out)
+{
+    qrt_relu_u8_ref(x, (size_t)n, (uint8_t)zp, out);
+}
+
+/** Pooling from the CUDA kernels' int64[9] parameter vector (+ zero point and scale). */
+static qrt_pool1d_params r_pool_params(const long long *P, int zp, float scale)
+{
+    qrt_pool1d_params p;
+    p.rows = (uint32_t)P[0];
+    p.len_in = (uint32_t)P[1];
+    p.len_out = (uint32_t)P[2];
+    p.kernel = (uint32_t)P[3];
+    p.stride = (uint32_t)P[4];
+    p.dilation = (uint32_t)P[5];
+    p.pad = (uint32_t)P[6];
+    p.mode = (int32_t)P[7];
+    p.count_include_pad = (int32_t)P[8];
+    p.zero = zp;
+    p.qmin = 0;
+    p.qmax = 255;
+    p.scale = scale;
+    return p;
+}
+
+int r_max_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out)
+{
+    const qrt_pool1d_params p = r_pool_params(P, 0, 0.0f);
+    const qrt_status st = qrt_pool1d_check(&p);
+    if (st == QRT_OK)
+        qrt_max_pool1d_u8_ref(&p, x, out);
+    return (int)st;
+}
+
+int r_avg_pool1d_u8(const long long *P, const uint8_t *x, int zp, float scale, uint8_t *out)
+{
+    const qrt_pool1d_params p = r_pool_params(P, zp, scale);
+    const qrt_status st = qrt_pool1d_check(&p);
+    if (st == QRT_OK)
+        qrt_avg_pool1d_u8_ref(&p, x, out);
+    return (int)st;
+}
+#endif

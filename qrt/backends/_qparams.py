@@ -59,9 +59,11 @@ def add_scale_ratios(a_scale: float, b_scale: float, out_scale: float):
     return a_os, b_os
 
 
-def avg_pool_scale(in_scale: float, out_scale: float, kernel: int) -> np.float32:
-    """QNNPACK average pooling multiplier: f32(f32(f32(in) / f32(out)) / f32(kernel))."""
-    return _F32(_F32(_F32(in_scale) / _F32(out_scale)) / _F32(kernel))
+def avg_pool_scale(scale: float, kernel: int) -> np.float32:
+    """QNNPACK average pooling multiplier (input and output share qparams):
+    f32(s / f32(s * f32(kernel))) with s = f32(scale), as qrt.functional.avg_pool1d."""
+    sf = _F32(scale)
+    return _F32(sf / _F32(sf * _F32(kernel)))
 
 
 def conv1d_len_out(len_in: int, kernel: int, stride: int, padding: int, dilation: int) -> int:

@@ -10,6 +10,7 @@ C reference kernels (tests/test_cuda_math.py); see docs/gpu.md.
 
 from __future__ import annotations
 
+import math
 import os
 from types import SimpleNamespace
 from typing import Dict, Optional, Sequence, Tuple
@@ -203,8 +204,8 @@ class DeviceConv1d:
 
     Parameters are torch's; ``w_int8`` is ``[c_out][c_in/groups][kernel]`` (or ``[out][in]`` for
     a linear layer), ``w_scales``/``w_zero_points`` one per output channel, ``bias`` float32 or
-    None.  The per-call constants (int32 bias, requantization scales) depend on the input and
-    output scales and are cached per (input scale, output scale).
+    None; ``padding`` an int or ``[left, right]`` (qrt.nn's config).  The per-call constants
+    (int32 bias, requantization scales) depend on the input and output scales and are cached.
     """
 
     def __init__(self, w_int8, w_scales, w_zero_points, bias=None, stride=1, padding=0,
@@ -217,14 +218,19 @@ class DeviceConv1d:
         if w.ndim != 3:
             raise ValueError(f"conv1d weight must be 3-d [c_out][c_in/groups][kernel], got "
                              f"shape {w.shape}")
+        pads = list(padding) if isinstance(padding, (list, tuple)) else [padding, padding]
+        if len(pads) == 1:
+            pads = pads * 2
+        if len(pads) != 2:
+            raise ValueError(f"padding={padding!r} must be an int or [left, right]")
+        self.pad_left, self.pad_right = (int(v) for v in pads)
         for name, v in (("stride", stride), ("dilation", dilation), ("groups", groups)):
             if int(v) < 1:
                 raise ValueError(f"{name}={v} must be >= 1")
-        if int(padding) < 0:
-            raise ValueError(f"padding={padding} must be >= 0")
+        if self.pad_left < 0 or self.pad_right < 0:
+            raise ValueError(f"padding={padding!r} must be >= 0")
         self.c_out, self.cg, self.kernel = (int(d) for d in w.shape)
-        self.stride, self.padding = int(stride), int(padding)
-        self.dilation, self.groups = int(dilation), int(groups)
+        self.stride, self.dilation, self.groups = int(stride), int(dilation), int(groups)
         self.linear = bool(linear)
         if self.c_out % self.groups:
             raise ValueError(f"groups={groups} must divide out_channels={self.c_out}")
@@ -247,13 +253,26 @@ class DeviceConv1d:
         self.d_wzero = cp.asarray(wz.astype(np.int32))
         self.d_wsum = cp.asarray(w.reshape(self.c_out, -1).astype(np.int64).sum(1)
                                  .astype(np.int32))
+        self.d_bias_f = cp.asarray(np.zeros(self.c_out, np.float32) if b is None else b)
+        self._zero_i = cp.asarray(np.zeros(self.c_out, np.int32))
         self._consts: Dict[Tuple[float, float], tuple] = {}
-        self._zero_f = cp.zeros(self.c_out, dtype=cp.float32)
 
     @classmethod
     def from_qtensor(cls, weight, bias=None, **kw):
         w, s, z = _weight_qparams(weight)
         return cls(w, s, z, bias, **kw)
+
+    @classmethod
+    def from_packed(cls, config, arrays):
+        """From qrt.nn's model-loader contract (``config()`` / ``packed_arrays()``)."""
+        kind = config.get("kind", "")
+        linear = "Linear" in kind
+        kw = {} if linear else dict(stride=config.get("stride", 1),
+                                    padding=config.get("padding", 0),
+                                    dilation=config.get("dilation", 1),
+                                    groups=config.get("groups", 1))
+        return cls(arrays["weight"], arrays["weight_scale"], arrays["weight_zero_point"],
+                   arrays.get("bias") if config.get("has_bias") else None, linear=linear, **kw)
 
     def _constants(self, act_scale: float, out_scale: float):
         key = (float(act_scale), float(out_scale))
@@ -263,6 +282,8 @@ class DeviceConv1d:
             bq = (np.zeros(self.c_out, np.int32) if self.bias is None
                   else Q.quantize_bias_qint32(self.bias, act_scale, self.w_scales))
             c = (cp.asarray(bq), cp.asarray(rs))
+            if len(self._consts) > 16:
+                self._consts.clear()
             self._consts[key] = c
         return c
 
@@ -271,17 +292,21 @@ class DeviceConv1d:
             if len(shape) < 1 or shape[-1] != self.cg:
                 raise ValueError(f"linear input's last dimension must be {self.cg}, got {shape}")
             rows = int(np.prod(shape[:-1], dtype=np.int64))
-            return rows, shape[:-1] + (self.c_out,)
+            return rows, tuple(shape[:-1]) + (self.c_out,)
         if len(shape) != 3 or shape[1] != self.cg * self.groups:
             raise ValueError(f"conv1d input must be [N][{self.cg * self.groups}][L], got {shape}")
-        lo = Q.conv1d_len_out(shape[2], self.kernel, self.stride, self.padding, self.dilation)
+        span = self.dilation * (self.kernel - 1) + 1
+        lo = (shape[2] + self.pad_left + self.pad_right - span) // self.stride + 1
         if lo <= 0:
             raise ValueError(f"conv1d input length {shape[2]} is too short for kernel "
-                             f"{self.kernel}, dilation {self.dilation}, padding {self.padding}")
+                             f"{self.kernel}, dilation {self.dilation} and padding "
+                             f"[{self.pad_left}, {self.pad_right}]")
         return lo, (shape[0], self.c_out, lo)
 
-    def out_shape(self, shape):
+    def output_shape(self, shape):
         return self._geometry(tuple(shape))[1]
+
+    out_shape = output_shape
 
     def __call__(self, x: DeviceQTensor, scale: float, zero_point: int, relu: bool = False,
                  out=None) -> DeviceQTensor:
@@ -289,17 +314,38 @@ class DeviceConv1d:
         x = _as_device_q(x)
         if x.dtype is not quint8:
             raise TypeError(f"conv1d/linear input must be quint8, got {x.dtype!r}")
-        zp = int(zero_point)
-        if not 0 <= zp <= 255:
-            raise ValueError(f"zero_point={zp} is outside [0, 255]")
-        shape = x.shape
-        lo, oshape = self._geometry(shape)
-        if out is None:
-            out = cp.empty(oshape, dtype=cp.uint8)
-        bq, rs = self._constants(x.q_scale(), scale)
-        self._run(x.int_repr(), shape, lo, x.q_zero_point(), bq, rs, self._zero_f, out,
+        probe = QTensor(_empty_storage(), (0,), quint8, scale, zero_point)
+        zp = probe.q_zero_point()
+        if relu and zp == 255:
+            raise UnsupportedOnDevice("a fused relu with output zero point 255 is refused")
+        lo, oshape = self._geometry(x.shape)
+        out = _out_array(out, oshape, cp.uint8)
+        bq, rs = self._constants(x.q_scale(), probe.q_scale())
+        self._run(x.int_repr(), x.shape, lo, x.q_zero_point(), bq, rs, self.d_bias_f, out,
                   Q_OUT_U8, zp, zp if relu else 0, 255)
-        return DeviceQTensor._wrap(out, quint8, float(scale), zp)
+        return DeviceQTensor._wrap(out, quint8, probe.q_scale(), zp)
+
+    def dynamic(self, x, out=None):
+        """Dynamic linear (qrt.nn.DynamicLinear, qnnpack): float32 in, float32 out."""
+        from qrt.nn import choose_qparams
+        if not self.linear:
+            raise TypeError("dynamic quantization is for linear layers")
+        xf = cp.ascontiguousarray(cp.asarray(x), dtype=cp.float32)
+        rows, oshape = self._geometry(tuple(xf.shape))
+        if xf.size:
+            lo, hi = float(xf.min()), float(xf.max())  # one device sync, as the CPU's min/max
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise ValueError("input contains NaN or infinity; torch's dynamic quantization "
+                                 "fails on it too")
+        else:
+            lo = hi = 0.0
+        s, z = choose_qparams(lo, hi, 0, 255, False)
+        xq = _quantize_per_tensor(xf, s, z, quint8)
+        out = _out_array(out, oshape, cp.float32)
+        scale = cp.asarray((self.w_scales.astype(np.float32) * np.float32(s)).astype(np.float32))
+        self._run(xq.int_repr(), xf.shape, rows, z, self._zero_i, scale, self.d_bias_f, out,
+                  Q_OUT_F32, 0, 0, 255)
+        return out
 
     def _run(self, xd, shape, lo, xz, bq, rs, bf, out, kind, yz, ymin, ymax):
         if self.linear:
@@ -310,7 +356,7 @@ class DeviceConv1d:
                     (_i64(P), xd, self.d_w, self.d_wzero, bq, rs, bf, self.d_wsum, out))
             return
         n, c, L = shape
-        P = [n, c, self.c_out, L, lo, self.kernel, self.stride, self.dilation, self.padding,
+        P = [n, c, self.c_out, L, lo, self.kernel, self.stride, self.dilation, self.pad_left,
              self.groups, c * L, L, 1, self.c_out * lo, lo, 1, xz, yz, ymin, ymax, kind]
         _launch("qrt_cu_conv1d", n * self.c_out * lo,
                 (_i64(P), xd, self.d_w, self.d_wzero, bq, rs, bf, out))
@@ -324,7 +370,145 @@ def DeviceLinear(w_int8, w_scales, w_zero_points, bias=None):
     return DeviceConv1d(w_int8, w_scales, w_zero_points, bias, linear=True)
 
 
-# ---- functional ops on device tensors --------------------------------------------------------
+def _out_array(out, shape, dtype):
+    """A contiguous device array of `shape`/`dtype`: `out` (array or DeviceQTensor) or new."""
+    if out is None:
+        return cp.empty(shape, dtype=dtype)
+    arr = out.int_repr() if isinstance(out, DeviceQTensor) else out
+    if tuple(arr.shape) != tuple(shape) or arr.dtype != np.dtype(dtype) or \
+            not arr.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {np.dtype(dtype)} device array of shape "
+                         f"{tuple(shape)}")
+    return arr
+
+
+# ---- functional ops on device tensors (signatures of qrt.functional) ------------------------
+def _quantize_per_tensor(x, scale, zero_point, dtype=quint8, *, out=None) -> DeviceQTensor:
+    """float32 (CuPy or numpy) -> DeviceQTensor with torch's per-tensor formula (fmaf path)."""
+    dt = as_dtype(dtype)
+    if dt.itemsize != 1:
+        raise UnsupportedOnDevice("the GPU backend quantizes to quint8/qint8 only")
+    probe = QTensor(_empty_storage(), (0,), dt, scale, zero_point)
+    xs = cp.ascontiguousarray(cp.asarray(x), dtype=cp.float32)
+    o = _out_array(out, xs.shape, dt.numpy_dtype)
+    inv = np.float32(1.0) / np.float32(probe.q_scale())
+    name = "qrt_cu_quantize_f32_u8" if dt is quint8 else "qrt_cu_quantize_f32_s8"
+    _launch(name, xs.size, (xs, np.int64(xs.size), np.float32(inv),
+                            np.float32(probe.q_zero_point()), np.float32(dt.qmin),
+                            np.float32(dt.qmax), o))
+    return DeviceQTensor._wrap(o, dt, probe.q_scale(), probe.q_zero_point())
+
+
+def _dequantize(q, *, out=None):
+    q = _as_device_q(q)
+    d = q.int_repr()
+    out = _out_array(out, d.shape, cp.float32)
+    name = "qrt_cu_dequantize_u8_f32" if q.dtype is quint8 else "qrt_cu_dequantize_s8_f32"
+    _launch(name, d.size, (d, np.int64(d.size), np.float32(q.q_scale()),
+                           np.int32(q.q_zero_point()), out))
+    return out
+
+
+def _relu(input, inplace=False, *, out=None):
+    x = _as_device_q(input)
+    d = x.int_repr()
+    if inplace and out is not None:
+        raise ValueError("relu: give either inplace=True or out, not both")
+    o = d if inplace else _out_array(out, d.shape, d.dtype)
+    name = "qrt_cu_relu_u8" if x.dtype is quint8 else "qrt_cu_relu_s8"
+    _launch(name, d.size, (d, np.int64(d.size), np.int32(x.q_zero_point()), o))
+    return DeviceQTensor._wrap(o, x.dtype, x.q_scale(), x.q_zero_point())
+
+
+def _add_supported(a, b, scale, zero_point, relu) -> Optional[str]:
+    """None when QNNPACK's fixed-point add applies (the only add with a GPU kernel), else why."""
+    from qrt import _ops
+    if a.dtype is not quint8 or b.dtype is not quint8:
+        return "qint8 add (ATen's float kernel)"
+    if tuple(a.shape) != tuple(b.shape) or len(a.shape) == 0:
+        return f"broadcasting add of shapes {tuple(a.shape)} and {tuple(b.shape)}"
+    F = np.float32
+    if not _ops.add_qnnp_supported(F(a.q_scale()), a.q_zero_point(), F(b.q_scale()),
+                                   b.q_zero_point(), F(scale), int(zero_point), bool(relu)):
+        return "add with scale ratios or zero point QNNPACK refuses (ATen's float kernel)"
+    return None
+
+
+def _add_impl(a, b, scale, zero_point, relu, out=None):
+    a, b = _as_device_q(a, "a"), _as_device_q(b, "b")
+    probe = QTensor(_empty_storage(), (0,), quint8, scale, zero_point)
+    so, zo = probe.q_scale(), probe.q_zero_point()
+    why = _add_supported(a, b, so, zo, relu)
+    if why is not None:
+        raise UnsupportedOnDevice(f"{why} has no GPU kernel (the CPU runs it)")
+    a_os = np.float32(np.float32(a.q_scale()) / np.float32(so))
+    b_os = np.float32(np.float32(b.q_scale()) / np.float32(so))
+    o = _out_array(out, a.shape, cp.uint8)
+    n = a.numel()
+    _launch("qrt_cu_add_u8", n, (a.int_repr(), b.int_repr(), np.int64(n),
+                                 np.int32(a.q_zero_point()), np.int32(b.q_zero_point()),
+                                 np.int32(zo), a_os, b_os, np.int32(zo if relu else 0),
+                                 np.int32(255), o))
+    return DeviceQTensor._wrap(o, quint8, so, zo)
+
+
+def _add(a, b, scale, zero_point, *, out=None):
+    return _add_impl(a, b, scale, zero_point, False, out)
+
+
+def _add_relu(a, b, scale, zero_point, *, out=None):
+    return _add_impl(a, b, scale, zero_point, True, out)
+
+
+def _pool_checks(x, what):
+    x = _as_device_q(x)
+    if x.dtype is not quint8:
+        raise UnsupportedOnDevice(f"{what} of {x.dtype!r} has no GPU kernel (quint8 only)")
+    if x.ndim not in (2, 3) or x.shape[-1] < 1:
+        raise ValueError(f"{what}: input must be [N, C, L] or [C, L], got shape {x.shape}")
+    return x
+
+
+def _max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *,
+                out=None):
+    from qrt.functional._ops import _pool_geometry  # the CPU's validation and output length
+    x = _pool_checks(input, "max_pool1d")
+    k, s, p, d, lo = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
+    L = x.shape[-1]
+    rows = x.numel() // L
+    o = _out_array(out, x.shape[:-1] + (lo,), cp.uint8)
+    _launch("qrt_cu_max_pool1d_u8", rows * lo, (_i64([rows, L, lo, k, s, d, p, 0, 0]),
+                                                x.int_repr(), o))
+    return DeviceQTensor._wrap(o, quint8, x.q_scale(), x.q_zero_point())
+
+
+def _avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                count_include_pad=True, *, out=None):
+    from qrt.functional._ops import _pool_geometry
+    x = _pool_checks(input, "avg_pool1d")
+    k, s, p, _, lo = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode)
+    if not isinstance(count_include_pad, (bool, np.bool_)):
+        raise TypeError("count_include_pad must be a bool")
+    # The CPU's choice: QNNPACK's formula unless ceil_mode, kernel 1, or an ignored pad flag.
+    qnnp = not ceil_mode and k > 1 and (count_include_pad or p == 0)
+    L = x.shape[-1]
+    rows = x.numel() // L
+    o = _out_array(out, x.shape[:-1] + (lo,), cp.uint8)
+    scale = Q.avg_pool_scale(x.q_scale(), k)
+    P = [rows, L, lo, k, s, 1, p, 0 if qnnp else 1, 1 if count_include_pad else 0]
+    _launch("qrt_cu_avg_pool1d_u8", rows * lo, (_i64(P), x.int_repr(),
+                                                np.int32(x.q_zero_point()), scale, o))
+    return DeviceQTensor._wrap(o, quint8, x.q_scale(), x.q_zero_point())
+
+
+def _flatten(input, start_dim=0, end_dim=-1):
+    return _as_device_q(input).flatten(start_dim, end_dim)
+
+
+def _reshape(input, shape):
+    return _as_device_q(input).reshape(shape)
+
+
 def _int_arg(v, name, lo=None):
     if isinstance(v, (list, tuple)):
         if len(v) != 1:
@@ -339,194 +523,80 @@ def _int_arg(v, name, lo=None):
     return i
 
 
-def _quantize_per_tensor(x, scale, zero_point, dtype=quint8) -> DeviceQTensor:
-    """float32 (CuPy or numpy) -> DeviceQTensor with torch's per-tensor formula (fmaf path)."""
-    dt = as_dtype(dtype)
-    if dt.itemsize != 1:
-        raise UnsupportedOnDevice("the GPU backend quantizes to quint8/qint8 only")
-    probe = QTensor(_empty_storage(), (0,), dt, scale, zero_point)
-    xs = cp.ascontiguousarray(cp.asarray(x), dtype=cp.float32)
-    out = cp.empty(xs.shape, dtype=dt.numpy_dtype)
-    inv = np.float32(1.0) / np.float32(probe.q_scale())
-    name = "qrt_cu_quantize_f32_u8" if dt is quint8 else "qrt_cu_quantize_f32_s8"
-    _launch(name, xs.size, (xs, np.int64(xs.size), np.float32(inv),
-                            np.float32(probe.q_zero_point()), np.float32(dt.qmin),
-                            np.float32(dt.qmax), out))
-    return DeviceQTensor._wrap(out, dt, probe.q_scale(), probe.q_zero_point())
-
-
-def _dequantize(q, out=None):
-    q = _as_device_q(q)
-    d = q.int_repr()
-    if out is None:
-        out = cp.empty(d.shape, dtype=cp.float32)
-    name = "qrt_cu_dequantize_u8_f32" if q.dtype is quint8 else "qrt_cu_dequantize_s8_f32"
-    _launch(name, d.size, (d, np.int64(d.size), np.float32(q.q_scale()),
-                           np.int32(q.q_zero_point()), out))
-    return out
-
-
-def _relu(input, inplace=False):
-    x = _as_device_q(input)
-    d = x.int_repr()
-    out = d if inplace else cp.empty_like(d)
-    name = "qrt_cu_relu_u8" if x.dtype is quint8 else "qrt_cu_relu_s8"
-    _launch(name, d.size, (d, np.int64(d.size), np.int32(x.q_zero_point()), out))
-    return DeviceQTensor._wrap(out, x.dtype, x.q_scale(), x.q_zero_point())
-
-
-def _add_impl(a, b, scale, zero_point, relu, out=None):
-    a, b = _as_device_q(a, "a"), _as_device_q(b, "b")
-    if a.dtype is not quint8 or b.dtype is not quint8:
-        raise TypeError("add: both inputs must be quint8")
-    if a.shape != b.shape:
-        raise UnsupportedOnDevice(f"add: shapes {a.shape} and {b.shape} differ (the GPU "
-                                  "kernel does not broadcast)")
-    zp = _int_arg(zero_point, "zero_point")
-    if not 0 <= zp <= 255:
-        raise ValueError(f"zero_point={zp} is outside [0, 255]")
-    if relu and zp == 255:
-        raise ValueError("add_relu: QNNPACK rejects an output zero point of 255")
-    a_os, b_os = Q.add_scale_ratios(a.q_scale(), b.q_scale(), scale)
-    if out is None:
-        out = cp.empty(a.shape, dtype=cp.uint8)
-    n = a.numel()
-    _launch("qrt_cu_add_u8", n, (a.int_repr(), b.int_repr(), np.int64(n),
-                                 np.int32(a.q_zero_point()), np.int32(b.q_zero_point()),
-                                 np.int32(zp), a_os, b_os, np.int32(zp if relu else 0),
-                                 np.int32(255), out))
-    probe = QTensor(_empty_storage(), (0,), quint8, scale, zp)
-    return DeviceQTensor._wrap(out, quint8, probe.q_scale(), zp)
-
-
-def _add(a, b, scale, zero_point):
-    return _add_impl(a, b, scale, zero_point, False)
-
-
-def _add_relu(a, b, scale, zero_point):
-    return _add_impl(a, b, scale, zero_point, True)
-
-
-def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
-    k = _int_arg(kernel_size, "kernel_size", 1)
-    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
-        else _int_arg(stride, "stride", 1)
-    p = _int_arg(padding, "padding", 0)
-    d = _int_arg(dilation, "dilation", 1)
-    if k == 1:
-        raise UnsupportedOnDevice("QNNPACK (qrt's oracle) rejects kernel_size=1 pooling")
-    if p > k // 2:
-        raise ValueError(f"padding={p} must be at most half of kernel_size={k}")
-    if x.dtype is not quint8 or x.ndim not in (2, 3):
-        raise TypeError("pool1d input must be a quint8 [C][L] or [N][C][L] tensor")
-    L = x.shape[-1]
-    lo = Q.pool1d_len_out(L, k, s, p, d, bool(ceil_mode))
-    if lo <= 0:
-        raise ValueError(f"pool1d input length {L} is too short")
-    rows = x.numel() // L
-    return k, s, p, d, L, lo, rows
-
-
-def _max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                return_indices=False, out=None):
-    if return_indices:
-        raise UnsupportedOnDevice("max_pool1d with return_indices is not supported")
-    x = _as_device_q(input)
-    k, s, p, d, L, lo, rows = _pool_geometry(x, kernel_size, stride, padding, dilation,
-                                             ceil_mode)
-    if out is None:
-        out = cp.empty(x.shape[:-1] + (lo,), dtype=cp.uint8)
-    clamp = 0 if ceil_mode else 1  # torch runs QNNPACK (edge clamp) only without ceil_mode
-    _launch("qrt_cu_max_pool1d_u8", rows * lo, (_i64([rows, L, lo, k, s, d, p, clamp]),
-                                                x.int_repr(), out))
-    return DeviceQTensor._wrap(out, quint8, x.q_scale(), x.q_zero_point())
-
-
-def _avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-                count_include_pad=True, divisor_override=None, out=None):
-    # QNNPACK ignores count_include_pad (it always divides by kernel_size): so does qrt.
-    if divisor_override is not None:
-        raise UnsupportedOnDevice("avg_pool1d with divisor_override is not supported")
-    if ceil_mode:
-        raise UnsupportedOnDevice("avg_pool1d with ceil_mode=True is not supported on the GPU "
-                                  "(torch leaves QNNPACK for ATen's generic kernel there)")
-    x = _as_device_q(input)
-    k, s, p, d, L, lo, rows = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode)
-    if out is None:
-        out = cp.empty(x.shape[:-1] + (lo,), dtype=cp.uint8)
-    scale = Q.avg_pool_scale(x.q_scale(), x.q_scale(), k)
-    _launch("qrt_cu_avg_pool1d_u8", rows * lo, (_i64([rows, L, lo, k, s, 1, p, 1]), x.int_repr(),
-                                                np.int32(x.q_zero_point()), scale, out))
-    return DeviceQTensor._wrap(out, quint8, x.q_scale(), x.q_zero_point())
+def _conv_common(input, weight, bias, stride, padding, dilation, groups, padding_mode, scale,
+                 zero_point, relu, out):
+    if padding_mode != "zeros":
+        raise UnsupportedOnDevice(f"conv1d padding_mode={padding_mode!r}: only 'zeros'")
+    layer = weight if isinstance(weight, DeviceConv1d) else DeviceConv1d.from_qtensor(
+        weight, bias, stride=_int_arg(stride, "stride", 1), padding=padding,
+        dilation=_int_arg(dilation, "dilation", 1), groups=_int_arg(groups, "groups", 1))
+    return layer(input, scale, zero_point, relu=relu, out=out)
 
 
 def _conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-            padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8):
-    """torch.ao.nn.quantized.functional.conv1d on the GPU (weights copied per call; prepare a
-    :class:`DeviceConv1d` once to avoid that)."""
-    if padding_mode != "zeros":
-        raise UnsupportedOnDevice(f"conv1d padding_mode={padding_mode!r}: only 'zeros'")
+            padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8, *, out=None):
+    """qrt.functional.conv1d on the GPU (weights copied per call unless ``weight`` is a prepared
+    :class:`DeviceConv1d`)."""
     if as_dtype(dtype) is not quint8:
         raise TypeError("conv1d output dtype must be quint8")
-    layer = weight if isinstance(weight, DeviceConv1d) else DeviceConv1d.from_qtensor(
-        weight, bias, stride=_int_arg(stride, "stride", 1),
-        padding=_int_arg(padding, "padding", 0), dilation=_int_arg(dilation, "dilation", 1),
-        groups=_int_arg(groups, "groups", 1))
-    return layer(input, scale, zero_point)
+    return _conv_common(input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                        scale, zero_point, False, out)
 
 
-def _linear(input, weight, bias=None, scale=None, zero_point=None):
-    """torch.ao.nn.quantized.functional.linear on the GPU."""
-    if scale is None or zero_point is None:
-        raise ValueError("linear: scale and zero_point of the output are required")
-    layer = weight if isinstance(weight, DeviceConv1d) else \
+def _conv1d_relu(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+                 padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8, *, out=None):
+    if as_dtype(dtype) is not quint8:
+        raise TypeError("conv1d output dtype must be quint8")
+    return _conv_common(input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                        scale, zero_point, True, out)
+
+
+def _linear_layer(weight, bias):
+    return weight if isinstance(weight, DeviceConv1d) else \
         DeviceConv1d.from_qtensor(weight, bias, linear=True)
-    return layer(input, scale, zero_point)
+
+
+def _linear(input, weight, bias=None, scale=1.0, zero_point=0, *, out=None):
+    """qrt.functional.linear on the GPU."""
+    return _linear_layer(weight, bias)(input, scale, zero_point, out=out)
+
+
+def _linear_relu(input, weight, bias=None, scale=1.0, zero_point=0, *, out=None):
+    return _linear_layer(weight, bias)(input, scale, zero_point, relu=True, out=out)
+
+
+def _linear_dynamic(x_float, weight, bias=None, reduce_range=False, *, out=None):
+    """qrt.functional.linear_dynamic on the GPU (qnnpack: reduce_range is ignored)."""
+    return _linear_layer(weight, bias).dynamic(x_float, out=out)
 
 
 #: The device implementations of qrt.functional ops, by name (used by qrt.backends.device_dispatch).
 functional = SimpleNamespace(
-    conv1d=_conv1d, linear=_linear, relu=_relu, add=_add, add_relu=_add_relu,
-    max_pool1d=_max_pool1d, avg_pool1d=_avg_pool1d, quantize_per_tensor=_quantize_per_tensor,
-    dequantize=_dequantize,
+    conv1d=_conv1d, conv1d_relu=_conv1d_relu, linear=_linear, linear_relu=_linear_relu,
+    linear_dynamic=_linear_dynamic, relu=_relu, add=_add, add_relu=_add_relu,
+    max_pool1d=_max_pool1d, avg_pool1d=_avg_pool1d, flatten=_flatten, reshape=_reshape,
+    quantize_per_tensor=_quantize_per_tensor, dequantize=_dequantize,
 )
 
 
 # ---- models --------------------------------------------------------------------------------
 _ALIGN = 256
-
-
-def _attr(attrs, names, default=None, what=""):
-    for n in names:
-        if n in attrs:
-            v = attrs[n]
-            if isinstance(v, (list, tuple)):
-                if len(v) != 1:
-                    raise UnsupportedOnDevice(f"{what}: attribute {n}={v!r} is not 1-d")
-                v = v[0]
-            return v
-    if default is None:
-        raise UnsupportedOnDevice(f"{what}: attribute {names[0]!r} is missing "
-                                  f"(attrs: {sorted(attrs)})")
-    return default
-
-
-class _Step:
-    """One lowered op: infer(shapes) -> output shape; run(bufs) launches its kernel."""
-
-    def __init__(self, kind, inputs, outputs, infer, run):
-        self.kind, self.inputs, self.outputs, self.infer, self.run = \
-            kind, inputs, outputs, infer, run
+#: model op kind -> device functional op (inputs, then attrs["kwargs"], then out=)
+_FUNCTIONAL_OPS = {"relu": _relu, "add": _add, "add_relu": _add_relu, "max_pool1d": _max_pool1d,
+                   "avg_pool1d": _avg_pool1d}
+_MODULE_OPS = ("conv1d", "conv_relu1d", "linear", "linear_relu", "linear_dynamic")
+_ALIAS_OPS = ("flatten", "reshape", "identity")
 
 
 class DeviceModel:
-    """A qrt model lowered to the GPU: weights on the device from load on, activations in one
-    device arena (allocated per input shape, reused across calls)."""
+    """A qrt model (the blob format of qrt.loader / qrt.model) lowered to the GPU.
 
-    #: op kinds with a GPU lowering; anything else is refused at load time
-    SUPPORTED = ("quantize", "dequantize", "conv1d", "conv_relu1d", "linear", "linear_relu",
-                 "relu", "add", "add_relu", "max_pool1d", "avg_pool1d", "flatten", "reshape",
-                 "identity")
+    Weights are copied to the device once, here; activations live in one device arena per input
+    shape (a shape pass sizes every activation, one allocation holds them all), reused across
+    calls.  Ops without a GPU kernel make the constructor raise :class:`UnsupportedOnDevice`.
+    """
+
+    SUPPORTED = ("quantize", "dequantize") + _MODULE_OPS + tuple(_FUNCTIONAL_OPS) + _ALIAS_OPS
 
     def __init__(self, blob, device_index: int = 0):
         self.blob = blob
@@ -545,141 +615,107 @@ class DeviceModel:
         self._views: Dict[int, object] = {}
 
     # -- lowering ------------------------------------------------------------------------
-    def _entry(self, i):
-        return self._t[i]
-
-    def _act_q(self, i, what):
-        e = self._entry(i)
-        if e.qscheme != "per_tensor_affine" or e.dtype not in ("quint8", "qint8"):
+    def _q(self, i, what, dtypes=("quint8",)):
+        e = self._t[i]
+        if e.qscheme != "per_tensor_affine" or e.dtype not in dtypes:
             raise UnsupportedOnDevice(f"{what}: tensor {e.name!r} is {e.dtype} {e.qscheme}; the "
-                                      "GPU backend needs per-tensor quint8/qint8 activations")
+                                      f"GPU kernel needs per-tensor {'/'.join(dtypes)}")
         return e
 
-    def _weight(self, op):
-        ws = [self._entry(p) for p in op.params if self._entry(p).dtype == "qint8"]
-        bs = [self._entry(p) for p in op.params if self._entry(p).dtype == "float32"]
-        what = f"op {op.index} {op.kind}"
-        if len(ws) != 1 or len(bs) > 1:
-            raise UnsupportedOnDevice(f"{what}: expected one qint8 weight and at most one "
-                                      "float32 bias among its params")
-        w = ws[0]
-        if w.qscheme == "per_channel_affine":
-            if w.axis != 0:
-                raise UnsupportedOnDevice(f"{what}: per-channel weights must use axis 0")
-            scales = np.asarray(self._entry(w.scales_index).array, dtype=np.float64)
-            zps = np.asarray(self._entry(w.zero_points_index).array, dtype=np.int64)
-        else:
-            scales = np.full(w.shape[0], w.scale)
-            zps = np.full(w.shape[0], w.zero_point, dtype=np.int64)
-        return w.array, scales, zps, (bs[0].array if bs else None)
+    def _dq(self, buf, e):
+        return DeviceQTensor._wrap(buf, as_dtype(e.dtype), e.scale, e.zero_point)
 
-    def _lower(self, op) -> _Step:
+    def _lower(self, op):
         what = f"op {op.index} {op.kind!r} ({op.name})"
-        k, a, ins, outs = op.kind, op.attrs, op.inputs, op.outputs
-        if len(outs) != 1:
-            raise UnsupportedOnDevice(f"{what}: expected one output")
+        k, ins, outs = op.kind, list(op.inputs), list(op.outputs)
+        if len(outs) != 1 or not ins:
+            raise UnsupportedOnDevice(f"{what}: expected inputs and one output")
         o = outs[0]
-
-        def same(s):
-            return s[0]
-
+        eo = self._t[o]
         if k == "quantize":
-            e = self._act_q(o, what)
+            self._q(o, what, ("quint8", "qint8"))
 
-            def run(b, e=e):
-                r = _quantize_per_tensor(b[ins[0]], e.scale, e.zero_point, e.dtype)
-                b[o][...] = r.int_repr()
-            return _Step(k, ins, outs, same, run)
+            def run(b):
+                _quantize_per_tensor(b[ins[0]], eo.scale, eo.zero_point, eo.dtype, out=b[o])
+
+            return run, lambda s: s[0]
         if k == "dequantize":
-            e = self._act_q(ins[0], what)
+            ei = self._q(ins[0], what, ("quint8", "qint8"))
 
-            def run(b, e=e):
-                _dequantize(DeviceQTensor._wrap(b[ins[0]], as_dtype(e.dtype), e.scale,
-                                                e.zero_point), out=b[o])
-            return _Step(k, ins, outs, same, run)
-        if k in ("conv1d", "conv_relu1d", "linear", "linear_relu"):
-            w, sc, zp, bias = self._weight(op)
-            lin = k.startswith("linear")
-            if lin:
-                layer = DeviceConv1d(w, sc, zp, bias, linear=True)
+            def run(b):
+                _dequantize(self._dq(b[ins[0]], ei), out=b[o])
+
+            return run, lambda s: s[0]
+        if k in _MODULE_OPS:
+            names, config = op.attrs.get("params"), op.attrs.get("config")
+            if not isinstance(names, list) or not isinstance(config, dict) or \
+                    len(names) != len(op.params):
+                raise UnsupportedOnDevice(f"{what}: attributes need 'config' and 'params'")
+            arrays = {str(n): self._t[i].array for n, i in zip(names, op.params)}
+            try:
+                layer = DeviceConv1d.from_packed(config, arrays)
+            except (KeyError, ValueError, TypeError) as e:
+                raise UnsupportedOnDevice(f"{what}: cannot build the GPU layer ({e})") from None
+            if k == "linear_dynamic":
+                def run(b):
+                    layer.dynamic(b[ins[0]], out=b[o])
             else:
-                if _attr(a, ("padding_mode",), "zeros", what) != "zeros":
-                    raise UnsupportedOnDevice(f"{what}: only padding_mode 'zeros' is supported")
-                layer = DeviceConv1d(
-                    w, sc, zp, bias, stride=_attr(a, ("stride",), 1, what),
-                    padding=_attr(a, ("padding", "pad"), 0, what),
-                    dilation=_attr(a, ("dilation",), 1, what),
-                    groups=_attr(a, ("groups",), 1, what))
-            ei, eo = self._act_q(ins[0], what), self._act_q(o, what)
-            relu = k.endswith("relu1d") or k == "linear_relu"
+                ei = self._q(ins[0], what)
+                self._q(o, what)
+                relu = k in ("conv_relu1d", "linear_relu")
+                if relu and eo.zero_point == 255:
+                    raise UnsupportedOnDevice(f"{what}: fused relu with zero point 255")
 
-            def run(b, layer=layer, ei=ei, eo=eo, relu=relu):
-                x = DeviceQTensor._wrap(b[ins[0]], quint8, ei.scale, ei.zero_point)
-                layer(x, eo.scale, eo.zero_point, relu=relu, out=b[o])
-            return _Step(k, ins, outs, lambda s, layer=layer: layer.out_shape(s[0]), run)
-        if k == "relu":
-            ei, eo = self._act_q(ins[0], what), self._act_q(o, what)
-            if (ei.scale, ei.zero_point) != (eo.scale, eo.zero_point):
-                raise UnsupportedOnDevice(f"{what}: relu must keep its input's qparams")
+                def run(b):
+                    layer(self._dq(b[ins[0]], ei), eo.scale, eo.zero_point, relu=relu, out=b[o])
+            return run, lambda s: layer.output_shape(s[0])
+        if k in _FUNCTIONAL_OPS:
+            fn = _FUNCTIONAL_OPS[k]
+            kw = dict(op.attrs.get("kwargs", {}))
+            es = [self._q(i, what) for i in ins]
+            self._q(o, what)
+            if k in ("add", "add_relu"):
+                why = _add_supported(self._dq(np.zeros(1), es[0]), self._dq(np.zeros(1), es[1]),
+                                     kw.get("scale", eo.scale), kw.get("zero_point",
+                                                                       eo.zero_point),
+                                     k == "add_relu")
+                if why is not None:  # decided at load from the qparams (shapes: at run time)
+                    raise UnsupportedOnDevice(f"{what}: {why} has no GPU kernel")
 
-            def run(b, ei=ei):
-                d = b[ins[0]]
-                _launch("qrt_cu_relu_u8" if ei.dtype == "quint8" else "qrt_cu_relu_s8", d.size,
-                        (d, np.int64(d.size), np.int32(ei.zero_point), b[o]))
-            return _Step(k, ins, outs, same, run)
-        if k in ("add", "add_relu"):
-            ea, eb, eo = (self._act_q(i, what) for i in (ins[0], ins[1], o))
-            Q.add_scale_ratios(ea.scale, eb.scale, eo.scale)  # refuse at load, as torch would
+            def run(b):
+                fn(*[self._dq(b[i], e) for i, e in zip(ins, es)], **kw, out=b[o])
 
             def infer(s):
-                if s[0] != s[1]:
-                    raise UnsupportedOnDevice(f"{what}: shapes {s[0]} and {s[1]} differ")
-                return s[0]
+                if k in ("add", "add_relu") and s[0] != s[1]:
+                    raise UnsupportedOnDevice(f"{what}: broadcasting {s[0]} and {s[1]} has no "
+                                              "GPU kernel")
+                if k in ("max_pool1d", "avg_pool1d"):
+                    from qrt.functional._ops import _pool_geometry
+                    kk = dict(kernel_size=kw.get("kernel_size"), stride=kw.get("stride"),
+                              padding=kw.get("padding", 0), dilation=kw.get("dilation", 1),
+                              ceil_mode=kw.get("ceil_mode", False))
+                    lo = _pool_geometry(_ShapeOnly(s[0]), **kk)[-1]
+                    return tuple(s[0][:-1]) + (lo,)
+                return tuple(s[0])
 
-            def run(b, ea=ea, eb=eb, eo=eo, relu=(k == "add_relu")):
-                _add_impl(DeviceQTensor._wrap(b[ins[0]], quint8, ea.scale, ea.zero_point),
-                          DeviceQTensor._wrap(b[ins[1]], quint8, eb.scale, eb.zero_point),
-                          eo.scale, eo.zero_point, relu, out=b[o])
-            return _Step(k, ins, outs, infer, run)
-        if k in ("max_pool1d", "avg_pool1d"):
-            ei, eo = self._act_q(ins[0], what), self._act_q(o, what)
-            if (ei.scale, ei.zero_point) != (eo.scale, eo.zero_point):
-                raise UnsupportedOnDevice(f"{what}: pooling must keep its input's qparams")
-            ks = _attr(a, ("kernel_size",), None, what)
-            st = _attr(a, ("stride",), ks, what)
-            pd = _attr(a, ("padding",), 0, what)
-            dl = _attr(a, ("dilation",), 1, what)
-            cm = bool(_attr(a, ("ceil_mode",), False, what))
-            if k == "avg_pool1d" and a.get("divisor_override") is not None:
-                raise UnsupportedOnDevice(f"{what}: divisor_override is not supported")
+            return run, infer
+        if k in _ALIAS_OPS:
+            ei = self._t[ins[0]]
+            if ei.dtype != eo.dtype or (ei.scale, ei.zero_point) != (eo.scale, eo.zero_point):
+                raise UnsupportedOnDevice(f"{what}: a view cannot change dtype or qparams")
 
-            def infer(s, ks=ks, st=st, pd=pd, dl=dl, cm=cm):
-                lo = Q.pool1d_len_out(s[0][-1], int(ks), int(st), int(pd), int(dl), cm)
-                return s[0][:-1] + (lo,)
+            def run(b):
+                b[o][...] = b[ins[0]].reshape(b[o].shape)
 
-            def run(b, ei=ei, k=k):
-                x = DeviceQTensor._wrap(b[ins[0]], quint8, ei.scale, ei.zero_point)
-                if k == "max_pool1d":
-                    _max_pool1d(x, ks, st, pd, dl, cm, out=b[o])
-                else:
-                    _avg_pool1d(x, ks, st, pd, cm, out=b[o])
-            return _Step(k, ins, outs, infer, run)
-        if k in ("flatten", "reshape", "identity"):
-            eo = self._entry(o)
-
-            def infer(s, eo=eo):
+            def infer(s):
                 n = int(np.prod(s[0], dtype=np.int64))
                 if eo.batched and s[0]:
                     rest = int(np.prod(eo.shape[1:], dtype=np.int64))
                     if rest == 0 or n % rest:
-                        raise UnsupportedOnDevice(f"{what}: cannot reshape {s[0]} to "
-                                                  f"(N,)+{eo.shape[1:]}")
+                        raise ValueError(f"{what}: cannot view {s[0]} as (N,)+{eo.shape[1:]}")
                     return (n // rest,) + tuple(eo.shape[1:])
                 return tuple(eo.shape)
-
-            def run(b):
-                b[o][...] = b[ins[0]].reshape(b[o].shape)
-            return _Step(k, ins, outs, infer, run)
+            return run, infer
         raise UnsupportedOnDevice(f"{what}: no GPU kernel")
 
     # -- execution -----------------------------------------------------------------------
@@ -688,27 +724,29 @@ class DeviceModel:
         if key == self._plan_key:
             return
         shapes = dict(in_shapes)
-        for st in self.steps:
-            shapes[st.outputs[0]] = tuple(int(d) for d in st.infer([shapes[i] for i in st.inputs]))
+        for op, (_, infer) in zip(self.blob.ops, self.steps):
+            shapes[op.outputs[0]] = tuple(int(d) for d in infer([shapes[i] for i in op.inputs]))
         offsets, total = {}, 0
         for i, shp in shapes.items():
             if i in in_shapes:
                 continue
-            nb = int(np.prod(shp, dtype=np.int64)) * self._entry(i).np_dtype.itemsize
+            nb = int(np.prod(shp, dtype=np.int64)) * self._t[i].np_dtype.itemsize
             offsets[i] = total
             total += -(-max(nb, 1) // _ALIGN) * _ALIGN
         self._arena = cp.empty(max(total, 1), dtype=cp.uint8)  # the one activation arena
         self._views = {}
         for i, off in offsets.items():
-            e = self._entry(i)
+            e = self._t[i]
             shp = shapes[i]
             nb = int(np.prod(shp, dtype=np.int64)) * e.np_dtype.itemsize
             self._views[i] = self._arena[off:off + nb].view(e.np_dtype).reshape(shp)
         self._plan_key = key
 
     def _input_array(self, i, x):
-        e = self._entry(i)
+        e = self._t[i]
         if isinstance(x, DeviceQTensor):
+            if (x.q_scale(), x.q_zero_point()) != (e.scale, e.zero_point):
+                raise ValueError(f"input {e.name!r}: qparams differ from the model's")
             x = x.int_repr()
         elif isinstance(x, QTensor):
             if e.qscheme != "per_tensor_affine" or \
@@ -718,21 +756,18 @@ class DeviceModel:
             x = np.ascontiguousarray(x.int_repr())
         arr = cp.ascontiguousarray(cp.asarray(x))
         if arr.dtype != e.np_dtype:
-            if e.np_dtype == np.float32 and arr.dtype.kind == "f":
-                arr = arr.astype(cp.float32)
-            else:
-                raise TypeError(f"input {e.name!r} must be {e.dtype}, got {arr.dtype}")
-        want = e.shape[1:] if e.batched else e.shape
-        got = arr.shape[1:] if e.batched else arr.shape
-        if tuple(got) != tuple(want):
-            raise ValueError(f"input {e.name!r} has shape {arr.shape}, expected "
-                             f"{('N',) + tuple(want) if e.batched else tuple(want)}")
+            raise TypeError(f"input {e.name!r} must be {e.np_dtype}, got {arr.dtype}")
+        want = tuple(e.shape[1:]) if e.batched else tuple(e.shape)
+        got = tuple(arr.shape[1:]) if e.batched else tuple(arr.shape)
+        if got != want or (e.batched and arr.ndim == 0):
+            raise ValueError(f"input {e.name!r} has shape {tuple(arr.shape)}, expected "
+                             f"{('N',) + want if e.batched else want}")
         return arr
 
     def __call__(self, *inputs, as_cupy: bool = False):
-        """Run the model.  Inputs: float arrays (numpy or CuPy) or QTensors, one per model input.
-        Returns numpy arrays (CuPy arrays with ``as_cupy=True``); a list when the model has
-        several outputs."""
+        """Run the model.  Inputs as for the CPU model (float32 arrays, numpy or CuPy; or
+        QTensors).  Float outputs come back as numpy arrays, quantized ones as qrt.QTensor;
+        with ``as_cupy=True`` as CuPy arrays / DeviceQTensors.  A tuple when there are several."""
         ids = self.blob.inputs
         if len(inputs) != len(ids):
             raise TypeError(f"the model takes {len(ids)} input(s), got {len(inputs)}")
@@ -741,15 +776,27 @@ class DeviceModel:
             self._plan({i: tuple(a.shape) for i, a in arrs.items()})
             bufs = dict(self._views)
             bufs.update(arrs)
-            for st in self.steps:
-                st.run(bufs)
+            for run, _ in self.steps:
+                run(bufs)
             outs = []
             for i in self.blob.outputs:
+                e = self._t[i]
                 r = bufs[i].copy()  # the arena is reused by the next call
-                outs.append(r if as_cupy else cp.asnumpy(r))
-        return outs[0] if len(outs) == 1 else outs
+                if e.qscheme == "per_tensor_affine":
+                    r = self._dq(r, e)
+                    outs.append(r if as_cupy else r.cpu())
+                else:
+                    outs.append(r if as_cupy else cp.asnumpy(r))
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     run = __call__
+
+
+class _ShapeOnly:
+    """A stand-in input for the shape pass (qrt.functional's geometry checks read .shape)."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
 
 
 def load(path, device_index: int = 0, verify: bool = True, **_ignored) -> DeviceModel:

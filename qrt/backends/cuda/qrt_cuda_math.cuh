@@ -281,13 +281,13 @@ QRT_HD int32_t qrt_cu_relu(int32_t q, int32_t zp)
     return q > zp ? q : zp;
 }
 
-/** QNNPACK add parameters (pytorch_qnnp_compute_add_quantization_params, x86 flavour). */
+/** QNNPACK add parameters (pytorch_qnnp_compute_add_quantization_params, x86 flavour).
+ *  Mirrors qrt_add_qnnp_params / qrt_add_qnnp_params_init() in include/qrt/add_params.h. */
 typedef struct {
-    int32_t zero_point_product; /**< -(a_mult*a_zp + b_mult*b_zp), wrapped */
-    uint32_t a_mult, b_mult;    /**< in [0, 2^22) */
-    int32_t rem_mask, rem_threshold;
-    uint32_t shift;             /**< [13, 31] (caller checks the scale ratios) */
-    int32_t y_zero, y_min, y_max;
+    int32_t a_zero, b_zero, y_zero;
+    int32_t a_mult, b_mult; /**< in [0, 2^22) */
+    uint32_t shift;         /**< 21 - exponent of the larger ratio: [14, 35] */
+    int32_t y_min, y_max;
 } qrt_cu_add_params;
 
 /**
@@ -300,77 +300,105 @@ QRT_HD qrt_cu_add_params qrt_cu_add_params_of(int32_t a_zp, int32_t b_zp, int32_
     const float mx = a_os > b_os ? a_os : b_os;
     const int32_t e = (int32_t)(qrt_cu_f32_bits(mx) >> 23) - 127;
     const uint32_t shift = (uint32_t)(21 - e);
-    const float sm = qrt_cu_f32_from_bits((uint32_t)(21 - e + 127) << 23);
+    /* 2^shift is exact (shift <= 35): the product is exact, then lrintf rounds half to even. */
+    const float sm = qrt_cu_f32_from_bits((uint32_t)(127 + (int32_t)shift) << 23);
     qrt_cu_add_params r;
-    r.a_mult = (uint32_t)(int32_t)rintf(qrt_cu_fmul(a_os, sm)); /* lrintf: exact powers of 2 */
-    r.b_mult = (uint32_t)(int32_t)rintf(qrt_cu_fmul(b_os, sm));
-    r.zero_point_product = (int32_t)(0u - (r.a_mult * (uint32_t)a_zp + r.b_mult * (uint32_t)b_zp));
-    r.rem_mask = (int32_t)((1u << shift) - 1u);
-    r.rem_threshold = (int32_t)(((1u << shift) - 1u) >> 1);
+    r.a_mult = (int32_t)rintf(qrt_cu_fmul(a_os, sm));
+    r.b_mult = (int32_t)rintf(qrt_cu_fmul(b_os, sm));
     r.shift = shift;
+    r.a_zero = a_zp;
+    r.b_zero = b_zp;
     r.y_zero = y_zp;
     r.y_min = y_min;
     r.y_max = y_max;
     return r;
 }
 
-/** pytorch_qnnp_add_quantize: fixed-point sum, shift rounding half away from zero, clamp. */
-QRT_HD uint8_t qrt_cu_add_q8(uint32_t a, uint32_t b, const qrt_cu_add_params *p)
+/**
+ * QNNPACK's fixed-point add (SSE2 kernel): acc = (a - za)*ma + (b - zb)*mb (exact in int32),
+ * shift right rounding half away from zero; the mask uses shift mod 32 and the shift saturates
+ * at 31, as psrad/pand do.  Mirrors QRT_ADD_QNNP_BODY in include/qrt/ref/add_ref.h.
+ */
+QRT_HD uint8_t qrt_cu_add_q8(int32_t a, int32_t b, const qrt_cu_add_params *p)
 {
-    int32_t acc = (int32_t)((uint32_t)p->zero_point_product + a * p->a_mult + b * p->b_mult);
-    const int32_t rem = (acc & p->rem_mask) - (int32_t)(acc < 0);
-    acc = (acc >> p->shift) + (int32_t)(rem > p->rem_threshold); /* arithmetic shift */
-    int32_t y = acc + p->y_zero;
-    y = y >= p->y_max ? p->y_max : y;
-    y = y <= p->y_min ? p->y_min : y;
-    return (uint8_t)y;
+    const uint32_t umask = (1u << (p->shift & 31u)) - 1u;
+    const int32_t mask = (int32_t)umask, threshold = (int32_t)(umask >> 1);
+    const int32_t shift = p->shift > 31u ? 31 : (int32_t)p->shift;
+    const int32_t acc = (a - p->a_zero) * p->a_mult + (b - p->b_zero) * p->b_mult;
+    const int32_t rem = (acc & mask) - (int32_t)(acc < 0);
+    int32_t q = (acc >> shift) + (int32_t)(rem > threshold); /* arithmetic shift */
+    q += p->y_zero;
+    q = q < p->y_min ? p->y_min : q;
+    q = q > p->y_max ? p->y_max : q;
+    return (uint8_t)q;
 }
 
-/* ---- pooling (torch 2.13 qnnpack) ---------------------------------------------------------- */
+/* ---- pooling (include/qrt/ref/pool1d_ref.h) ------------------------------------------------ */
+
+#define QRT_CU_AVG_POOL_QNNP 0    /**< QNNPACK: divide by K, scale f32(s / f32(s * K)) */
+#define QRT_CU_AVG_POOL_GENERIC 1 /**< ATen's generic kernel: count_include_pad honoured */
 
 /** 1-d pooling geometry; one row is one (n, c) pair of a contiguous [rows][len_in] input. */
 typedef struct {
     int64_t rows, len_in, len_out, kernel, stride, dilation, pad;
-    int64_t edge_clamp; /**< max pool: 1 = QNNPACK (ceil_mode off), 0 = ATen generic (ceil_mode) */
+    int64_t mode;              /**< QRT_CU_AVG_POOL_* (average pooling only) */
+    int64_t count_include_pad; /**< GENERIC mode only */
 } qrt_cu_pool1d_params;
 
-#define QRT_CU_POOL1D_NPARAMS 8
+#define QRT_CU_POOL1D_NPARAMS 9
 
-/**
- * max_pool1d.  torch 2.13 with the qnnpack engine runs QNNPACK when ceil_mode is off: it clamps
- * each tap index into [0, len_in - 1] (the edge element is replicated, which differs from ignoring
- * padding only with dilation); with ceil_mode it runs ATen's generic kernel, which skips taps
- * outside the input.  Measured: 400/400 random cases match this rule (tests/test_cuda_math.py).
- */
+/** max_pool1d: taps in the padding never win (qrt's rule, fbgemm's; see _ops.max_pool1d).
+ *  Mirrors QRT_MAX_POOL1D_BODY. */
 QRT_HD uint8_t qrt_cu_max_pool1d(const qrt_cu_pool1d_params *p, const uint8_t *row, int64_t t)
 {
-    uint8_t m = 0;
+    int32_t m = 0;
     for (int64_t k = 0; k < p->kernel; ++k) {
-        int64_t i = t * p->stride + k * p->dilation - p->pad;
-        if (p->edge_clamp)
-            i = i < 0 ? 0 : (i >= p->len_in ? p->len_in - 1 : i);
-        else if (i < 0 || i >= p->len_in)
-            continue;
-        m = row[i] > m ? row[i] : m;
+        const int64_t i = t * p->stride - p->pad + k * p->dilation;
+        if (i >= 0 && i < p->len_in && (int32_t)row[i] > m)
+            m = row[i];
     }
-    return m;
+    return (uint8_t)m;
+}
+
+/** (float)(1.0 / (double)d), both steps correctly rounded. */
+QRT_HD float qrt_cu_rcp_via_f64(int64_t d)
+{
+#if defined(__CUDA_ARCH__)
+    return __double2float_rn(__ddiv_rn(1.0, __ll2double_rn((long long)d)));
+#else
+    return (float)(1.0 / (double)d);
+#endif
 }
 
 /**
- * avg_pool1d, QNNPACK: acc = sum over the window of (q - zp) (padding counts as zp, i.e. 0),
- * y = clamp(rne(f32(f32(acc) * scale)) + zp, 0, 255) with scale from the caller (the kernel
- * size divisor is always K: QNNPACK ignores count_include_pad).
+ * avg_pool1d of quint8 codes sharing (scale, zp) with the output.  Mirrors QRT_AVG_POOL1D_BODY:
+ * acc = sum over the real taps of (q - zp);
+ *  QNNP:    v = rintf(f32(f32(acc) * scale)) + zp
+ *  GENERIC: v = rintf(f32(f32(f32(acc) * f32(1/div)) + zp)), div by count_include_pad;
+ * then clamp to [0, 255].
  */
 QRT_HD uint8_t qrt_cu_avg_pool1d(const qrt_cu_pool1d_params *p, const uint8_t *row, int64_t t,
                                  int32_t zp, float scale)
 {
+    const int64_t h = t * p->stride - p->pad;
+    int64_t end = h + p->kernel;
+    if (p->mode == QRT_CU_AVG_POOL_GENERIC && end > p->len_in + p->pad)
+        end = p->len_in + p->pad;
+    const int64_t lo = h > 0 ? h : 0, hi = end < p->len_in ? end : p->len_in;
     int32_t acc = 0;
-    for (int64_t k = 0; k < p->kernel; ++k) {
-        const int64_t i = t * p->stride + k * p->dilation - p->pad;
-        if (i >= 0 && i < p->len_in)
-            acc += (int32_t)row[i] - zp;
+    for (int64_t i = lo; i < hi; ++i)
+        acc += (int32_t)row[i] - zp;
+    float v;
+    if (p->mode == QRT_CU_AVG_POOL_QNNP) {
+        v = qrt_cu_fadd(rintf(qrt_cu_fmul(qrt_cu_i2f(acc), scale)), qrt_cu_i2f(zp));
+    } else {
+        const int64_t div = p->count_include_pad ? end - h : hi - lo;
+        v = rintf(qrt_cu_fadd(qrt_cu_fmul(qrt_cu_i2f(acc), qrt_cu_rcp_via_f64(div)),
+                              qrt_cu_i2f(zp)));
     }
-    return qrt_cu_requant_fp32_u8(acc, scale, zp, 0, 255);
+    v = v < 0.0f ? 0.0f : v;
+    v = v > 255.0f ? 255.0f : v;
+    return (uint8_t)(int32_t)v;
 }
 
 #endif /* QRT_CUDA_MATH_CUH */

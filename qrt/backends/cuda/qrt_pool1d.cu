@@ -5,7 +5,7 @@
  */
 #include "qrt_cuda_math.cuh"
 
-/** @brief out[r][t] = max over the (edge-clamped) window.  P: int64[8] qrt_cu_pool1d_params. */
+/** @brief out[r][t] = max over the window's real taps.  P: int64[9] qrt_cu_pool1d_params. */
 extern "C" __global__ void qrt_cu_max_pool1d_u8(const long long *__restrict__ P,
                                                 const uint8_t *__restrict__ x,
                                                 uint8_t *__restrict__ out)
@@ -19,7 +19,8 @@ extern "C" __global__ void qrt_cu_max_pool1d_u8(const long long *__restrict__ P,
     }
 }
 
-/** @brief out[r][t] = QNNPACK average over the window; scale = f32(1 / kernel) (see the caller). */
+/** @brief out[r][t] = average over the window (QNNP or GENERIC mode, see the params);
+ *         scale = f32(s / f32(s * kernel)) for QNNP mode. */
 extern "C" __global__ void qrt_cu_avg_pool1d_u8(const long long *__restrict__ P,
                                                 const uint8_t *__restrict__ x, int zp, float scale,
                                                 uint8_t *__restrict__ out)
