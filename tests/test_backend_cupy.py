@@ -241,6 +241,10 @@ def test_backend_cupy_functional_dispatch(be):
     r = relu(x)
     assert backends.is_device_tensor(r)
     np.testing.assert_array_equal(host(be, r.int_repr()), np.maximum(host(be, x.int_repr()), 5))
+    r = qrt.functional.max_pool1d(x.reshape(1, 1, 9), 3)  # the public op, routed
+    assert backends.is_device_tensor(r)
+    np.testing.assert_array_equal(host(be, r.int_repr()).ravel(),
+                                  host(be, x.int_repr()).reshape(3, 3).max(1))
 
 
 def test_backend_cupy_refuses_what_it_cannot_do(be):
@@ -293,7 +297,8 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
     qrt_export.export(Net().eval(), ex, path, calibration_data=[torch.randn(4, 3, 32)],
                       check=False, verbose=False)
     cpu = qrt.load(path)
-    dev = be.cb.load(path)
+    dev = qrt.load(path, device="cuda")
+    assert isinstance(dev, be.cb.DeviceModel)
     kinds = {o.kind for o in dev.blob.ops}
     assert {"conv_relu1d", "conv1d", "linear", "max_pool1d", "avg_pool1d"} <= kinds, kinds
     rng = np.random.default_rng(5)

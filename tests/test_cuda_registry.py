@@ -47,6 +47,10 @@ def test_cuda_load_without_gpu_says_what_is_missing(tmp_path):
         backends.load(str(tmp_path / "absent.bin"), device="cuda")
     with pytest.raises(backends.BackendUnavailable):
         backends.get("cupy")
+    with pytest.raises(backends.BackendUnavailable, match="needs (CuPy|an NVIDIA GPU)"):
+        qrt.load(str(tmp_path / "absent.bin"), device="cuda")
+    with pytest.raises(ValueError, match="device="):
+        qrt.load(str(tmp_path / "absent.bin"), device="tpu")
 
 
 def test_cuda_device_names():

@@ -88,6 +88,10 @@ def is_device_tensor(x) -> bool:
     return getattr(type(x), "_qrt_device", None) == "cuda"
 
 
+def _is_cupy_array(x) -> bool:
+    return type(x).__module__.split(".", 1)[0] == "cupy"
+
+
 def device_dispatch(name: str):
     """Decorator for ``qrt.functional`` ops: route calls whose first argument is a device tensor
     to the CuPy backend's op of the same name (same signature); CPU calls are untouched.
@@ -100,7 +104,7 @@ def device_dispatch(name: str):
         @functools.wraps(fn)
         def op(*args, **kwargs):
             first = args[0] if args else next(iter(kwargs.values()), None)
-            if is_device_tensor(first):
+            if is_device_tensor(first) or _is_cupy_array(first):
                 impl = getattr(get("cupy").functional, name, None)
                 if impl is None:
                     raise NotImplementedError(f"qrt.functional.{name} has no GPU kernel yet; "
