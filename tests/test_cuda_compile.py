@@ -26,7 +26,7 @@ NVCC = shutil.which("nvcc") or next((p for p in ("/usr/local/cuda/bin/nvcc",)
                                      if os.path.exists(p)), None)
 ARCHS = ("80", "90")
 
-pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
 
 
 def _cache_dir():
@@ -59,6 +59,8 @@ def _nvcc(args, out):
 
 @pytest.fixture(scope="module")
 def ptx():
+    if NVCC is None:
+        pytest.skip("nvcc (CUDA toolkit) is not installed")
     """{file: PTX text} for each source compiled alone (sm_80 PTX; JIT-compatible with sm_90)."""
     out = {}
     for src in SOURCES:
@@ -70,6 +72,7 @@ def ptx():
     return out
 
 
+@needs_nvcc
 def test_cuda_sources_build_cubins_for_sm80_and_sm90():
     work = _cache_dir()
     unit = os.path.join(work, f"qrt_all_{_digest('unit')}.cu")
@@ -112,3 +115,40 @@ def test_cuda_float_ops_are_round_to_nearest_and_uncontracted(ptx):
             if op == "fma":
                 assert src == "qrt_quant.cu", f"{src}: unexpected fused multiply-add"
     assert seen > 0
+
+
+def _nvrtc():
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+        nvrtc.getVersion()
+    except Exception as e:  # noqa: BLE001 - no CuPy, or no libnvrtc: nothing to test with
+        return None, str(e).splitlines()[0] if str(e) else type(e).__name__
+    return nvrtc, None
+
+
+def test_cuda_sources_compile_with_nvrtc_as_the_backend_does():
+    """The runtime path: NVRTC (CuPy's) with the backend's own options, no GPU needed."""
+    nvrtc, why = _nvrtc()
+    if nvrtc is None:
+        pytest.skip(f"CuPy's NVRTC binding or libnvrtc is unavailable ({why})")
+    import ast
+    with open(os.path.join(ROOT, "qrt", "backends", "cupy_backend.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    opts = next(ast.literal_eval(n.value) for n in ast.walk(tree)
+                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") ==
+                "_NVRTC_OPTIONS")
+    assert "--fmad=false" in opts
+    for src in SOURCES:
+        with open(os.path.join(CUDA_DIR, src), encoding="utf-8") as f:
+            code = f.read()
+        prog = nvrtc.createProgram(code, src, [], [])
+        try:
+            nvrtc.compileProgram(prog, list(opts) + [f"-I{CUDA_DIR}",
+                                                     "--gpu-architecture=compute_80"])
+        except Exception as e:  # noqa: BLE001
+            pytest.fail(f"NVRTC rejected {src}: {e}\n{nvrtc.getProgramLog(prog)}")
+        ptx = nvrtc.getPTX(prog)
+        ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
+        for m in _FLOAT_OP.finditer(ptx):
+            assert m.group(2).split(".")[1:2] == ["rn"], f"{src} (NVRTC): {m.group(0).strip()}"
+            assert m.group(1) != "fma" or src == "qrt_quant.cu", f"{src} (NVRTC): fma"
