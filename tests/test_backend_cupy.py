@@ -199,6 +199,21 @@ def test_backend_cupy_ops_equal_cpu_backend(be, rng):
         np.testing.assert_array_equal(
             host(be, f.avg_pool1d(da, k, s, p, ceil, cip).int_repr()),
             F.avg_pool1d(qa, k, s, p, ceil, cip).int_repr(), err_msg=f"k{k} s{s} p{p} c{ceil}")
+        o = int(rng.integers(1, L + 2))
+        np.testing.assert_array_equal(host(be, f.adaptive_avg_pool1d(da, o).int_repr()),
+                                      F.adaptive_avg_pool1d(qa, o).int_repr(), err_msg=f"o{o}")
+        np.testing.assert_array_equal(host(be, f.hardswish(da, 0.03, 10).int_repr()),
+                                      F.hardswish(qa, 0.03, 10).int_repr())
+        np.testing.assert_array_equal(host(be, f.sigmoid(da).int_repr()),
+                                      F.sigmoid(qa).int_repr())
+        q8 = qrt.quantize_per_tensor(rng.normal(0, 3, (n, c, L + 50)).astype(F32), 0.04,
+                                     int(rng.integers(-128, 128)), qrt.qint8)
+        d8 = be.cb.to_device(q8)
+        for got, want in ((f.relu(d8), F.relu(q8)), (f.sigmoid(d8), F.sigmoid(q8)),
+                          (f.hardswish(d8, 0.02, -5), F.hardswish(q8, 0.02, -5))):
+            assert (got.q_scale(), got.q_zero_point(), got.dtype) == \
+                (want.q_scale(), want.q_zero_point(), want.dtype)
+            np.testing.assert_array_equal(host(be, got.int_repr()), want.int_repr())
         # conv1d (grouped / depthwise / per-channel / asymmetric zero points)
         g = [1, c, 1, c][case % 4]
         cg = c // g
@@ -271,7 +286,8 @@ def _entry(i, name, dtype, shape, kind="activation", scale=0.0, zp=0, qscheme=No
 
 def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
     """A torch model exported by qrt_export runs on the device with the CPU model's outputs:
-    conv+relu, depthwise conv, residual add, max/avg pooling, flatten, linear, dequantize."""
+    conv+relu, depthwise conv, residual add, max/avg/adaptive pooling, hardswish, flatten,
+    linear, sigmoid, dequantize."""
     qrt_export = pytest.importorskip("qrt_export")
     nn = torch.nn
 
@@ -283,13 +299,16 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
             self.dw = nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=8)
             self.mp = nn.MaxPool1d(2)
             self.ap = nn.AvgPool1d(3, 1, 1)
-            self.fc = nn.Linear(8 * 16, 6)
+            self.hs = nn.Hardswish()
+            self.gp = nn.AdaptiveAvgPool1d(4)
+            self.fc = nn.Linear(8 * 4, 6)
+            self.sg = nn.Sigmoid()
 
         def forward(self, x):
             y = self.r1(self.c1(x))
             y = torch.relu(self.dw(y) + y)
-            y = self.ap(self.mp(y))
-            return self.fc(torch.flatten(y, 1))
+            y = self.gp(self.hs(self.ap(self.mp(y))))
+            return self.sg(self.fc(torch.flatten(y, 1)))
 
     torch.manual_seed(0)
     ex = torch.randn(2, 3, 32)
@@ -300,7 +319,8 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
     dev = qrt.load(path, device="cuda")
     assert isinstance(dev, be.cb.DeviceModel)
     kinds = {o.kind for o in dev.blob.ops}
-    assert {"conv_relu1d", "conv1d", "linear", "max_pool1d", "avg_pool1d"} <= kinds, kinds
+    assert {"conv_relu1d", "conv1d", "linear", "max_pool1d", "avg_pool1d", "hardswish",
+            "adaptive_avg_pool1d", "sigmoid"} <= kinds, kinds
     rng = np.random.default_rng(5)
     for batch in (2, 5, 2):
         x = rng.normal(0, 1, (batch, 3, 32)).astype(F32)
@@ -315,10 +335,10 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
 def test_backend_cupy_model_refuses_ops_without_kernels(be):
     t = [_entry(0, "in", "quint8", (1, 4), scale=0.1, zp=0),
          _entry(1, "out", "quint8", (1, 4), scale=1 / 256, zp=0)]
-    ops = [types.SimpleNamespace(index=0, kind="sigmoid", name="sig", inputs=[0], outputs=[1],
+    ops = [types.SimpleNamespace(index=0, kind="cat", name="cat0", inputs=[0], outputs=[1],
                                  params=[], attrs={})]
     blob = types.SimpleNamespace(tensors=t, ops=ops, inputs=[0], outputs=[1])
-    with pytest.raises(be.cb.UnsupportedOnDevice, match="no GPU kernel for op 0 'sigmoid'"):
+    with pytest.raises(be.cb.UnsupportedOnDevice, match="no GPU kernel for op 0 'cat'"):
         be.cb.DeviceModel(blob)
 
 

@@ -109,4 +109,16 @@ void h_avg_pool1d_u8(int grid, int block, const long long *P, const uint8_t *x, 
     QRT_H_LAUNCH(grid, block, qrt_cu_avg_pool1d_u8(P, x, zp, scale, out));
 }
 
+void h_adaptive_avg_pool1d_u8(int grid, int block, const long long *P, const uint8_t *x,
+                              uint8_t *out)
+{
+    QRT_H_LAUNCH(grid, block, qrt_cu_adaptive_avg_pool1d_u8(P, x, out));
+}
+
+void h_lut_u8(int grid, int block, const uint8_t *x, long long n, const uint8_t *lut_vec,
+              const uint8_t *lut_tail, long long nvec, uint8_t *out)
+{
+    QRT_H_LAUNCH(grid, block, qrt_cu_lut_u8(x, n, lut_vec, lut_tail, nvec, out));
+}
+
 } /* extern "C" */

@@ -100,6 +100,8 @@ def load() -> ctypes.CDLL:
         "h_add_u8": [N, N, P, P, LL, N, N, N, F, F, N, N, P],
         "h_max_pool1d_u8": [N, N, P, P, P],
         "h_avg_pool1d_u8": [N, N, P, P, N, F, P],
+        "h_adaptive_avg_pool1d_u8": [N, N, P, P, P],
+        "h_lut_u8": [N, N, P, LL, P, P, LL, P],
         "r_conv1d": [P, P, P, P, P, P, P, P],
         "r_quantize_f32_u8": [P, LL, F, F, F, F, P],
         "r_quantize_f32_s8": [P, LL, F, F, F, F, P],
@@ -114,11 +116,13 @@ def load() -> ctypes.CDLL:
             "r_relu_u8": [P, LL, N, P],
             "r_max_pool1d_u8": [P, P, P],
             "r_avg_pool1d_u8": [P, P, N, F, P],
+            "r_adaptive_avg_pool1d_u8": [P, P, P],
+            "r_lut2_u8": [P, LL, P, P, LL, P],
         })
     for name, args in sig.items():
         fn = getattr(lib, name)
         fn.argtypes = args
         fn.restype = V if name.startswith("h_") or name in (
             "r_quantize_f32_u8", "r_quantize_f32_s8", "r_dequantize_u8_f32",
-            "r_dequantize_s8_f32", "r_relu_u8") else N
+            "r_dequantize_s8_f32", "r_relu_u8", "r_lut2_u8") else N
     return lib

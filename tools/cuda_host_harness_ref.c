@@ -159,6 +159,30 @@ int r_max_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out)
     return (int)st;
 }
 
+int r_adaptive_avg_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out)
+{
+    qrt_pool1d_params p;
+    p.rows = (uint32_t)P[0];
+    p.len_in = (uint32_t)P[1];
+    p.len_out = (uint32_t)P[2];
+    p.kernel = p.stride = p.dilation = 1;
+    p.pad = 0;
+    p.zero = 0;
+    p.qmin = 0;
+    p.qmax = 255;
+    p.mode = QRT_AVG_POOL_GENERIC;
+    p.count_include_pad = 1;
+    p.scale = 0.0f;
+    qrt_adaptive_avg_pool1d_u8_ref(&p, x, out);
+    return 0;
+}
+
+void r_lut2_u8(const uint8_t *x, long long n, const uint8_t *lut_vec, const uint8_t *lut_tail,
+               long long nvec, uint8_t *out)
+{
+    qrt_lut2_u8_ref(lut_vec, lut_tail, x, (size_t)n, (size_t)nvec, out);
+}
+
 int r_avg_pool1d_u8(const long long *P, const uint8_t *x, int zp, float scale, uint8_t *out)
 {
     const qrt_pool1d_params p = r_pool_params(P, zp, scale);

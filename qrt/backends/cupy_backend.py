@@ -35,6 +35,7 @@ _SOURCES = {  # kernel -> file
     "qrt_cu_relu_u8": "qrt_eltwise.cu", "qrt_cu_relu_s8": "qrt_eltwise.cu",
     "qrt_cu_add_u8": "qrt_eltwise.cu",
     "qrt_cu_max_pool1d_u8": "qrt_pool1d.cu", "qrt_cu_avg_pool1d_u8": "qrt_pool1d.cu",
+    "qrt_cu_adaptive_avg_pool1d_u8": "qrt_pool1d.cu", "qrt_cu_lut_u8": "qrt_eltwise.cu",
 }
 _modules: Dict[Tuple[int, str], "cp.RawModule"] = {}
 
@@ -501,6 +502,62 @@ def _avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return DeviceQTensor._wrap(o, quint8, x.q_scale(), x.q_zero_point())
 
 
+def _adaptive_avg_pool1d(input, output_size, *, out=None):
+    from qrt.functional._ops import _int
+    x = _pool_checks(input, "adaptive_avg_pool1d")
+    o = _int(output_size, "output_size")
+    if o < 1:
+        raise ValueError(f"output_size must be >= 1, got {o}")
+    L = x.shape[-1]
+    if L % o == 0 and L != o:  # the CPU's choice: QNNPACK's average pooling, kernel = stride
+        return _avg_pool1d(x, L // o, L // o, 0, out=out)
+    rows = x.numel() // L
+    res = _out_array(out, x.shape[:-1] + (o,), cp.uint8)
+    _launch("qrt_cu_adaptive_avg_pool1d_u8", rows * o, (_i64([rows, L, o]), x.int_repr(), res))
+    return DeviceQTensor._wrap(res, quint8, x.q_scale(), x.q_zero_point())
+
+
+def _apply_luts(x, tables, single, dtype, scale, zp, out):
+    """out = table[x] on the device, with the table(s) qrt's CPU code built."""
+    d = x.int_repr()
+    n = d.size
+    from qrt.functional._ops import _ATEN_VEC_CODES
+    t0 = cp.asarray(tables[0])
+    t1 = t0 if single else cp.asarray(tables[1])
+    nvec = n if single else n - n % _ATEN_VEC_CODES
+    res = _out_array(out, d.shape, dtype.numpy_dtype)
+    _launch("qrt_cu_lut_u8", n, (d.view(cp.uint8), np.int64(n), t0, t1, np.int64(nvec),
+                                 res.view(cp.uint8)))
+    return DeviceQTensor._wrap(res, dtype, scale, zp)
+
+
+def _hardswish(input, scale, zero_point, *, out=None):
+    from qrt import _ops
+    x = _as_device_q(input)
+    probe = QTensor(_empty_storage(), (0,), x.dtype, scale, zero_point)
+    so, zo = probe.q_scale(), probe.q_zero_point()
+    F = np.float32
+    if x.dtype is quint8:
+        t = np.empty(256, np.uint8)
+        _ops.hardswish_lut(t, F(x.q_scale()), x.q_zero_point(), F(so), zo)
+        return _apply_luts(x, (t,), True, quint8, so, zo, out)
+    t = (np.empty(256, np.uint8), np.empty(256, np.uint8))
+    _ops.hardswish_luts_aten(t[0], t[1], x.q_scale(), x.q_zero_point(), so, zo, True)
+    return _apply_luts(x, t, False, qint8, so, zo, out)
+
+
+def _sigmoid(input, *, out=None):
+    from qrt import _ops
+    x = _as_device_q(input)
+    if x.dtype is quint8:
+        t = np.empty(256, np.uint8)
+        _ops.sigmoid_lut(t, np.float32(x.q_scale()), x.q_zero_point())
+        return _apply_luts(x, (t,), True, quint8, 1.0 / 256.0, 0, out)
+    t = (np.empty(256, np.uint8), np.empty(256, np.uint8))
+    _ops.sigmoid_luts_aten(t[0], t[1], x.q_scale(), x.q_zero_point(), True)
+    return _apply_luts(x, t, False, qint8, 1.0 / 256.0, -128, out)
+
+
 def _flatten(input, start_dim=0, end_dim=-1):
     return _as_device_q(input).flatten(start_dim, end_dim)
 
@@ -574,7 +631,8 @@ def _linear_dynamic(x_float, weight, bias=None, reduce_range=False, *, out=None)
 functional = SimpleNamespace(
     conv1d=_conv1d, conv1d_relu=_conv1d_relu, linear=_linear, linear_relu=_linear_relu,
     linear_dynamic=_linear_dynamic, relu=_relu, add=_add, add_relu=_add_relu,
-    max_pool1d=_max_pool1d, avg_pool1d=_avg_pool1d, flatten=_flatten, reshape=_reshape,
+    max_pool1d=_max_pool1d, avg_pool1d=_avg_pool1d, adaptive_avg_pool1d=_adaptive_avg_pool1d,
+    hardswish=_hardswish, sigmoid=_sigmoid, flatten=_flatten, reshape=_reshape,
     quantize_per_tensor=_quantize_per_tensor, dequantize=_dequantize,
 )
 
@@ -583,7 +641,8 @@ functional = SimpleNamespace(
 _ALIGN = 256
 #: model op kind -> device functional op (inputs, then attrs["kwargs"], then out=)
 _FUNCTIONAL_OPS = {"relu": _relu, "add": _add, "add_relu": _add_relu, "max_pool1d": _max_pool1d,
-                   "avg_pool1d": _avg_pool1d}
+                   "avg_pool1d": _avg_pool1d, "adaptive_avg_pool1d": _adaptive_avg_pool1d,
+                   "hardswish": _hardswish, "sigmoid": _sigmoid}
 _MODULE_OPS = ("conv1d", "conv_relu1d", "linear", "linear_relu", "linear_dynamic")
 _ALIAS_OPS = ("flatten", "reshape", "identity")
 
@@ -672,8 +731,9 @@ class DeviceModel:
         if k in _FUNCTIONAL_OPS:
             fn = _FUNCTIONAL_OPS[k]
             kw = dict(op.attrs.get("kwargs", {}))
-            es = [self._q(i, what) for i in ins]
-            self._q(o, what)
+            dts = ("quint8", "qint8") if k in ("relu", "hardswish", "sigmoid") else ("quint8",)
+            es = [self._q(i, what, dts) for i in ins]
+            self._q(o, what, dts)
             if k in ("add", "add_relu"):
                 why = _add_supported(self._dq(np.zeros(1), es[0]), self._dq(np.zeros(1), es[1]),
                                      kw.get("scale", eo.scale), kw.get("zero_point",
@@ -696,6 +756,9 @@ class DeviceModel:
                               ceil_mode=kw.get("ceil_mode", False))
                     lo = _pool_geometry(_ShapeOnly(s[0]), **kk)[-1]
                     return tuple(s[0][:-1]) + (lo,)
+                if k == "adaptive_avg_pool1d":
+                    from qrt.functional._ops import _int
+                    return tuple(s[0][:-1]) + (_int(kw.get("output_size"), "output_size"),)
                 return tuple(s[0])
 
             return run, infer

@@ -401,4 +401,37 @@ QRT_HD uint8_t qrt_cu_avg_pool1d(const qrt_cu_pool1d_params *p, const uint8_t *r
     return (uint8_t)(int32_t)v;
 }
 
+/**
+ * adaptive_avg_pool1d, ATen's generic kernel (qrt_adaptive_avg_pool1d_u8_ref): window
+ * [floor(t*L/O), ceil((t+1)*L/O)), raw codes summed, v = rintf(f32(f32(acc) * f32(1/n))),
+ * clamped to [0, 255].  (The CPU runs QNNPACK's avg pool instead when L % O == 0 and L != O;
+ * the host then launches the avg-pool kernel, as it does.)
+ */
+QRT_HD uint8_t qrt_cu_adaptive_avg_pool1d(const uint8_t *row, int64_t L, int64_t O, int64_t t)
+{
+    const int64_t lo = (t * L) / O, hi = ((t + 1) * L + O - 1) / O;
+    int32_t acc = 0;
+    for (int64_t i = lo; i < hi; ++i)
+        acc += (int32_t)row[i];
+#if defined(__CUDA_ARCH__)
+    const float rcp = __fdiv_rn(1.0f, qrt_cu_i2f((int32_t)(hi - lo)));
+#else
+    const float rcp = 1.0f / (float)(hi - lo);
+#endif
+    float v = rintf(qrt_cu_fmul(qrt_cu_i2f(acc), rcp));
+    v = v < 0.0f ? 0.0f : v;
+    v = v > 255.0f ? 255.0f : v;
+    return (uint8_t)(int32_t)v;
+}
+
+/* ---- table lookups (hardswish, sigmoid): tables are built on the host by qrt's CPU code ---- */
+
+/** out[i] = (i < nvec ? lut_vec : lut_tail)[x[i]]: one table (nvec = n), or ATen's two
+ *  (whole 64-code chunks, then the tail).  Mirrors qrt_lut_u8_ref / qrt_lut2_u8_ref. */
+QRT_HD uint8_t qrt_cu_lut2(const uint8_t *lut_vec, const uint8_t *lut_tail, uint8_t x, int64_t i,
+                           int64_t nvec)
+{
+    return i < nvec ? lut_vec[x] : lut_tail[x];
+}
+
 #endif /* QRT_CUDA_MATH_CUH */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file qrt_eltwise.cu
- * @brief Quantized relu and add / add_relu (QNNPACK fixed point) on the GPU.  Contiguous data.
+ * @brief Quantized relu, add / add_relu (QNNPACK fixed point) and table lookups (hardswish,
+ *        sigmoid) on the GPU.  Contiguous data.
  */
 #include "qrt_cuda_math.cuh"
 
@@ -38,4 +39,15 @@ extern "C" __global__ void qrt_cu_add_u8(const uint8_t *__restrict__ a,
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x)
         out[i] = qrt_cu_add_q8(a[i], b[i], &p);
+}
+
+/** @brief out[i] = (i < nvec ? lut_vec : lut_tail)[x[i]] over raw bytes (quint8 or qint8 codes). */
+extern "C" __global__ void qrt_cu_lut_u8(const uint8_t *__restrict__ x, long long n,
+                                         const uint8_t *__restrict__ lut_vec,
+                                         const uint8_t *__restrict__ lut_tail, long long nvec,
+                                         uint8_t *__restrict__ out)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        out[i] = qrt_cu_lut2(lut_vec, lut_tail, x[i], i, nvec);
 }

@@ -33,3 +33,14 @@ extern "C" __global__ void qrt_cu_avg_pool1d_u8(const long long *__restrict__ P,
         out[i] = qrt_cu_avg_pool1d(&p, x + r * p.len_in, t, zp, scale);
     }
 }
+
+/** @brief out[r][t] = ATen's adaptive average of row r's window t.  P: int64[3] {rows, L, O}. */
+extern "C" __global__ void qrt_cu_adaptive_avg_pool1d_u8(const long long *__restrict__ P,
+                                                         const uint8_t *__restrict__ x,
+                                                         uint8_t *__restrict__ out)
+{
+    const int64_t rows = P[0], L = P[1], O = P[2];
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows * O;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = qrt_cu_adaptive_avg_pool1d(x + (i / O) * L, L, O, i % O);
+}
