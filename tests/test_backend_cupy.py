@@ -214,6 +214,19 @@ def test_backend_cupy_ops_equal_cpu_backend(be, rng):
             assert (got.q_scale(), got.q_zero_point(), got.dtype) == \
                 (want.q_scale(), want.q_zero_point(), want.dtype)
             np.testing.assert_array_equal(host(be, got.int_repr()), want.int_repr())
+        for dim in (0, 1, -1):
+            q8a = qrt.from_int_repr(np.ascontiguousarray(q8.int_repr()[:, :, :L]), 0.05, 3,
+                                    qrt.qint8)
+            parts = [qa, qb, qa] if case % 2 else [q8a, q8]
+            dparts = [be.cb.to_device(t) for t in parts]
+            kw = {} if case % 3 == 0 else {"scale": 0.06, "zero_point": parts[0].q_zero_point()}
+            try:
+                want = F.cat(parts, dim, **kw)
+            except ValueError:
+                continue  # shapes that do not concatenate along this dim
+            got = f.cat(dparts, dim, **kw)
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(host(be, got.int_repr()), want.int_repr())
         # conv1d (grouped / depthwise / per-channel / asymmetric zero points)
         g = [1, c, 1, c][case % 4]
         cg = c // g
@@ -286,7 +299,7 @@ def _entry(i, name, dtype, shape, kind="activation", scale=0.0, zp=0, qscheme=No
 
 def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
     """A torch model exported by qrt_export runs on the device with the CPU model's outputs:
-    conv+relu, depthwise conv, residual add, max/avg/adaptive pooling, hardswish, flatten,
+    conv+relu, depthwise conv, residual add, max/avg/adaptive pooling, hardswish, cat, flatten,
     linear, sigmoid, dequantize."""
     qrt_export = pytest.importorskip("qrt_export")
     nn = torch.nn
@@ -301,13 +314,15 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
             self.ap = nn.AvgPool1d(3, 1, 1)
             self.hs = nn.Hardswish()
             self.gp = nn.AdaptiveAvgPool1d(4)
-            self.fc = nn.Linear(8 * 4, 6)
+            self.c2 = nn.Conv1d(8, 8, 1)
+            self.fc = nn.Linear(2 * 8 * 4, 6)
             self.sg = nn.Sigmoid()
 
         def forward(self, x):
             y = self.r1(self.c1(x))
             y = torch.relu(self.dw(y) + y)
             y = self.gp(self.hs(self.ap(self.mp(y))))
+            y = torch.cat([y, self.c2(y)], 1)
             return self.sg(self.fc(torch.flatten(y, 1)))
 
     torch.manual_seed(0)
@@ -320,7 +335,7 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
     assert isinstance(dev, be.cb.DeviceModel)
     kinds = {o.kind for o in dev.blob.ops}
     assert {"conv_relu1d", "conv1d", "linear", "max_pool1d", "avg_pool1d", "hardswish",
-            "adaptive_avg_pool1d", "sigmoid"} <= kinds, kinds
+            "adaptive_avg_pool1d", "sigmoid", "cat"} <= kinds, kinds
     rng = np.random.default_rng(5)
     for batch in (2, 5, 2):
         x = rng.normal(0, 1, (batch, 3, 32)).astype(F32)
@@ -335,10 +350,19 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
 def test_backend_cupy_model_refuses_ops_without_kernels(be):
     t = [_entry(0, "in", "quint8", (1, 4), scale=0.1, zp=0),
          _entry(1, "out", "quint8", (1, 4), scale=1 / 256, zp=0)]
-    ops = [types.SimpleNamespace(index=0, kind="cat", name="cat0", inputs=[0], outputs=[1],
+    ops = [types.SimpleNamespace(index=0, kind="softmax", name="sm", inputs=[0], outputs=[1],
                                  params=[], attrs={})]
     blob = types.SimpleNamespace(tensors=t, ops=ops, inputs=[0], outputs=[1])
-    with pytest.raises(be.cb.UnsupportedOnDevice, match="no GPU kernel for op 0 'cat'"):
+    with pytest.raises(be.cb.UnsupportedOnDevice, match="no GPU kernel for op 0 'softmax'"):
+        be.cb.DeviceModel(blob)
+    # an add QNNPACK refuses (the CPU then runs ATen's float add): refused at load, not at run
+    t = [_entry(0, "a", "quint8", (1, 4), scale=0.1, zp=0),
+         _entry(1, "b", "quint8", (1, 4), scale=0.1, zp=0),
+         _entry(2, "y", "quint8", (1, 4), scale=1e-4, zp=0)]
+    ops = [types.SimpleNamespace(index=0, kind="add", name="add0", inputs=[0, 1], outputs=[2],
+                                 params=[], attrs={"kwargs": {"scale": 1e-4, "zero_point": 0}})]
+    blob = types.SimpleNamespace(tensors=t, ops=ops, inputs=[0, 1], outputs=[2])
+    with pytest.raises(be.cb.UnsupportedOnDevice, match="QNNPACK refuses"):
         be.cb.DeviceModel(blob)
 
 

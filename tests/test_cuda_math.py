@@ -394,6 +394,30 @@ def test_cuda_adaptive_pool_and_lut_equal_reference(lib, rng):
         np.testing.assert_array_equal(out, ref)
 
 
+@pytest.mark.parametrize("signed", [False, True])
+def test_cuda_cat_requant_copy_equals_reference(lib, rng, signed):
+    need_ops_ref(lib)
+    dt, qmin, qmax = (np.int8, -128, 127) if signed else (np.uint8, 0, 255)
+    h = lib.h_requant_copy_s8 if signed else lib.h_requant_copy_u8
+    for _ in range(40):
+        rows, n, off = int(rng.integers(1, 6)), int(rng.integers(1, 30)), int(rng.integers(0, 9))
+        stride = off + n + int(rng.integers(0, 5))
+        x = rng.integers(qmin, qmax + 1, (rows, n)).astype(dt)
+        s_in, s_out = F32(rng.uniform(0.01, 0.2)), F32(rng.uniform(0.01, 0.2))
+        if rng.random() < 0.3:
+            s_out = F32(s_in * 2.0 ** int(rng.integers(-2, 3)))  # ties
+        zi, zo = int(rng.integers(qmin, qmax + 1)), int(rng.integers(qmin, qmax + 1))
+        inv = F32(F32(1.0) / s_out)
+        ref = np.full((rows, stride), 3, dt)
+        out = ref.copy()
+        lib.r_requant_copy(int(signed), ptr(x), rows, n, s_in, zi, inv, float(zo), float(qmin),
+                           float(qmax), ctypes.c_void_p(ref.ctypes.data + off * ref.itemsize),
+                           stride)
+        h(GRID, BLOCK, ptr(x), rows, n, s_in, zi, inv, float(zo), float(qmin), float(qmax),
+          ptr(out), off, stride)
+        np.testing.assert_array_equal(out, ref)
+
+
 def test_cuda_pool1d_equals_torch_qnnpack(lib, rng, qnnpack):
     """Against torch where qrt follows it: every case except (a) max pooling with dilation and
     padding without ceil_mode, where QNNPACK replicates the edge and qrt (CPU and GPU) lets

@@ -121,4 +121,22 @@ void h_lut_u8(int grid, int block, const uint8_t *x, long long n, const uint8_t 
     QRT_H_LAUNCH(grid, block, qrt_cu_lut_u8(x, n, lut_vec, lut_tail, nvec, out));
 }
 
+void h_requant_copy_u8(int grid, int block, const uint8_t *x, long long rows, long long len,
+                       float in_scale, int in_zero, float inv_out, float out_zero_f, float qminf,
+                       float qmaxf, uint8_t *out, long long out_offset, long long out_stride)
+{
+    QRT_H_LAUNCH(grid, block,
+                 qrt_cu_requant_copy_u8(x, rows, len, in_scale, in_zero, inv_out, out_zero_f,
+                                        qminf, qmaxf, out, out_offset, out_stride));
+}
+
+void h_requant_copy_s8(int grid, int block, const int8_t *x, long long rows, long long len,
+                       float in_scale, int in_zero, float inv_out, float out_zero_f, float qminf,
+                       float qmaxf, int8_t *out, long long out_offset, long long out_stride)
+{
+    QRT_H_LAUNCH(grid, block,
+                 qrt_cu_requant_copy_s8(x, rows, len, in_scale, in_zero, inv_out, out_zero_f,
+                                        qminf, qmaxf, out, out_offset, out_stride));
+}
+
 } /* extern "C" */

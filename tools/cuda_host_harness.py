@@ -102,6 +102,8 @@ def load() -> ctypes.CDLL:
         "h_avg_pool1d_u8": [N, N, P, P, N, F, P],
         "h_adaptive_avg_pool1d_u8": [N, N, P, P, P],
         "h_lut_u8": [N, N, P, LL, P, P, LL, P],
+        "h_requant_copy_u8": [N, N, P, LL, LL, F, N, F, F, F, F, P, LL, LL],
+        "h_requant_copy_s8": [N, N, P, LL, LL, F, N, F, F, F, F, P, LL, LL],
         "r_conv1d": [P, P, P, P, P, P, P, P],
         "r_quantize_f32_u8": [P, LL, F, F, F, F, P],
         "r_quantize_f32_s8": [P, LL, F, F, F, F, P],
@@ -118,11 +120,12 @@ def load() -> ctypes.CDLL:
             "r_avg_pool1d_u8": [P, P, N, F, P],
             "r_adaptive_avg_pool1d_u8": [P, P, P],
             "r_lut2_u8": [P, LL, P, P, LL, P],
+            "r_requant_copy": [N, P, LL, LL, F, N, F, F, F, F, P, LL],
         })
     for name, args in sig.items():
         fn = getattr(lib, name)
         fn.argtypes = args
         fn.restype = V if name.startswith("h_") or name in (
             "r_quantize_f32_u8", "r_quantize_f32_s8", "r_dequantize_u8_f32",
-            "r_dequantize_s8_f32", "r_relu_u8", "r_lut2_u8") else N
+            "r_dequantize_s8_f32", "r_relu_u8", "r_lut2_u8", "r_requant_copy") else N
     return lib

@@ -23,6 +23,7 @@
     __has_include("qrt/ref/activation_ref.h")
 #include "qrt/ref/activation_ref.h"
 #include "qrt/ref/add_ref.h"
+#include "qrt/ref/cat_ref.h"
 #include "qrt/ref/pool1d_ref.h"
 #define QRT_H_HAVE_OPS 1
 #endif
@@ -181,6 +182,26 @@ void r_lut2_u8(const uint8_t *x, long long n, const uint8_t *lut_vec, const uint
                long long nvec, uint8_t *out)
 {
     qrt_lut2_u8_ref(lut_vec, lut_tail, x, (size_t)n, (size_t)nvec, out);
+}
+
+/** qrt_requant_copy_{u8,s8}_ref: `is_signed` picks the int8 variant. */
+void r_requant_copy(int is_signed, const void *x, long long rows, long long len, float in_scale,
+                    int in_zero, float inv_out, float out_zero_f, float qminf, float qmaxf,
+                    void *out, long long out_stride)
+{
+    qrt_requant_copy_params p;
+    p.in_scale = in_scale;
+    p.in_zero = in_zero;
+    p.inv_out = inv_out;
+    p.out_zero_f = out_zero_f;
+    p.qmin = qminf;
+    p.qmax = qmaxf;
+    if (is_signed)
+        qrt_requant_copy_s8_ref(&p, (const int8_t *)x, (size_t)rows, (size_t)len, (size_t)len,
+                                (int8_t *)out, (size_t)out_stride);
+    else
+        qrt_requant_copy_u8_ref(&p, (const uint8_t *)x, (size_t)rows, (size_t)len, (size_t)len,
+                                (uint8_t *)out, (size_t)out_stride);
 }
 
 int r_avg_pool1d_u8(const long long *P, const uint8_t *x, int zp, float scale, uint8_t *out)

@@ -104,6 +104,8 @@ def device_dispatch(name: str):
         @functools.wraps(fn)
         def op(*args, **kwargs):
             first = args[0] if args else next(iter(kwargs.values()), None)
+            if isinstance(first, (list, tuple)) and first:  # cat's list of tensors
+                first = first[0]
             if is_device_tensor(first) or _is_cupy_array(first):
                 impl = getattr(get("cupy").functional, name, None)
                 if impl is None:

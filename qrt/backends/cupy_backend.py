@@ -36,6 +36,7 @@ _SOURCES = {  # kernel -> file
     "qrt_cu_add_u8": "qrt_eltwise.cu",
     "qrt_cu_max_pool1d_u8": "qrt_pool1d.cu", "qrt_cu_avg_pool1d_u8": "qrt_pool1d.cu",
     "qrt_cu_adaptive_avg_pool1d_u8": "qrt_pool1d.cu", "qrt_cu_lut_u8": "qrt_eltwise.cu",
+    "qrt_cu_requant_copy_u8": "qrt_quant.cu", "qrt_cu_requant_copy_s8": "qrt_quant.cu",
 }
 _modules: Dict[Tuple[int, str], "cp.RawModule"] = {}
 
@@ -558,6 +559,49 @@ def _sigmoid(input, *, out=None):
     return _apply_luts(x, t, False, qint8, 1.0 / 256.0, -128, out)
 
 
+def _cat(tensors, dim=0, scale=None, zero_point=None, *, out=None):
+    """qrt.functional.cat on the GPU: every input requantized into the output's qparams."""
+    from qrt.functional._ops import _int
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError("tensors must be a non-empty list or tuple of DeviceQTensors")
+    xs = [_as_device_q(t, f"tensors[{i}]") for i, t in enumerate(tensors)]
+    dt, nd = xs[0].dtype, xs[0].ndim
+    if nd == 0:
+        raise ValueError("cat: zero-dimensional tensors cannot be concatenated")
+    d = _int(dim, "dim")
+    if not -nd <= d < nd:
+        raise ValueError(f"dim={d} is out of range for {nd}-d tensors")
+    d %= nd
+    for i, t in enumerate(xs[1:], 1):
+        if t.dtype is not dt or t.ndim != nd or \
+                t.shape[:d] + t.shape[d + 1:] != xs[0].shape[:d] + xs[0].shape[d + 1:]:
+            raise ValueError(f"tensors[{i}] ({t.dtype!r}, {t.shape}) does not match tensors[0] "
+                             f"({dt!r}, {xs[0].shape}) outside dim {d}")
+    probe = QTensor(_empty_storage(), (0,), dt,
+                    xs[0].q_scale() if scale is None else scale,
+                    xs[0].q_zero_point() if zero_point is None else zero_point)
+    so, zo = probe.q_scale(), probe.q_zero_point()
+    shape = list(xs[0].shape)
+    shape[d] = sum(t.shape[d] for t in xs)
+    res = _out_array(out, tuple(shape), dt.numpy_dtype)
+    outer = int(np.prod(shape[:d], dtype=np.int64))
+    inner = int(np.prod(shape[d + 1:], dtype=np.int64))
+    row = shape[d] * inner
+    name = "qrt_cu_requant_copy_u8" if dt is quint8 else "qrt_cu_requant_copy_s8"
+    F = np.float32
+    inv = F(F(1.0) / F(so))
+    off = 0
+    for t in xs:
+        n = t.shape[d] * inner
+        if n and outer:
+            _launch(name, outer * n, (t.int_repr(), np.int64(outer), np.int64(n),
+                                      F(t.q_scale()), np.int32(t.q_zero_point()), inv, F(zo),
+                                      F(dt.qmin), F(dt.qmax), res, np.int64(off),
+                                      np.int64(row)))
+        off += n
+    return DeviceQTensor._wrap(res, dt, so, zo)
+
+
 def _flatten(input, start_dim=0, end_dim=-1):
     return _as_device_q(input).flatten(start_dim, end_dim)
 
@@ -632,7 +676,7 @@ functional = SimpleNamespace(
     conv1d=_conv1d, conv1d_relu=_conv1d_relu, linear=_linear, linear_relu=_linear_relu,
     linear_dynamic=_linear_dynamic, relu=_relu, add=_add, add_relu=_add_relu,
     max_pool1d=_max_pool1d, avg_pool1d=_avg_pool1d, adaptive_avg_pool1d=_adaptive_avg_pool1d,
-    hardswish=_hardswish, sigmoid=_sigmoid, flatten=_flatten, reshape=_reshape,
+    hardswish=_hardswish, sigmoid=_sigmoid, cat=_cat, flatten=_flatten, reshape=_reshape,
     quantize_per_tensor=_quantize_per_tensor, dequantize=_dequantize,
 )
 
@@ -642,7 +686,7 @@ _ALIGN = 256
 #: model op kind -> device functional op (inputs, then attrs["kwargs"], then out=)
 _FUNCTIONAL_OPS = {"relu": _relu, "add": _add, "add_relu": _add_relu, "max_pool1d": _max_pool1d,
                    "avg_pool1d": _avg_pool1d, "adaptive_avg_pool1d": _adaptive_avg_pool1d,
-                   "hardswish": _hardswish, "sigmoid": _sigmoid}
+                   "hardswish": _hardswish, "sigmoid": _sigmoid, "cat": _cat}
 _MODULE_OPS = ("conv1d", "conv_relu1d", "linear", "linear_relu", "linear_dynamic")
 _ALIAS_OPS = ("flatten", "reshape", "identity")
 
@@ -731,7 +775,8 @@ class DeviceModel:
         if k in _FUNCTIONAL_OPS:
             fn = _FUNCTIONAL_OPS[k]
             kw = dict(op.attrs.get("kwargs", {}))
-            dts = ("quint8", "qint8") if k in ("relu", "hardswish", "sigmoid") else ("quint8",)
+            dts = ("quint8", "qint8") if k in ("relu", "hardswish", "sigmoid", "cat") \
+                else ("quint8",)
             es = [self._q(i, what, dts) for i in ins]
             self._q(o, what, dts)
             if k in ("add", "add_relu"):
@@ -743,7 +788,10 @@ class DeviceModel:
                     raise UnsupportedOnDevice(f"{what}: {why} has no GPU kernel")
 
             def run(b):
-                fn(*[self._dq(b[i], e) for i, e in zip(ins, es)], **kw, out=b[o])
+                args = [self._dq(b[i], e) for i, e in zip(ins, es)]
+                if k == "cat":
+                    args = [args]
+                fn(*args, **kw, out=b[o])
 
             def infer(s):
                 if k in ("add", "add_relu") and s[0] != s[1]:
@@ -756,6 +804,12 @@ class DeviceModel:
                               ceil_mode=kw.get("ceil_mode", False))
                     lo = _pool_geometry(_ShapeOnly(s[0]), **kk)[-1]
                     return tuple(s[0][:-1]) + (lo,)
+                if k == "cat":
+                    from qrt.functional._ops import _int
+                    d = _int(kw.get("dim", 0), "dim") % len(s[0])
+                    shp = list(s[0])
+                    shp[d] = sum(x[d] for x in s)
+                    return tuple(shp)
                 if k == "adaptive_avg_pool1d":
                     from qrt.functional._ops import _int
                     return tuple(s[0][:-1]) + (_int(kw.get("output_size"), "output_size"),)

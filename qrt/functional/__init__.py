@@ -17,7 +17,7 @@ from qrt.backends import device_dispatch as _device_dispatch  # noqa: E402
 
 for _name in ("conv1d", "conv1d_relu", "linear", "linear_relu", "linear_dynamic", "relu", "add",
               "add_relu", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "hardswish",
-              "sigmoid", "flatten", "reshape"):
+              "sigmoid", "cat", "flatten", "reshape"):
     if _name in globals():
         globals()[_name] = _device_dispatch(_name)(globals()[_name])
 del _name

@@ -273,6 +273,15 @@ QRT_HD float qrt_cu_dequantize(int32_t q, float scale, int32_t zp)
     return qrt_cu_fmul(scale, qrt_cu_i2f(q - zp));
 }
 
+/** cat's requantizing copy: quantize_fma(dequantize(q, in_scale, in_zero), inv_out, zo).
+ *  Mirrors QRT_REQUANT_COPY_BODY in include/qrt/ref/cat_ref.h. */
+QRT_HD int32_t qrt_cu_requant_copy(int32_t q, float in_scale, int32_t in_zero, float inv_out,
+                                   float out_zero_f, float qminf, float qmaxf)
+{
+    return qrt_cu_quantize_fma(qrt_cu_dequantize(q, in_scale, in_zero), inv_out, out_zero_f,
+                               qminf, qmaxf);
+}
+
 /* ---- element-wise ops (torch 2.13 qnnpack) ------------------------------------------------- */
 
 /** Quantized relu keeps the qparams: max(q, zero_point). */
