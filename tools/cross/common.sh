@@ -114,12 +114,12 @@ CONF
   touch "$SR/.complete"
 }
 
-# target_site ARCH: numpy + pytest wheels for the target, outside the sysroot (P19).
+# target_site ARCH: numpy + pytest (+ hypothesis) wheels for the target, outside the sysroot (P19).
 target_site() {
   arch_vars "$1"
   [ -e "$TSITE/.complete" ] && return 0
   log "target site-packages for $1 -> $TSITE"
-  local plat=(--platform "linux_$1") v pkgs=(pytest)
+  local plat=(--platform "linux_$1") v pkgs=(pytest hypothesis)
   if [ "$1" = aarch64 ]; then
     # P7: pip does not expand manylinux_2_X downwards; numpy >= 2.3 is manylinux_2_28 only.
     plat+=(--platform manylinux2014_aarch64)
