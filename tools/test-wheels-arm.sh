@@ -50,6 +50,7 @@ for ARCH in "${ARCHES[@]}"; do
         --platform "manylinux2014_$ARCH")
   "$HOST_PY" -m pip install -q --target "$INST" --no-deps --only-binary=:all: "${plat[@]}" \
     --python-version "$PYVER" --implementation cp --abi "$PYTAG" "$whl"
+  precompile "$INST"
 
   # Launcher for the guest interpreter: tests/_qemu.py makes it sys.executable (P11).
   cat > "$W/guest-python" <<WRAP
