@@ -4,7 +4,8 @@
 
 from qrt._kernels cimport (QRT_CPU_AVX2, QRT_CPU_AVX512VNNI, QRT_CPU_DOTPROD, QRT_CPU_NEON,
                            QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON, QRT_ISA_NEONDOT,
-                           QRT_ISA_REF, qrt_cpu_features, qrt_cpu_features_raw, qrt_quant_isa)
+                           QRT_ISA_REF, qrt_conv1d_isa, qrt_cpu_features, qrt_cpu_features_raw,
+                           qrt_quant_isa)
 
 cdef extern from *:
     """
@@ -57,4 +58,5 @@ def selected():
     """Kernel variant each family runs on this CPU: ``{family: "ref" | "avx2" | ...}``."""
     return {
         "quantize": _ISA_NAMES[qrt_quant_isa()],
+        "conv1d": _ISA_NAMES[qrt_conv1d_isa()],
     }
