@@ -110,3 +110,77 @@ def test_cpu_disable_override(disable):
         assert conv == "ref"
     if disable == "dotprod" and "neon" in raw and _cpu.compiled_for != "x86_64":
         assert conv == "neon"
+
+
+# ---- conv1d: every variant this CPU runs is bit-exact with the C reference ------------------------
+def _conv_all_variants(rng, n, c_in, c_out, length, k, stride=1, dilation=1, pad=0, groups=1,
+                       layout="ncl", extreme=False, f32=False):
+    import numpy as np
+
+    from qrt import _conv1d
+
+    cg = c_in // groups
+    if extreme:  # largest |(x - xz)(w - wz)| products: the exact-accumulator bound
+        x = rng.choice(np.array([0, 255], np.uint8), size=(n, c_in, length))
+        w = rng.choice(np.array([-128, 127], np.int8), size=(c_out, cg, k))
+        wz = rng.choice(np.array([-128, 127], np.int32), size=c_out)
+        xz = int(rng.choice([0, 255]))
+    else:
+        x = rng.integers(0, 256, (n, c_in, length), dtype=np.uint8)
+        w = rng.integers(-128, 128, (c_out, cg, k), dtype=np.int8)
+        wz = rng.integers(-128, 128, c_out, dtype=np.int32)
+        xz = int(rng.integers(0, 256))
+    if layout == "nlc":  # channels-last view: channel stride 1 (the linear layout)
+        x = np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)
+    elif layout == "reversed":  # negative time stride
+        x = np.ascontiguousarray(x[:, :, ::-1])[:, :, ::-1]
+    len_out = (length + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+    bias_q = rng.integers(-50000, 50000, c_out, dtype=np.int32)
+    scale = rng.uniform(1e-5, 2e-3, c_out).astype(np.float32)
+    bias_f = rng.standard_normal(c_out).astype(np.float32)
+    wpack = np.zeros(_conv1d.packed_weight_size(c_out, cg, k), np.int8)
+    wsum = np.zeros(c_out, np.int32)
+    _conv1d.pack_weights(w, wpack, wsum)
+    outs = {}
+    for v in (0, 3, -1):  # reference, baseline NEON (where supported), best for this CPU
+        out = np.zeros((n, c_out, len_out), np.float32 if f32 else np.uint8)
+        need = _conv1d.scratch_size(n, c_in, c_out, length, len_out, k, stride, dilation, pad,
+                                    groups, variant=v)
+        _conv1d.conv1d(x, w, wpack, wsum, wz, bias_q, scale, bias_f, out,
+                       np.zeros(need, np.uint8), stride=stride, dilation=dilation,
+                       pad_left=pad, groups=groups, input_zero=xz,
+                       output_zero=128,
+                       variant=v)
+        outs[_conv1d.variant(v)] = out
+    return outs
+
+
+# Reduction lengths c_in/groups * K straddle the 16- and 32-byte NEON/sdot tiles and the
+# 2048-tap gather chunk.
+CONV_CASES = [
+    dict(n=1, c_in=15, c_out=3, length=9, k=1),
+    dict(n=1, c_in=16, c_out=3, length=9, k=1, layout="nlc"),
+    dict(n=2, c_in=17, c_out=5, length=12, k=1, layout="nlc", pad=1),
+    dict(n=1, c_in=11, c_out=4, length=20, k=3, stride=2, dilation=2, pad=3),
+    dict(n=1, c_in=32, c_out=4, length=10, k=1, extreme=True),
+    dict(n=1, c_in=33, c_out=6, length=14, k=3, pad=1, extreme=True, layout="reversed"),
+    dict(n=1, c_in=12, c_out=12, length=16, k=5, groups=12, pad=2),
+    dict(n=1, c_in=8, c_out=6, length=18, k=4, groups=2, layout="nlc", f32=True),
+    dict(n=1, c_in=2048, c_out=2, length=2, k=1, layout="nlc"),
+    dict(n=1, c_in=683, c_out=2, length=5, k=3, pad=1, extreme=True),  # 2049 taps: 2 chunks
+    dict(n=1, c_in=700, c_out=3, length=4, k=3, f32=True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV_CASES)))
+def test_cpu_conv1d_variants_bit_exact(case):
+    import numpy as np
+
+    outs = _conv_all_variants(np.random.default_rng(1000 + case), **CONV_CASES[case])
+    ref = outs.pop(0)
+    for v, out in outs.items():
+        np.testing.assert_array_equal(out, ref, err_msg=f"variant {v} vs reference")
+    if not _cpu.force_ref and _cpu.compiled_for in ("aarch64", "armv7") and _cpu.features()["neon"]:
+        assert 3 in outs  # the baseline NEON variant really ran
+        if _cpu.features()["dotprod"]:
+            assert 4 in outs  # ... and so did the sdot one
