@@ -58,7 +58,7 @@ for ARCH in "${ARCHES[@]}"; do
 exec "$QEMU_BIN" -L "$SR" "$SR/usr/bin/python$PYVER" -s "\$@"
 WRAP
   chmod +x "$W/guest-python"
-  export PYTHONPATH=$INST:$TSITE:$TESTS QRT_UNDER_QEMU=1 QRT_QEMU_PYTHON=$W/guest-python
+  export PYTHONPATH=$INST:$TSITE:$ROOT/tests QRT_UNDER_QEMU=1 QRT_QEMU_PYTHON=$W/guest-python
   export PYTHONDONTWRITEBYTECODE=1
   cpus_var=QEMU_CPUS_$ARCH
   for cpu in ${!cpus_var}; do
