@@ -136,8 +136,15 @@ target_site() {
 
 # host_python: any x86_64 CPython $PYVER (only used to run pip for the target dirs).
 host_python() {
-  HOST_PY=${PYTHON:-$(command -v "python$PYVER" || true)}
-  [ -n "$HOST_PY" ] || die "need a host python$PYVER (set PYTHON=...)"
+  HOST_PY=${PYTHON:-}
+  if [ -z "$HOST_PY" ]; then   # PATH first (a pyenv shim may exist without that version active)
+    local c
+    for c in "$(command -v "python$PYVER" || true)" /usr/bin/"python$PYVER" \
+             $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$PYVER".*/bin/"python$PYVER" 2>/dev/null | sort -V -r); do
+      [ -n "$c" ] && "$c" -c '' >/dev/null 2>&1 && { HOST_PY=$c; break; }
+    done
+  fi
+  [ -n "$HOST_PY" ] || die "need a host x86_64 python$PYVER (set PYTHON=...)"
   "$HOST_PY" -c "import sys; assert sys.version_info[:2] == tuple(map(int, '$PYVER'.split('.')))" \
     || die "$HOST_PY is not CPython $PYVER (P6: the cpXY tag comes from the build python)"
 }
