@@ -13,7 +13,8 @@
  * Every partial sum is bounded by the full sum's bound (qrt_conv1d_check: taps * 255 * 255 <
  * 2^31), so no lane overflows and the int32 total equals the reference's accumulator.  The
  * requantization is the reference's own scalar code (requant.h).  Linear layers (kernel 1,
- * channel stride 1) skip the gather and read the input row in place.
+ * channel stride 1) skip the gather and read the input row in place.  Receptive fields under
+ * 16 taps (depthwise, c_in = 1 with a short kernel) fill no vector, so they run the reference.
  *
  * armv7: Debian armhf's baseline has no NEON, so these functions carry target("fpu=neon") and
  * conv1d.h only calls them when AT_HWCAP reports NEON.  aarch64: NEON is the baseline.
@@ -23,6 +24,7 @@
 
 #include <arm_neon.h>
 #include "qrt/conv1d_params.h"
+#include "qrt/ref/conv1d_ref.h"
 #include "qrt/requant.h"
 
 #if defined(__aarch64__)
@@ -124,9 +126,11 @@ QRT_NEON_FN static qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, co
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK)
         return st;
-    uint8_t buf[QRT__NEON_CHUNK];
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const int64_t taps = cg * (int64_t)p->kernel;
+    if (taps < 16) /* no full vector per output (e.g. depthwise): the plain loop is faster */
+        return qrt_conv1d_u8_ref(p, x, w, q, out);
+    uint8_t buf[QRT__NEON_CHUNK];
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t g = 0; g < p->groups; ++g)
             for (int64_t t = 0; t < p->len_out; ++t) {

@@ -78,9 +78,11 @@ QRT_NEONDOT_FN static qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params 
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK)
         return st;
-    uint8_t buf[QRT__NEON_CHUNK];
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const int64_t taps = cg * (int64_t)p->kernel;
+    if (taps < 16) /* no full vector per output (e.g. depthwise): the plain loop is faster */
+        return qrt_conv1d_u8_ref(p, x, w, q, out);
+    uint8_t buf[QRT__NEON_CHUNK];
     const int32_t xz = p->input_zero;
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t g = 0; g < p->groups; ++g)
