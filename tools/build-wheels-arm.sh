@@ -71,7 +71,7 @@ INI
   ( cd "$ROOT" && _PYTHON_HOST_PLATFORM=linux-$ARCH python -m build --wheel --no-isolation \
       -o "$W/dist" -Csetup-args=--cross-file="$W/paths.ini" \
       -Csetup-args=--cross-file="$ROOT/tools/cross/$ARCH.ini" \
-      -Cbuild-dir="$W/build" -Cinstall-args=--strip . ) > "$W/build.log" 2>&1 \
+      -Cbuild-dir="$W/build" . ) > "$W/build.log" 2>&1 \
     || { tail -40 "$W/build.log" >&2; die "build failed for $ARCH (log: $W/build.log)"; }
   grep -q 'Build type: cross build' "$W/build/meson-logs/meson-log.txt" \
     || die "$ARCH: meson did not do a cross build"
