@@ -5,7 +5,7 @@ Every shape of /work/shared/bench/conv1d_shapes.json (or --shapes FILE): quint8 
 128), per-channel symmetric qint8 weights, float bias, one thread everywhere, all runtimes in one
 process, interleaved round-robin.  Prints the median time per call, GMAC/s and ratios to qrt.
 
-    python benchmarks/conv1d.py [--shapes FILE] [--rounds 7] [--only NAME ...]
+    python benchmarks/conv1d.py [--shapes FILE] [--rounds 7] [--only NAME ...] [--stat min]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import qrt
 DEFAULT_SHAPES = "/work/shared/bench/conv1d_shapes.json"
 
 
-def _block(fn, min_s=0.02):
+def _block(fn, min_s=0.01):
     """Per-call seconds over a block of calls lasting about min_s."""
     fn()
     n, t0 = 0, time.perf_counter()
@@ -120,6 +120,9 @@ def main(argv=None):
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--stat", choices=["median", "min"], default="median",
+                    help="per-call time over the blocks: median (default) or min (robust on a "
+                         "busy machine)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -131,7 +134,8 @@ def main(argv=None):
         shapes = [s for s in shapes if s["name"] in args.only]
     rng = np.random.default_rng(0)
     names = ["qrt", "torch-x86", "torch-qnnpack", "ort"]
-    print(f"qrt conv1d variant: {qrt._conv1d.variant()} (2 = AVX-512 VNNI, 0 = reference)")
+    print(f"qrt conv1d variant: {qrt._conv1d.variant()} (2 = AVX-512 VNNI, 0 = reference); "
+          f"{args.stat} of {args.rounds} blocks; load average {os.getloadavg()[0]:.1f}")
     print("| shape | MMAC | " + " | ".join(f"{n} us" for n in names) +
           " | qrt GMAC/s | x86/qrt | qnnpack/qrt | ort/qrt | qrt == qnnpack |")
     print("|---" * (len(names) + 7) + "|")
@@ -149,7 +153,8 @@ def main(argv=None):
             order = list(runners)[r % len(runners):] + list(runners)[:r % len(runners)]
             for k in order:
                 times[k].append(_block(runners[k][0]))
-        med = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+        agg = statistics.median if args.stat == "median" else min
+        med = {k: agg(v) * 1e6 for k, v in times.items()}
         macs = sh["n"] * sh["cout"] * ((sh["length"] + 2 * sh["padding"] - sh["dilation"] *
                                         (sh["kernel"] - 1) - 1) // sh["stride"] + 1) * \
             (sh["cin"] // sh["groups"]) * sh["kernel"]

@@ -17,3 +17,16 @@ def conv1d(x: np.ndarray, w: np.ndarray, wpack: np.ndarray, wsum: np.ndarray,
            out: np.ndarray, scratch: np.ndarray, *, stride: int = ..., dilation: int = ...,
            pad_left: int = ..., groups: int = ..., input_zero: int = ..., output_zero: int = ...,
            output_min: int = ..., output_max: int = ..., variant: int = ...) -> None: ...
+
+class Plan:
+    empty: bool
+    def __init__(self, w: np.ndarray, wpack: np.ndarray, wsum: np.ndarray,
+                 weight_zero: np.ndarray, bias_q: np.ndarray, scale: np.ndarray,
+                 bias_f: np.ndarray, x_shape: tuple, x_strides: tuple, y_shape: tuple,
+                 y_strides: tuple, *, stride: int = ..., dilation: int = ..., pad_left: int = ...,
+                 groups: int = ..., input_zero: int = ..., output_zero: int = ...,
+                 output_min: int = ..., output_max: int = ..., out_f32: bool = ...,
+                 variant: int = ...) -> None: ...
+    def set_input_zero(self, input_zero: int) -> None: ...
+    def run_u8(self, xbuf, xoff: int, ybuf, yoff: int) -> None: ...
+    def run_f32(self, xbuf, xoff: int, ybuf, yoff: int) -> None: ...

@@ -14,18 +14,18 @@ Every layer class offers:
 ``packed_arrays() -> dict[str, numpy.ndarray]``
     The exact C-contiguous arrays the kernels read (no copies are made by this method):
 
-    ===================  ========  =====================  ==========================================
-    key                  dtype     shape                  meaning
-    ===================  ========  =====================  ==========================================
-    ``weight``           int8      [c_out, c_in/g, K]     raw weight integers (linear: [out, in]),
-                                                          read by the reference kernel
-    ``weight_packed``    int8      [c_out * Kc * CQ * 4]  "quad-v1" layout (include/qrt/conv1d_pack.h)
-                                                          read by the dot-product kernels
-    ``weight_sum``       int32     [c_out]                sum of each output channel's weights
-    ``weight_scale``     float64   [c_out]                weight scales (per-tensor: repeated)
-    ``weight_zero_point``int32     [c_out]                weight zero points (per-tensor: repeated)
-    ``bias``             float32   [c_out]                only when the layer has a bias
-    ===================  ========  =====================  ==========================================
+    =======================  =======  =====================  =====================================
+    key                      dtype    shape                  meaning
+    =======================  =======  =====================  =====================================
+    ``weight``               int8     [c_out, c_in/g, K]     raw weight integers (linear: [out,
+                                                             in]), read by the reference kernel
+    ``weight_packed``        int8     [c_out * Kc * CQ * 4]  "quad-v1" layout (conv1d_pack.h),
+                                                             read by the dot-product kernels
+    ``weight_sum``           int32    [c_out]                sum of each channel's weights
+    ``weight_scale``         float64  [c_out]                weight scales (per-tensor: repeated)
+    ``weight_zero_point``    int32    [c_out]                weight zero points (likewise)
+    ``bias``                 float32  [c_out]                only when the layer has a bias
+    =======================  =======  =====================  =====================================
 
 ``config() -> dict``
     Plain Python scalars / lists / strings: ``kind`` (class name), ``in_channels``,
@@ -121,7 +121,7 @@ def _bias_array(bias, c_out):
         raise TypeError(f"bias must be a float array or None, got dtype {arr.dtype}")
     if arr.shape != (c_out,):
         raise ValueError(f"bias must have shape ({c_out},), got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    return np.array(arr, dtype=np.float32, order="C", copy=True)  # the layer owns its bias
 
 
 def _weight_parts(w, ndim, what="weight"):
@@ -133,7 +133,7 @@ def _weight_parts(w, ndim, what="weight"):
     if w.ndim != ndim:
         raise ValueError(f"{what} must be {ndim}-d, got shape {w.shape}")
     c_out = w.shape[0]
-    ints = np.ascontiguousarray(w.int_repr())
+    ints = np.array(w.int_repr(), order="C", copy=True)  # the layer owns its weight
     if w.qscheme() is per_tensor_affine:
         sc = np.full(c_out, float(w.q_scale()), np.float64)
         zp = np.full(c_out, int(w.q_zero_point()), np.int32)
@@ -181,7 +181,7 @@ class _Base:
         self._layout = list(_conv1d.layout(cg, kernel))
         self._w = None
         self._cache = {}
-        self._scratch = {}
+        self._plans = {}
 
     def _set_output_qparams(self, scale, zero_point):
         self.scale = _check_scale(scale, "scale")
@@ -198,6 +198,7 @@ class _Base:
         self._qscheme = qscheme
         self._wscale32 = wscale.astype(np.float32)
         self._cache = {}
+        self._plans = {}
 
     def _set(self, qweight, bias, ndim):
         ints, sc, zp, qs = _weight_parts(qweight, ndim)
@@ -315,55 +316,55 @@ class _Base:
         self._cache[in_scale] = (bq, rs)
         return bq, rs
 
-    def _scratch_for(self, n, len_in, len_out):
-        key = (n, len_in, len_out)
-        lst = self._scratch.get(key)
-        if lst:
-            return key, lst.pop()
-        nb = _conv1d.scratch_size(n, self._c_in, self._c_out, len_in, len_out, self._k, self._s,
-                                  self._d, self._pl, self._g)
-        return key, np.empty(nb, np.uint8)
-
-    def _give_back(self, key, buf):
-        if len(self._scratch) > 8 and key not in self._scratch:
-            self._scratch.clear()
-        self._scratch.setdefault(key, []).append(buf)
-
     def _len_out(self, len_in):
         span = self._d * (self._k - 1) + 1
         return (len_in + self._pl + self._pr - span) // self._s + 1
 
-    def _run(self, x3, out3, in_scale, in_zp):
-        """x3 [n, c, t] uint8 view (any strides), out3 [n, c_out, t'] uint8/float32 view."""
-        n, _, len_in = x3.shape
-        len_out = out3.shape[2]
-        key, scratch = self._scratch_for(n, len_in, len_out)
-        try:
-            if self._dynamic:
-                bq = self._zeros_i
-                rs = self._wscale32 * np.float32(in_scale)  # f32(sw * f32(s))
-                lo, hi, oz = 0, 255, 0
-            else:
-                bq, rs = self._requant(in_scale)
-                oz = self.zero_point
-                lo, hi = (oz if self._relu else 0), 255
-            _conv1d.conv1d(x3, self._w, self._wpack, self._wsum, self._wzp, bq, rs,
-                           self._bias_f(), out3, scratch, stride=self._s, dilation=self._d,
-                           pad_left=self._pl, groups=self._g, input_zero=in_zp,
-                           output_zero=oz, output_min=lo, output_max=hi,
-                           variant=self._variant)
-        finally:
-            self._give_back(key, scratch)
+    def _make_plan(self, x_shape, x_strides, y_shape, y_strides, in_scale, in_zp, rs=None):
+        """A prepared kernel call for [n, c, t] input / output geometry (element strides)."""
+        if self._dynamic:
+            bq = self._zeros_i
+            if rs is None:
+                rs = np.empty(self._c_out, np.float32)
+            np.multiply(self._wscale32, np.float32(in_scale), out=rs)  # f32(sw * f32(s))
+            lo, hi, oz = 0, 255, 0
+        else:
+            # the output qparams are plain attributes (as in torch): validate them here
+            _check_scale(self.scale, "scale")
+            _check_zero_point(self.zero_point, quint8, "zero_point")
+            bq, rs = self._requant(in_scale)
+            oz = self.zero_point
+            lo, hi = (oz if self._relu else 0), 255
+        return _conv1d.Plan(self._w, self._wpack, self._wsum, self._wzp, bq, rs, self._bias_f(),
+                            x_shape, x_strides, y_shape, y_strides, stride=self._s,
+                            dilation=self._d, pad_left=self._pl, groups=self._g,
+                            input_zero=in_zp, output_zero=oz, output_min=lo, output_max=hi,
+                            out_f32=self._dynamic, variant=self._variant)
+
+    def _remember(self, key, plan):
+        if len(self._plans) > 32:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
 
     _variant = -1  # tests set 0 on an instance to force the reference kernel
 
     def _out_qtensor(self, out, shape):
         if out is None:
-            n = int(np.prod(shape, dtype=np.int64))
-            st = Storage.empty(n)
-            return QTensor._wrap(st, shape, _contiguous_strides(shape), 0, quint8,
+            n = 1
+            for d in shape:
+                n *= d
+            return QTensor._wrap(Storage.empty(n), shape, _contiguous_strides(shape), 0, quint8,
                                  per_tensor_affine, self.scale, self.zero_point, None, None,
                                  None)
+        if (type(out) is QTensor and out._shape == shape and out._dtype is quint8 and
+                out._qscheme is per_tensor_affine and out._scale == self.scale and
+                out._zero_point == self.zero_point and
+                out._strides == _contiguous_strides(shape)):
+            return out
+        return self._check_out(out, shape)
+
+    def _check_out(self, out, shape):
         if not isinstance(out, QTensor):
             raise TypeError(f"out must be a qrt.QTensor, got {type(out).__name__}")
         if out.dtype is not quint8 or out.qscheme() is not per_tensor_affine:
@@ -457,6 +458,8 @@ class Conv1d(_Base):
             raise ValueError(f"input must be [N, C_in, L] or [C_in, L], got shape {shp}")
         if shp[-2] != self._c_in:
             raise ValueError(f"input has {shp[-2]} channels, the layer expects {self._c_in}")
+        if shp[-1] < 1:
+            raise ValueError("input length must be >= 1 (torch's qnnpack refuses empty inputs)")
         lo = self._len_out(shp[-1])
         if lo < 1:
             raise ValueError(f"input length {shp[-1]} is too short: with kernel_size={self._k}, "
@@ -470,16 +473,29 @@ class Conv1d(_Base):
         return n * self._c_out * o[-1] * self._cg * self._k
 
     def __call__(self, x, *, out=None):
+        try:
+            key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+                   self.scale, self.zero_point, self._variant)
+            plan, oshape = self._plans[key]
+        except (AttributeError, KeyError, TypeError):
+            plan, oshape = self._conv_plan(x)
+        y = self._out_qtensor(out, oshape)
+        plan.run_u8(x._storage, x._offset, y._storage, y._offset)
+        return y
+
+    def _conv_plan(self, x):
         self._need_weight()
         _input_qtensor(x)
         oshape = self.output_shape(x.shape)
-        y = self._out_qtensor(out, oshape)
-        xi = x.int_repr()
-        yi = y.int_repr()
+        xs, ys = x._strides, _contiguous_strides(oshape)
         if x.ndim == 2:
-            xi, yi = xi[None], yi[None]
-        self._run(xi, yi, x._scale, x._zero_point)
-        return y
+            x3, xs3, y3, ys3 = (1,) + x._shape, (0,) + xs, (1,) + oshape, (0,) + ys
+        else:
+            x3, xs3, y3, ys3 = x._shape, xs, oshape, ys
+        plan = self._make_plan(x3, xs3, y3, ys3, x._scale, x._zero_point)
+        key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+               self.scale, self.zero_point, self._variant)
+        return self._remember(key, (plan, oshape))
 
     def extra_repr(self):
         return (f"{self._c_in}, {self._c_out}, kernel_size={self.kernel_size}, "
@@ -548,26 +564,48 @@ class Linear(_Base):
         shp = self.output_shape(input_shape)
         return int(np.prod(shp[:-1], dtype=np.int64)) * self._c_out * self._c_in
 
-    def _rows(self, xi):
-        """[rows, in] view of the input as the kernel's [1, c=in, t=rows] (element strides)."""
-        shp = xi.shape
-        rows = int(np.prod(shp[:-1], dtype=np.int64))
-        x2 = xi.reshape(rows, shp[-1])  # a view when possible, else a copy
-        return np.lib.stride_tricks.as_strided(
-            x2, (1, shp[-1], rows), (0, x2.strides[1], x2.strides[0]), writeable=False)
+    @staticmethod
+    def _rows_stride(shape, strides):
+        """Element stride between rows when the leading dims collapse into one, else None."""
+        lead = [(d, st) for d, st in zip(shape[:-1], strides[:-1]) if d != 1]
+        if not lead or any(d == 0 for d, _ in lead):
+            return 1
+        for (d0, s0), (d1, s1) in zip(lead, lead[1:]):
+            if s0 != s1 * d1:
+                return None
+        return lead[-1][1]
+
+    def _linear_plan(self, x_shape, x_strides, in_scale, in_zp, rs=None):
+        """(plan, out shape) for a [..., in] input; None plan when the rows do not collapse."""
+        oshape = self.output_shape(x_shape)
+        rows = 1
+        for d in x_shape[:-1]:
+            rows *= d
+        rs_ = self._rows_stride(x_shape, x_strides)
+        if rs_ is None:
+            return None, oshape
+        plan = self._make_plan((1, self._c_in, rows), (0, x_strides[-1], rs_),
+                               (1, self._c_out, rows), (0, 1, self._c_out), in_scale, in_zp, rs)
+        return plan, oshape
 
     def __call__(self, x, *, out=None):
-        self._need_weight()
-        _input_qtensor(x)
-        oshape = self.output_shape(x.shape)
+        try:
+            key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+                   self.scale, self.zero_point, self._variant)
+            plan, oshape = self._plans[key]
+        except (AttributeError, KeyError, TypeError):
+            self._need_weight()
+            _input_qtensor(x)
+            if x.ndim < 1:
+                raise ValueError("input must have at least one dimension")
+            plan, oshape = self._linear_plan(x._shape, x._strides, x._scale, x._zero_point)
+            if plan is not None:
+                self._remember(key, (plan, oshape))
         y = self._out_qtensor(out, oshape)
-        xi = x.int_repr()
-        x3 = self._rows(xi)
-        rows = x3.shape[2]
-        yi = y.int_repr().reshape(rows, self._c_out)
-        y3 = np.lib.stride_tricks.as_strided(yi, (1, self._c_out, rows),
-                                             (0, yi.strides[1], yi.strides[0]))
-        self._run(x3, y3, x._scale, x._zero_point)
+        if plan is None:  # leading dims that do not collapse: copy once, then run
+            x = x.clone()
+            plan, _ = self._linear_plan(x._shape, x._strides, x._scale, x._zero_point)
+        plan.run_u8(x._storage, x._offset, y._storage, y._offset)
         return y
 
     def __repr__(self):
@@ -673,10 +711,18 @@ class DynamicLinear(Linear):
         xq = np.empty(xf.shape, np.uint8)
         _quant.quantize_fma_u8(xf.reshape(-1), xq.reshape(-1), np.float32(1.0) / np.float32(s),
                                float(z), 0.0, 255.0)
-        x3 = self._rows(xq)
-        rows = x3.shape[2]
-        y2 = y.reshape(rows, self._c_out)
-        y3 = np.lib.stride_tricks.as_strided(y2, (1, self._c_out, rows),
-                                             (0, y2.strides[1], y2.strides[0]))
-        self._run(x3, y3, s, z)
+        # One prepared plan per input shape; the per-call scale / zero point are written into
+        # it.  The plan is taken out of the cache while in use, so concurrent calls never share.
+        entry = self._plans.pop(xq.shape, None)
+        if entry is None or entry[2] != self._variant:
+            rs_buf = np.empty(self._c_out, np.float32)
+            plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), s, z, rs_buf)
+            entry = (plan, rs_buf, self._variant)
+        plan, rs_buf, _ = entry
+        np.multiply(self._wscale32, np.float32(s), out=rs_buf)  # f32(sw * f32(s))
+        plan.set_input_zero(z)
+        plan.run_f32(xq.reshape(-1), 0, y.reshape(-1), 0)
+        if len(self._plans) > 32:
+            self._plans.clear()
+        self._plans[xq.shape] = entry
         return y

@@ -234,6 +234,14 @@ def test_conv1d_tile_edges_channels(c_in, c_out):
     three_way(make(1, c_in, c_out, 50, 3, pad=1, seed=c_in * 100 + c_out))
 
 
+@pytest.mark.parametrize("groups,length,stride", [(100, 900, 1), (9, 300, 2), (70, 700, 3)])
+def test_conv1d_depthwise_group_chunks(groups, length, stride):
+    """Depthwise layers pack groups in chunks (VNNI); cover chunk and 8-row tile remainders."""
+    three_way(make(2, groups, groups, length, 3, stride=stride, pad=1, groups=groups, seed=groups))
+    three_way(make(1, 2 * groups, groups, length, 5, stride=stride, pad=2, groups=groups,
+                   seed=groups + 1))
+
+
 def test_conv1d_batch_zero():
     c = make(0, 4, 6, 10, 3)
     m = layer(c)
@@ -358,6 +366,8 @@ def test_conv1d_hostile_arguments():
         F.conv1d(c["x"], w)
     with pytest.raises(ValueError, match="too short"):
         F.conv1d(qrt.from_int_repr(np.zeros((1, 4, 2), np.uint8), 0.1, 0), w)
+    with pytest.raises(ValueError, match="length must be"):
+        F.conv1d(qrt.from_int_repr(np.zeros((1, 4, 0), np.uint8), 0.1, 0), w, padding=2)
     with pytest.raises(NotImplementedError, match="zero-padding"):
         F.conv1d(x, w, padding_mode="reflect")
     with pytest.raises(ValueError):

@@ -169,7 +169,8 @@ def test_choose_qparams_matches_torch(torch_mod):
     rng = np.random.default_rng(42)
     vals = [(0.0, 0.0), (-1e-9, 1e-9), (0.0, 1e-7), (-1e-7, 0.0), (-3.0, 5.0), (1.0, 2.0),
             (-2.0, -1.0), (-1e30, 1e30), (-5e-6, 3e-6)]
-    vals += [tuple(sorted(rng.standard_normal(2) * 10.0 ** rng.integers(-8, 4))) for _ in range(300)]
+    vals += [tuple(sorted(rng.standard_normal(2) * 10.0 ** rng.integers(-8, 4)))
+             for _ in range(300)]
     for lo, hi in vals:
         x = torch_mod.tensor([lo, hi], dtype=torch_mod.float32)
         ts, tz = torch_mod._choose_qparams_per_tensor(x, False)

@@ -196,3 +196,33 @@ def test_nn_constructor_errors():
         nn.Conv1d(4, 4, 3, padding_mode="replicate")
     with pytest.raises(ValueError, match="kernel_size"):
         nn.Conv1d(4, 4, (3, 3))
+
+
+def test_nn_output_qparams_validated_at_call():
+    m = nn.Conv1d(2, 2, 1)
+    m.set_weight_bias(qrt.from_int_repr(np.ones((2, 2, 1), np.int8), 0.1, 0), None)
+    x = qrt.from_int_repr(np.ones((1, 2, 4), np.uint8), 0.1, 0)
+    m.scale, m.zero_point = 0.0, 0
+    with pytest.raises(ValueError, match="scale"):
+        m(x)
+    m.scale, m.zero_point = 0.1, 300
+    with pytest.raises(ValueError, match="zero_point"):
+        m(x)
+    m.zero_point = 3
+    assert m(x).q_zero_point() == 3
+
+
+def test_nn_dynamic_linear_reuses_plan_across_inputs():
+    rng = np.random.default_rng(6)
+    w = _qw(rng, (9, 33), asym=True)
+    b = rng.standard_normal(9).astype(np.float32)
+    m = nn.DynamicLinear(33, 9)
+    m.set_weight_bias(w, b)
+    for i in range(4):
+        xf = (rng.standard_normal((5, 33)) * (i + 1) + i).astype(np.float32)
+        s, z = nn.choose_qparams(float(xf.min()), float(xf.max()))
+        xq = qrt.quantize_per_tensor(xf, s, z, qrt.quint8).int_repr()
+        want = oracle.linear_dynamic_from_q(xq, s, z, w.int_repr(), w.q_per_channel_scales(),
+                                            w.q_per_channel_zero_points(), b)
+        np.testing.assert_array_equal(m(xf).view(np.int32), want.view(np.int32))
+    assert len(m._plans) == 1

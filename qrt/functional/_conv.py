@@ -82,6 +82,9 @@ def conv1d_relu(input, weight, bias=None, stride=1, padding=0, dilation=1, group
 def _linear(cls, input, weight, bias, scale, zero_point, out):
     nn = _nn()
     nn._input_qtensor(input)
+    # torch's functional linear takes the input's qparams when scale / zero_point are None
+    scale = input.q_scale() if scale is None else scale
+    zero_point = input.q_zero_point() if zero_point is None else zero_point
     from qrt._tensor import QTensor
     if not isinstance(weight, QTensor):
         raise TypeError(f"weight must be a qrt.QTensor, got {type(weight).__name__}")
@@ -100,7 +103,8 @@ def linear(input, weight, bias=None, scale=1.0, zero_point=0, *, out=None):
     """Quantized linear (``torch.ao.nn.quantized.functional.linear``), qnnpack arithmetic.
 
     ``input`` quint8 ``[..., in]``; ``weight`` qint8 ``[out, in]`` per-tensor or per-channel
-    (axis 0); ``bias`` float32 ``[out]`` or None; output quint8 ``[..., out]``.
+    (axis 0); ``bias`` float32 ``[out]`` or None; output quint8 ``[..., out]`` with ``scale`` /
+    ``zero_point`` (None: the input's, as torch's functional linear).
     """
     return _linear(_nn().Linear, input, weight, bias, scale, zero_point, out)
 
