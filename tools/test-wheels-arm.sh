@@ -30,6 +30,13 @@ QEMU_CPUS_armv7l=${QEMU_CPUS_armv7l:-cortex-a7 cortex-a15}
 TESTS=${TESTS:-$ROOT/tests}
 read -r -a PYTEST_EXTRA <<<"${PYTEST_ARGS:-}"
 SUMMARY=$WORK/summary-$PYTAG.txt
+IMPORT_TIMER='import time
+t = time.perf_counter()
+import qrt
+t = time.perf_counter() - t
+import numpy, platform
+print(f"import qrt: {1e3 * t:.0f} ms in-process; numpy {numpy.__version__}; "
+      f"machine {platform.machine()}")'
 : > "$SUMMARY"
 
 [ $APT = 1 ] && host_packages "${ARCHES[@]}"
@@ -68,7 +75,7 @@ WRAP
     {
       echo "### $PYTAG $ARCH  qemu -cpu $cpu  ($(basename "$whl"), $(stat -c %s "$whl") bytes)"
       t0=$EPOCHREALTIME
-      guest_python "$ARCH" "$cpu" -c 'import time; t = time.perf_counter(); import qrt; t = time.perf_counter() - t; import numpy, platform; print(f"import qrt: {1e3 * t:.0f} ms in-process; numpy {numpy.__version__}; machine {platform.machine()}")'
+      guest_python "$ARCH" "$cpu" -c "$IMPORT_TIMER"
       awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "process start + import qrt, wall: %.2f s\n", b - a }'
       guest_python "$ARCH" "$cpu" -c 'import qrt._cpu as c; print("features:", c.features()); print("selected:", c.selected())' || true
       echo '$ python -m qrt demo'

@@ -54,7 +54,8 @@ static inline const uint8_t *qrt__conv1d_gather(const qrt_conv1d_params *p, cons
         const int64_t tm = t0 + k * p->dilation;
         buf[j - j0] = (tm < 0 || tm >= p->len_in)
                           ? xz
-                          : x[n * p->x_stride_n + (g * cg + ic) * p->x_stride_c + tm * p->x_stride_t];
+                          : x[n * p->x_stride_n + (g * cg + ic) * p->x_stride_c +
+                              tm * p->x_stride_t];
     }
     return buf;
 }
@@ -146,7 +147,8 @@ QRT_NEON_FN static qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, co
                 for (int64_t oc = g * og; oc < (g + 1) * og; ++oc) {
                     uint32_t acc = 0; /* exact total fits int32; partial chunks sum mod 2^32 */
                     for (int64_t j0 = 0; j0 < taps; j0 += QRT__NEON_CHUNK) {
-                        const int64_t j1 = j0 + QRT__NEON_CHUNK < taps ? j0 + QRT__NEON_CHUNK : taps;
+                        const int64_t j1 =
+                            j0 + QRT__NEON_CHUNK < taps ? j0 + QRT__NEON_CHUNK : taps;
                         const uint8_t *xs = qrt__conv1d_gather(p, x, n, g, t, j0, j1, buf);
                         acc += (uint32_t)qrt__conv1d_dot__neon(xs, w + oc * taps + j0, j1 - j0,
                                                                p->input_zero, q->weight_zero[oc]);

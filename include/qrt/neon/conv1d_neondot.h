@@ -100,7 +100,8 @@ QRT_NEONDOT_FN static qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params 
                 for (int64_t oc = g * og; oc < (g + 1) * og; ++oc) {
                     uint32_t acc = 0;
                     for (int64_t j0 = 0; j0 < taps; j0 += QRT__NEON_CHUNK) {
-                        const int64_t j1 = j0 + QRT__NEON_CHUNK < taps ? j0 + QRT__NEON_CHUNK : taps;
+                        const int64_t j1 =
+                            j0 + QRT__NEON_CHUNK < taps ? j0 + QRT__NEON_CHUNK : taps;
                         const uint8_t *xs = qrt__conv1d_gather(p, x, n, g, t, j0, j1, buf);
                         const int64_t m16 = (j1 - j0) & ~(int64_t)15;
                         acc += (uint32_t)qrt__conv1d_dot__neondot(
