@@ -15,13 +15,29 @@
 #ifdef QRT_HAVE_X86
 #include "qrt/x86/conv1d_avx512vnni.h"
 #endif
+/* --- Arm (arm branch): NEON baseline, Armv8.2 sdot on aarch64; chosen by cpu.h HWCAP bits --- */
+#include "qrt/cpu.h"
+#ifdef QRT_HAVE_ARM
+#include "qrt/neon/conv1d_neon.h"
+#if defined(__aarch64__)
+#include "qrt/neon/conv1d_neondot.h"
+#endif
+#endif
 
 /** The QRT_ISA_* code of the variant qrt_conv1d_u8() picks on this CPU. */
 static inline int qrt_conv1d_isa(void)
 {
 #ifdef QRT_HAVE_X86
-    if (qrt_cpu_has_avx512vnni())
+    if (qrt_cpu_features() & QRT_CPU_AVX512VNNI) /* honours QRT_DISABLE_ISA (cpu.h) */
         return QRT_ISA_AVX512VNNI;
+#endif
+#ifdef QRT_HAVE_ARM
+#if defined(__aarch64__)
+    if (qrt_cpu_features() & QRT_CPU_DOTPROD)
+        return QRT_ISA_NEONDOT;
+#endif
+    if (qrt_cpu_features() & QRT_CPU_NEON)
+        return QRT_ISA_NEON;
 #endif
     return QRT_ISA_REF;
 }
@@ -29,6 +45,11 @@ static inline int qrt_conv1d_isa(void)
 /** Which variant a call with `variant` (-1: best, QRT_ISA_REF: reference) runs. */
 static inline int qrt_conv1d_variant(int variant)
 {
+#ifdef QRT_HAVE_ARM
+    /* QRT_ISA_NEON on a dot-product CPU runs the baseline NEON variant (tests use it). */
+    if (variant == QRT_ISA_NEON && (qrt_cpu_features() & QRT_CPU_NEON))
+        return QRT_ISA_NEON;
+#endif
     return variant == QRT_ISA_REF ? QRT_ISA_REF : qrt_conv1d_isa();
 }
 
@@ -63,6 +84,18 @@ static inline qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t
         if (!wpack || !wsum || !scratch || scratch_size < qrt_conv1d_u8__avx512vnni_scratch_size(p))
             return QRT_ERR_ARG;
         return qrt_conv1d_u8__avx512vnni(p, x, wpack, wsum, q, out, scratch);
+    }
+#endif
+#ifdef QRT_HAVE_ARM
+    switch (qrt_conv1d_variant(variant)) {
+#if defined(__aarch64__)
+    case QRT_ISA_NEONDOT:
+        return qrt_conv1d_u8__neondot(p, x, w, q, out);
+#endif
+    case QRT_ISA_NEON:
+        return qrt_conv1d_u8__neon(p, x, w, q, out);
+    default:
+        break;
     }
 #endif
     (void)wpack;
