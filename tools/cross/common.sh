@@ -62,9 +62,23 @@ host_packages() {
 
 # sysroot ARCH: the target's Debian python (runnable under qemu -L) + headers + .pc files,
 # unpacked from debs fetched with an isolated apt root (the host's dpkg is never touched).
+# P20: Debian's dev links (libm.so -> /lib/<triplet>/libm.so.6) are absolute; under --sysroot
+# the linker resolves them on the host, misses, and silently links libm.a into the extension
+# (found by auditwheel: errno@GLIBC_PRIVATE). Point them inside the sysroot, relatively.
+fix_abs_links() {
+  local l t
+  for l in "$SR/usr/lib/$TRIPLET"/*.so; do
+    [ -L "$l" ] || continue
+    t=$(readlink "$l")
+    case $t in
+      /*) [ -e "$SR$t" ] && ln -sfn "$(realpath --relative-to="$(dirname "$l")" "$SR$t")" "$l" ;;
+    esac
+  done
+}
+
 sysroot() {
   arch_vars "$1"
-  [ -e "$SR/.complete" ] && return 0
+  if [ -e "$SR/.complete" ]; then fix_abs_links; return 0; fi
   log "sysroot $DEBIAN_SUITE/$DEB_ARCH -> $SR"
   local D=$QRT_ARM_CACHE/apt-$DEBIAN_SUITE-$DEB_ARCH KR=/usr/share/keyrings/debian-archive-keyring.gpg
   mkdir -p "$D/state/lists/partial" "$D/cache/archives/partial" "$D/etc/sources.list.d" \
@@ -109,6 +123,7 @@ CONF
   for f in "$SR/usr/lib/$TRIPLET"/{blas,lapack}/lib*.so.3; do
     [ -e "$f" ] && ln -sf "$(basename "$(dirname "$f")")/$(basename "$f")" "$SR/usr/lib/$TRIPLET/"
   done
+  fix_abs_links
   precompile "$SR/usr/lib/python$PYVER" "$SR/usr/lib/python3/dist-packages"
   "$QEMU_BIN" -L "$SR" "$SR/usr/bin/python$PYVER" -s -c 'import sys; print(sys.version)' >/dev/null \
     || die "the $DEB_ARCH python$PYVER does not start under $QEMU_BIN"
