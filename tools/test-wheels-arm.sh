@@ -53,8 +53,9 @@ for ARCH in "${ARCHES[@]}"; do
   INST=$W/inst
   rm -rf "$INST"
   # The host pip checks the wheel's tags against what the target (Debian glibc 2.36) accepts.
-  plat=(--platform "manylinux_2_36_$ARCH" --platform "manylinux_2_17_$ARCH"
-        --platform "manylinux2014_$ARCH")
+  # pip matches each --platform exactly, so name every glibc from 2.17 to 2.36.
+  plat=(--platform "manylinux2014_$ARCH")
+  for n in $(seq 17 36); do plat+=(--platform "manylinux_2_${n}_$ARCH"); done
   "$HOST_PY" -m pip install -q --target "$INST" --no-deps --only-binary=:all: "${plat[@]}" \
     --python-version "$PYVER" --implementation cp --abi "$PYTAG" "$whl"
   precompile "$INST"
