@@ -57,6 +57,10 @@ static inline qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, i
     } else {
         return s;
     }
+    /* big layers: two chunks per thread, so a thread that starts late (a busy machine) costs
+     * at most one small chunk */
+    if (s.axis != 0 && work >= 8.0 * QRT_CONV1D_MT_MIN_WORK)
+        T *= 2;
     int64_t per = (s.units + T - 1) / T;
     if (s.axis == 1) {
         per = (per + QRT_CONV1D_MT_ALIGN_T - 1) / QRT_CONV1D_MT_ALIGN_T * QRT_CONV1D_MT_ALIGN_T;

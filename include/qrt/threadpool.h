@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #define QRT_POOL_MAX_THREADS 64 /**< upper bound of qrt_pool_set_threads() */
+#define QRT_POOL_MAX_TASKS 4096 /**< tasks per job (more run on the caller alone) */
 #ifndef QRT_POOL_SPIN
 #define QRT_POOL_SPIN 20000 /**< pause iterations a worker spins before sleeping */
 #endif
@@ -35,10 +36,9 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_uint generation;   /* bumped for every job */
-    atomic_int next;          /* next task index to claim */
+    _Atomic uint64_t claim;   /* generation << 32 | ntasks << 16 | next task index */
     atomic_int done;          /* tasks finished */
     atomic_int busy;          /* a job is in flight */
-    atomic_int checked_in;    /* workers done with the current job */
     int ntasks;
     qrt_pool_fn fn;
     void *ctx;
@@ -48,7 +48,7 @@ typedef struct {
 } qrt__pool_t;
 
 static qrt__pool_t qrt__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
-                                0, 0, NULL, NULL, 0, 1, 0};
+                                0, NULL, NULL, 0, 1, 0};
 
 static inline void qrt__pool_pause(void)
 {
@@ -59,22 +59,31 @@ static inline void qrt__pool_pause(void)
 #endif
 }
 
-/* Claim and run tasks until none is left. */
-static inline void qrt__pool_drain(qrt__pool_t *P, qrt_pool_fn fn, void *ctx, int ntasks)
+/* Claim and run tasks of job `gen` until none is left.  A task index is claimed by a CAS on
+ * the word (gen << 32 | ntasks << 16 | next), which carries the job's own task count: a worker late for a finished job sees another generation and
+ * claims nothing, so it never runs a task with another job's fn/ctx (the caller cannot start a
+ * new job before every claimed task of the current one is done). */
+static inline void qrt__pool_drain(qrt__pool_t *P, unsigned gen)
 {
+    uint64_t w = atomic_load_explicit(&P->claim, memory_order_acquire);
     for (;;) {
-        const int i = atomic_fetch_add_explicit(&P->next, 1, memory_order_acq_rel);
-        if (i >= ntasks)
-            break;
-        fn(ctx, i);
+        const int i = (int)(w & 0xffffu), nt = (int)((w >> 16) & 0xffffu);
+        if ((unsigned)(w >> 32) != gen || i >= nt)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&P->claim, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;
+        /* the claim succeeded on job gen with a task left: fn/ctx (published before the claim
+         * word) are this job's, and the caller cannot return before this task is done */
+        P->fn(P->ctx, i);
         atomic_fetch_add_explicit(&P->done, 1, memory_order_acq_rel);
+        w = atomic_load_explicit(&P->claim, memory_order_acquire);
     }
 }
 
 static qrt__pool_t qrt__pool;
 
-/* arg: the generation when the worker was created (the pool is claimed then, so the next job
- * is generation arg + 1 and the worker must take part in it). */
+/* arg: the generation when the worker was created. */
 static void *qrt__pool_worker(void *arg)
 {
     qrt__pool_t *P = &qrt__pool;
@@ -94,11 +103,7 @@ static void *qrt__pool_worker(void *arg)
             pthread_mutex_unlock(&P->mu);
         }
         seen = g;
-        /* fn/ctx/ntasks were written before the generation was bumped (release). */
-        qrt__pool_drain(P, P->fn, P->ctx, P->ntasks);
-        /* Last touch of the job: the caller waits for every worker to check in before it
-         * returns, so no late worker can ever read the fields of a later job. */
-        atomic_fetch_add_explicit(&P->checked_in, 1, memory_order_acq_rel);
+        qrt__pool_drain(P, g);
     }
     return NULL;
 }
@@ -151,7 +156,7 @@ static inline void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks)
 {
     qrt__pool_t *P = &qrt__pool;
     int expected = 0;
-    if (ntasks <= 1 || P->wanted <= 1 ||
+    if (ntasks <= 1 || ntasks > QRT_POOL_MAX_TASKS || P->wanted <= 1 ||
         !atomic_compare_exchange_strong(&P->busy, &expected, 1)) {
         for (int i = 0; i < ntasks; ++i)
             fn(ctx, i);
@@ -167,17 +172,16 @@ static inline void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks)
     P->ctx = ctx;
     P->ntasks = ntasks;
     atomic_store_explicit(&P->done, 0, memory_order_relaxed);
-    atomic_store_explicit(&P->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&P->checked_in, 0, memory_order_relaxed);
-    const int workers = P->started;
+    const unsigned gen = atomic_load_explicit(&P->generation, memory_order_relaxed) + 1u;
+    atomic_store_explicit(&P->claim, (uint64_t)gen << 32 | (uint64_t)ntasks << 16,
+                          memory_order_release);
     pthread_mutex_lock(&P->mu);
-    atomic_fetch_add_explicit(&P->generation, 1, memory_order_release);
+    atomic_store_explicit(&P->generation, gen, memory_order_release);
     pthread_cond_broadcast(&P->cv);
     pthread_mutex_unlock(&P->mu);
-    qrt__pool_drain(P, fn, ctx, ntasks);
+    qrt__pool_drain(P, gen);
     int spins = 0;
-    while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks ||
-           atomic_load_explicit(&P->checked_in, memory_order_acquire) < workers) {
+    while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
         if (++spins < 100000)
             qrt__pool_pause();
         else
