@@ -8,6 +8,7 @@ from qrt._kernels cimport *
 cdef extern from "qrt/conv1d_threads.h" nogil:
     int QRT_POOL_MAX_THREADS
     double qrt_conv1d_mt_min_work
+    int qrt_conv1d_supports(int isa)
     int qrt_pool_get_threads()
     void qrt_pool_set_threads(int n)
     ctypedef struct qrt_conv1d_split:
@@ -88,6 +89,15 @@ def split(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len_in, Py
     cdef qrt_conv1d_split s = qrt_conv1d_split_of(&p, threads if threads > 0
                                                   else qrt_pool_get_threads())
     return int(s.chunks), int(s.axis), int(s.per)
+
+
+ISA_NAMES = {QRT_ISA_REF: "ref", QRT_ISA_AVX2: "avx2", QRT_ISA_AVX512VNNI: "avx512vnni",
+             QRT_ISA_NEON: "neon", QRT_ISA_NEONDOT: "neondot"}
+
+
+def variants():
+    """QRT_ISA_* codes of every conv1d variant this build and CPU can run (reference first)."""
+    return [v for v in sorted(ISA_NAMES) if qrt_conv1d_supports(v)]
 
 
 def isa():

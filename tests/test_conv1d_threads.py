@@ -80,7 +80,7 @@ def test_conv1d_threads_bit_identical(cut_everything, seed):
         c = odd_cfg(rng)
         want = expected(c)
         x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
-        for variant in (0, -1):
+        for variant in _conv1d.variants():
             m = layer(c, variant)
             for t in (1, 2, 3, 7):
                 qrt.set_num_threads(t)
@@ -109,7 +109,7 @@ def test_conv1d_threads_edges(cut_everything, shape):
         c = make(n, ci, co, length, k, s, pad, d, g, seed=sum(shape), asym=asym)
         want = expected(c)
         x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
-        for variant in (0, -1):
+        for variant in _conv1d.variants():
             m = layer(c, variant)
             for t in (1, 2, 3, 7):
                 qrt.set_num_threads(t)

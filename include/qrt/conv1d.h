@@ -2,7 +2,7 @@
 /**
  * @file conv1d.h
  * @brief Public qrt_conv1d_u8(): runs the best variant compiled in and supported by this CPU
- *        (AVX-512 VNNI on x86-64), or the reference (forced by variant = QRT_ISA_REF, by
+ *        (AVX-512 VNNI, else AVX2, on x86-64), or the reference (forced by variant = QRT_ISA_REF, by
  *        -Dsimd=ref, or when no packed weight is given).
  */
 #ifndef QRT_CONV1D_H
@@ -13,6 +13,7 @@
 #include "qrt/ref/conv1d_ref.h"
 #include "qrt/types.h"
 #ifdef QRT_HAVE_X86
+#include "qrt/x86/conv1d_avx2.h"
 #include "qrt/x86/conv1d_avx512vnni.h"
 #endif
 
@@ -22,14 +23,38 @@ static inline int qrt_conv1d_isa(void)
 #ifdef QRT_HAVE_X86
     if (qrt_cpu_has_avx512vnni())
         return QRT_ISA_AVX512VNNI;
+    if (qrt_cpu_has_avx2_fma())
+        return QRT_ISA_AVX2;
 #endif
     return QRT_ISA_REF;
 }
 
-/** Which variant a call with `variant` (-1: best, QRT_ISA_REF: reference) runs. */
+/** Whether this build and CPU can run variant `isa` (a QRT_ISA_* code). */
+static inline int qrt_conv1d_supports(int isa)
+{
+    if (isa == QRT_ISA_REF)
+        return 1;
+#ifdef QRT_HAVE_X86
+    if (isa == QRT_ISA_AVX2)
+        return qrt_cpu_has_avx2_fma();
+    if (isa == QRT_ISA_AVX512VNNI)
+        return qrt_cpu_has_avx512vnni();
+#endif
+    return 0;
+}
+
+/** Which variant a call with `variant` (-1: best, QRT_ISA_REF: reference, or a supported
+ *  QRT_ISA_* code, which tests use to force it) runs. */
 static inline int qrt_conv1d_variant(int variant)
 {
-    return variant == QRT_ISA_REF ? QRT_ISA_REF : qrt_conv1d_isa();
+    if (variant == QRT_ISA_REF)
+        return QRT_ISA_REF;
+#ifdef QRT_HAVE_X86
+    if ((variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI) &&
+        qrt_conv1d_supports(variant))
+        return variant;
+#endif
+    return qrt_conv1d_isa();
 }
 
 /** @brief Scratch bytes qrt_conv1d_u8() needs for `variant` (0 for the reference). */
@@ -38,6 +63,8 @@ static inline size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int 
 #ifdef QRT_HAVE_X86
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI)
         return qrt_conv1d_u8__avx512vnni_scratch_size(p);
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2)
+        return qrt_conv1d_u8__avx2_scratch_size(p);
 #endif
     (void)p;
     (void)variant;
@@ -63,6 +90,11 @@ static inline qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t
         if (!wpack || !wsum || !scratch || scratch_size < qrt_conv1d_u8__avx512vnni_scratch_size(p))
             return QRT_ERR_ARG;
         return qrt_conv1d_u8__avx512vnni(p, x, wpack, wsum, q, out, scratch);
+    }
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) {
+        if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p))
+            return QRT_ERR_ARG;
+        return qrt_conv1d_u8__avx2(p, x, w, q, out, scratch);
     }
 #endif
     (void)wpack;
