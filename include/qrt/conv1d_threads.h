@@ -16,7 +16,7 @@
 
 #ifndef QRT_CONV1D_MT_MIN_WORK
 /** Work units (MACs + 16 per input/output element) below which one thread is used. */
-#define QRT_CONV1D_MT_MIN_WORK 1500000.0
+#define QRT_CONV1D_MT_MIN_WORK 3000000.0
 #endif
 /** Run-time threshold (tests lower it to cut tiny layers). */
 static double qrt_conv1d_mt_min_work = QRT_CONV1D_MT_MIN_WORK;
@@ -59,7 +59,7 @@ static inline qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, i
     }
     /* big layers: two chunks per thread, so a thread that starts late (a busy machine) costs
      * at most one small chunk */
-    if (s.axis != 0 && work >= 8.0 * QRT_CONV1D_MT_MIN_WORK)
+    if (s.axis != 0 && work >= 4.0 * QRT_CONV1D_MT_MIN_WORK)
         T *= 2;
     int64_t per = (s.units + T - 1) / T;
     if (s.axis == 1) {
