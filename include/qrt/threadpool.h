@@ -28,6 +28,9 @@
 #ifndef QRT_POOL_SPIN
 #define QRT_POOL_SPIN 20000 /**< pause iterations a worker spins before sleeping */
 #endif
+#ifndef QRT_POOL_MAIN_SPIN
+#define QRT_POOL_MAIN_SPIN 20000 /**< pause iterations the caller spins before yielding */
+#endif
 
 /** A task: fn(ctx, i) for i in [0, ntasks). */
 typedef void (*qrt_pool_fn)(void *ctx, int i);
@@ -182,7 +185,7 @@ static inline void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks)
     qrt__pool_drain(P, gen);
     int spins = 0;
     while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
-        if (++spins < 100000)
+        if (++spins < QRT_POOL_MAIN_SPIN)
             qrt__pool_pause();
         else
             sched_yield();
