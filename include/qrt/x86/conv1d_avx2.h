@@ -43,7 +43,9 @@ static inline size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p
     const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
     const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
     const size_t wb = (size_t)p->c_out * r2 * 4u;
-    return 64u + ((xb + 63u) & ~(size_t)63u) + ((wb + 63u) & ~(size_t)63u) + 64u;
+    const size_t rb = (size_t)qrt__c1a_tc(p) * 4u; /* two int16 rows */
+    return 64u + ((xb + 63u) & ~(size_t)63u) + ((wb + 63u) & ~(size_t)63u) +
+           ((rb + 63u) & ~(size_t)63u) + 64u;
 }
 
 /* requantize 8 accumulators of channel oc and store the first `cnt` at y (element stride ys) */
@@ -86,6 +88,41 @@ static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt
     }
 }
 
+/* d[j] = x[ic][(t0+j)*s + k*d - pad] - x_zp for j < tc (0 outside the input and for j >= tc,
+ * and for a reduction row r >= R), r = ic*K + k */
+static inline QRT_AVX2 void qrt__c1a_row(const qrt_conv1d_params *p, const uint8_t *xg, int64_t r,
+                                         int64_t R, int64_t t0, int64_t tc, int64_t tcp,
+                                         int16_t *d)
+{
+    if (r >= R) {
+        memset(d, 0, (size_t)tcp * 2u);
+        return;
+    }
+    const int64_t kk = p->kernel, ic = r / kk, k = r % kk;
+    const int64_t base = t0 * p->stride + k * p->dilation - p->pad_left;
+    int64_t ja = base >= 0 ? 0 : (-base + p->stride - 1) / p->stride;
+    int64_t jb = base >= p->len_in ? 0 : (p->len_in - base + p->stride - 1) / p->stride;
+    if (jb > tc)
+        jb = tc;
+    if (ja > jb)
+        ja = jb;
+    for (int64_t j = 0; j < ja; ++j)
+        d[j] = 0;
+    const int16_t xz = (int16_t)p->input_zero;
+    const int64_t xs = p->x_stride_t * (int64_t)p->stride;
+    const uint8_t *s0 = xg + ic * p->x_stride_c + (base + ja * (int64_t)p->stride) * p->x_stride_t;
+    if (xs == 1) {
+        int16_t *dd = d + ja;
+        for (int64_t j = 0; j < jb - ja; ++j) /* vectorized: contiguous widening */
+            dd[j] = (int16_t)((int16_t)s0[j] - xz);
+    } else {
+        for (int64_t j = ja; j < jb; ++j)
+            d[j] = (int16_t)((int16_t)s0[(j - ja) * xs] - xz);
+    }
+    for (int64_t j = jb; j < tcp; ++j)
+        d[j] = 0;
+}
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref() (reads the raw weight w).
  * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p) bytes, any alignment
@@ -104,6 +141,8 @@ static QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const
     int16_t *xb = (int16_t *)sp;
     sp += ((size_t)R2 * TC * 4u + 63u) & ~(size_t)63u;
     int32_t *wb = (int32_t *)sp;
+    sp += ((size_t)p->c_out * R2 * 4u + 63u) & ~(size_t)63u;
+    int16_t *rows = (int16_t *)sp;
     /* weights: [c_out][R2] int16 pairs (w - w_zp), zero-padded to an even reduction */
     for (int64_t oc = 0; oc < p->c_out; ++oc) {
         const int32_t wz = q->weight_zero[oc];
@@ -114,39 +153,28 @@ static QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const
         if (R & 1)
             d[R] = 0;
     }
-    const int32_t xz = p->input_zero;
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t g = 0; g < p->groups; ++g) {
             const uint8_t *xg = x + n * p->x_stride_n + g * cg * p->x_stride_c;
             for (int64_t t0 = 0; t0 < p->len_out; t0 += TC) {
                 const int64_t tc = p->len_out - t0 < TC ? p->len_out - t0 : TC;
                 const int64_t tcp = (tc + 15) / 16 * 16;
-                /* im2col: xb[r2][j][2] = x[ic][(t0+j)*s + k*d - pad] - x_zp (0 outside) */
-                for (int64_t r = 0; r < 2 * R2; ++r) {
-                    int16_t *d = xb + (r / 2) * tcp * 2 + (r & 1);
-                    if (r >= R) {
-                        for (int64_t j = 0; j < tcp; ++j)
-                            d[2 * j] = 0;
-                        continue;
+                /* im2col: xb[r2][j][2] = x[ic][(t0+j)*s + k*d - pad] - x_zp (0 outside):
+                 * two reduction rows are widened into contiguous int16 rows, then interleaved */
+                for (int64_t r2 = 0; r2 < R2; ++r2) {
+                    qrt__c1a_row(p, xg, 2 * r2, R, t0, tc, tcp, rows);
+                    qrt__c1a_row(p, xg, 2 * r2 + 1, R, t0, tc, tcp, rows + tcp);
+                    int16_t *d = xb + r2 * tcp * 2;
+                    for (int64_t j = 0; j < tcp; j += 16) {
+                        const __m256i a = _mm256_load_si256((const __m256i *)(rows + j));
+                        const __m256i b = _mm256_load_si256((const __m256i *)(rows + tcp + j));
+                        const __m256i lo = _mm256_unpacklo_epi16(a, b);
+                        const __m256i hi = _mm256_unpackhi_epi16(a, b);
+                        _mm256_store_si256((__m256i *)(d + 2 * j),
+                                           _mm256_permute2x128_si256(lo, hi, 0x20));
+                        _mm256_store_si256((__m256i *)(d + 2 * j + 16),
+                                           _mm256_permute2x128_si256(lo, hi, 0x31));
                     }
-                    const int64_t ic = r / kk, k = r % kk;
-                    const int64_t base = t0 * p->stride + k * p->dilation - p->pad_left;
-                    /* valid j: 0 <= base + j*s < len_in, j < tc */
-                    int64_t ja = base >= 0 ? 0 : (-base + p->stride - 1) / p->stride;
-                    int64_t jb = base >= p->len_in ? 0 : (p->len_in - base + p->stride - 1) / p->stride;
-                    if (jb > tc)
-                        jb = tc;
-                    if (ja > jb)
-                        ja = jb;
-                    for (int64_t j = 0; j < ja; ++j)
-                        d[2 * j] = 0;
-                    const uint8_t *src = xg + ic * p->x_stride_c;
-                    const int64_t xs = p->x_stride_t * (int64_t)p->stride;
-                    const uint8_t *s0 = src + (base + ja * (int64_t)p->stride) * p->x_stride_t;
-                    for (int64_t j = ja; j < jb; ++j)
-                        d[2 * j] = (int16_t)((int32_t)s0[(j - ja) * xs] - xz);
-                    for (int64_t j = jb; j < tcp; ++j)
-                        d[2 * j] = 0;
                 }
                 for (int64_t o0 = 0; o0 < og; o0 += 4) {
                     const int64_t no = og - o0 < 4 ? og - o0 : 4;
