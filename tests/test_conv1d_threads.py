@@ -132,3 +132,50 @@ def test_linear_threads_bit_identical(cut_everything):
         for t in (2, 3, 7):
             qrt.set_num_threads(t)
             np.testing.assert_array_equal(m(x).int_repr(), want, err_msg=f"{rows} {t}")
+
+
+def _mid_layer(seed=3):
+    from test_conv1d import make
+    c = make(2, 24, 40, 700, 3, 1, 1, seed=seed)
+    return c, layer(c), qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+
+
+def test_concurrent_python_threads(cut_everything):
+    """Two Python threads on one layer (one finds the pool busy and runs its chunks inline)."""
+    import threading
+    c, m, x = _mid_layer()
+    want = expected(c)
+    qrt.set_num_threads(2)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                np.testing.assert_array_equal(m(x).int_repr(), want)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    ts = [threading.Thread(target=work) for _ in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_pool_after_fork(cut_everything):
+    """A forked child starts its own workers and computes the same result."""
+    c, m, x = _mid_layer(4)
+    want = expected(c)
+    qrt.set_num_threads(2)
+    np.testing.assert_array_equal(m(x).int_repr(), want)  # parent's workers exist now
+    pid = os.fork()
+    if pid == 0:  # child: exit code 0 only if the threaded result is right
+        ok = False
+        try:
+            ok = bool(np.array_equal(m(x).int_repr(), want))
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -131,7 +131,12 @@ static inline void qrt_pool_set_threads(int n)
 static inline int qrt__pool_grow(qrt__pool_t *P, int want)
 {
     const pid_t pid = getpid();
-    if (P->pid != pid) { /* first use, or a forked child: the parent's workers are gone */
+    if (P->pid != pid) { /* first use, or a forked child: the parent's workers are gone and
+                          * the mutex may have been copied while one of them held it */
+        if (P->pid != 0) {
+            pthread_mutex_init(&P->mu, NULL);
+            pthread_cond_init(&P->cv, NULL);
+        }
         P->started = 0;
         P->pid = pid;
     }
