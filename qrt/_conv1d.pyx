@@ -140,7 +140,7 @@ def pack_weights(const int8_t[:, :, ::1] w, int8_t[::1] wpack, int32_t[::1] wsum
 cdef int _fill(qrt_conv1d_params *p, Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out,
                Py_ssize_t len_in, Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride,
                Py_ssize_t dilation, Py_ssize_t pad_left, Py_ssize_t groups) except -1:
-    cdef Py_ssize_t lim = 1 << 31
+    cdef long long lim = (<long long>1) << 31  # not Py_ssize_t: 32-bit on armv7l
     for name, v in (("n", n), ("c_in", c_in), ("c_out", c_out), ("len_in", len_in),
                     ("len_out", len_out), ("kernel", kernel), ("stride", stride),
                     ("dilation", dilation), ("padding", pad_left), ("groups", groups)):

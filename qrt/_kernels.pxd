@@ -13,6 +13,14 @@ cdef extern from "qrt/types.h" nogil:
     int QRT_ISA_NEON
     int QRT_ISA_NEONDOT
 
+cdef extern from "qrt/cpu.h" nogil:
+    unsigned QRT_CPU_NEON
+    unsigned QRT_CPU_DOTPROD
+    unsigned QRT_CPU_AVX2
+    unsigned QRT_CPU_AVX512VNNI
+    unsigned qrt_cpu_features_raw()
+    unsigned qrt_cpu_features()
+
 cdef extern from "qrt/quant.h" nogil:
     int qrt_quant_isa()
     int qrt_quant_pick(int variant)

@@ -537,7 +537,7 @@ def read_blob(path, *, verify: bool = True) -> Blob:
                 bool(h["flags"] & B.FLAG_FIXED_BATCH))
 
 
-def load(path, *, verify: bool = True):
+def load(path, *, verify: bool = True, device: str = "cpu"):
     """Load a qrt ``.bin`` model.
 
     Parameters
@@ -547,6 +547,10 @@ def load(path, *, verify: bool = True):
     verify : bool
         Check the payload (weights) checksum too. The header/table checksum and every
         structural rule are always checked.
+    device : str
+        ``"cpu"`` (default) or ``"cuda"`` / ``"cuda:N"``: run on an NVIDIA GPU through the
+        CuPy backend (docs/gpu.md); raises ``qrt.backends.BackendUnavailable`` without CuPy or
+        a GPU, and ``UnsupportedOnDevice`` for ops without a GPU kernel.
 
     Returns
     -------
@@ -558,5 +562,8 @@ def load(path, *, verify: bool = True):
     qrt.FormatError
         The file is not a valid blob (the message says what and where).
     """
+    if device != "cpu":  # the GPU backend (qrt/backends); cupy is imported only here
+        from qrt import backends
+        return backends.load(path, device=device, verify=verify)
     from qrt.model import Model
     return Model(read_blob(path, verify=verify))

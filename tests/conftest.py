@@ -31,6 +31,20 @@ def pytest_configure(config):
                             "ignore:.*quantized tensor creation functions.*:UserWarning")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _run_outside_the_source_tree(tmp_path_factory):
+    """Run every test from an empty directory.
+
+    Subprocesses started with ``python -c`` put their working directory first on sys.path; from
+    the repository root that would import the uncompiled source folder ``qrt/`` instead of the
+    installed package.
+    """
+    old = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(old)
+
+
 def _have_cupy_gpu() -> bool:
     if importlib.util.find_spec("cupy") is None:
         return False

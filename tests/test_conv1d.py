@@ -410,7 +410,7 @@ def test_conv1d_kernel_wrapper_checks():
     with pytest.raises(ValueError, match="rejected"):
         _conv1d.conv1d(x, w, np.zeros(0, np.int8), z, z, z, f, f, out, np.zeros(0, np.uint8),
                        input_zero=300, variant=0)
-    if _conv1d.variant() != 0:
+    if _conv1d.scratch_size(1, 4, 2, 10, 8, 3, 1, 1, 0, 1) > 0:  # VNNI; the Arm variants need none
         with pytest.raises(ValueError, match="scratch"):
             _conv1d.conv1d(x, w, np.zeros(0, np.int8), z, z, z, f, f, out,
                            np.zeros(0, np.uint8))

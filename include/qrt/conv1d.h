@@ -2,8 +2,8 @@
 /**
  * @file conv1d.h
  * @brief Public qrt_conv1d_u8(): runs the best variant compiled in and supported by this CPU
- *        (AVX-512 VNNI, else AVX2, on x86-64), or the reference (forced by variant = QRT_ISA_REF, by
- *        -Dsimd=ref, or when no packed weight is given).
+ *        (AVX-512 VNNI, else AVX2, on x86-64; sdot, else NEON, on Arm), or the reference
+ *        (forced by variant = QRT_ISA_REF, by -Dsimd=ref, or when no packed weight is given).
  */
 #ifndef QRT_CONV1D_H
 #define QRT_CONV1D_H
@@ -16,15 +16,31 @@
 #include "qrt/x86/conv1d_avx2.h"
 #include "qrt/x86/conv1d_avx512vnni.h"
 #endif
+/* --- Arm (arm branch): NEON baseline, Armv8.2 sdot on aarch64; chosen by cpu.h HWCAP bits --- */
+#include "qrt/cpu.h"
+#ifdef QRT_HAVE_ARM
+#include "qrt/neon/conv1d_neon.h"
+#if defined(__aarch64__)
+#include "qrt/neon/conv1d_neondot.h"
+#endif
+#endif
 
 /** The QRT_ISA_* code of the variant qrt_conv1d_u8() picks on this CPU. */
 static inline int qrt_conv1d_isa(void)
 {
 #ifdef QRT_HAVE_X86
-    if (qrt_cpu_has_avx512vnni())
+    if (qrt_cpu_features() & QRT_CPU_AVX512VNNI) /* honours QRT_DISABLE_ISA (cpu.h) */
         return QRT_ISA_AVX512VNNI;
-    if (qrt_cpu_has_avx2_fma())
+    if (qrt_cpu_features() & QRT_CPU_AVX2)
         return QRT_ISA_AVX2;
+#endif
+#ifdef QRT_HAVE_ARM
+#if defined(__aarch64__)
+    if (qrt_cpu_features() & QRT_CPU_DOTPROD)
+        return QRT_ISA_NEONDOT;
+#endif
+    if (qrt_cpu_features() & QRT_CPU_NEON)
+        return QRT_ISA_NEON;
 #endif
     return QRT_ISA_REF;
 }
@@ -36,9 +52,17 @@ static inline int qrt_conv1d_supports(int isa)
         return 1;
 #ifdef QRT_HAVE_X86
     if (isa == QRT_ISA_AVX2)
-        return qrt_cpu_has_avx2_fma();
+        return (qrt_cpu_features() & QRT_CPU_AVX2) != 0;
     if (isa == QRT_ISA_AVX512VNNI)
-        return qrt_cpu_has_avx512vnni();
+        return (qrt_cpu_features() & QRT_CPU_AVX512VNNI) != 0;
+#endif
+#ifdef QRT_HAVE_ARM
+#if defined(__aarch64__)
+    if (isa == QRT_ISA_NEONDOT)
+        return (qrt_cpu_features() & QRT_CPU_DOTPROD) != 0;
+#endif
+    if (isa == QRT_ISA_NEON)
+        return (qrt_cpu_features() & QRT_CPU_NEON) != 0;
 #endif
     return 0;
 }
@@ -47,14 +71,17 @@ static inline int qrt_conv1d_supports(int isa)
  *  QRT_ISA_* code, which tests use to force it) runs. */
 static inline int qrt_conv1d_variant(int variant)
 {
-    if (variant == QRT_ISA_REF)
-        return QRT_ISA_REF;
+#ifdef QRT_HAVE_ARM
+    /* QRT_ISA_NEON on a dot-product CPU runs the baseline NEON variant (tests use it). */
+    if (variant == QRT_ISA_NEON && (qrt_cpu_features() & QRT_CPU_NEON))
+        return QRT_ISA_NEON;
+#endif
 #ifdef QRT_HAVE_X86
     if ((variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI) &&
         qrt_conv1d_supports(variant))
         return variant;
 #endif
-    return qrt_conv1d_isa();
+    return variant == QRT_ISA_REF ? QRT_ISA_REF : qrt_conv1d_isa();
 }
 
 /** @brief Scratch bytes qrt_conv1d_u8() needs for `variant` (0 for the reference). */
@@ -95,6 +122,18 @@ static inline qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t
         if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p))
             return QRT_ERR_ARG;
         return qrt_conv1d_u8__avx2(p, x, w, q, out, scratch);
+    }
+#endif
+#ifdef QRT_HAVE_ARM
+    switch (qrt_conv1d_variant(variant)) {
+#if defined(__aarch64__)
+    case QRT_ISA_NEONDOT:
+        return qrt_conv1d_u8__neondot(p, x, w, q, out);
+#endif
+    case QRT_ISA_NEON:
+        return qrt_conv1d_u8__neon(p, x, w, q, out);
+    default:
+        break;
     }
 #endif
     (void)wpack;

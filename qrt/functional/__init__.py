@@ -10,3 +10,14 @@ from qrt.functional._ops import *  # noqa: F401,F403  relu, add, pooling, activa
 from qrt.functional._ops import __all__ as _ops_all
 
 __all__ = list(_conv_all) + list(_ops_all)
+
+# Device tensors (qrt.backends.cupy_backend.DeviceQTensor) are routed to the GPU backend's op of
+# the same name; CPU calls go straight through (docs/gpu.md).  cupy is never imported here.
+from qrt.backends import device_dispatch as _device_dispatch  # noqa: E402
+
+for _name in ("conv1d", "conv1d_relu", "linear", "linear_relu", "linear_dynamic", "relu", "add",
+              "add_relu", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "hardswish",
+              "sigmoid", "cat", "flatten", "reshape"):
+    if _name in globals():
+        globals()[_name] = _device_dispatch(_name)(globals()[_name])
+del _name

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+compiled_for: str
+force_ref: bool
+
+def features(raw: bool = False) -> dict[str, bool]: ...
+def selected() -> dict[str, str]: ...
