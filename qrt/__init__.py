@@ -11,6 +11,7 @@ from qrt._tensor import (QDType, QScheme, QTensor, dequantize, from_int_repr,
                          from_int_repr_per_channel, per_channel_affine, per_channel_symmetric,
                          per_tensor_affine, per_tensor_symmetric, qint8, qint32,
                          quantize_per_channel, quantize_per_tensor, quint8)
+from qrt._conv1d import get_num_threads, set_num_threads
 from qrt import functional, nn, quantization
 from qrt.loader import FormatError, load
 from qrt.model import Model
@@ -22,7 +23,7 @@ __all__ = [
     "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
     "quantize_per_tensor", "quantize_per_channel", "dequantize", "from_int_repr",
     "from_int_repr_per_channel", "functional", "nn", "quantization", "load", "Model",
-    "FormatError", "get_include", "__version__",
+    "FormatError", "get_include", "set_num_threads", "get_num_threads", "__version__",
 ]
 
 

@@ -5,6 +5,24 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
 from qrt._kernels cimport *
 
+cdef extern from "qrt/conv1d_threads.h" nogil:
+    int QRT_POOL_MAX_THREADS
+    double qrt_conv1d_mt_min_work
+    int qrt_conv1d_supports(int isa)
+    int qrt_pool_get_threads()
+    void qrt_pool_set_threads(int n)
+    ctypedef struct qrt_conv1d_split:
+        int chunks
+        int axis
+        long long per
+        long long units
+    qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads)
+    size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads)
+    qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                                const int8_t *wpack, const int32_t *wsum,
+                                const qrt_conv1d_quant *q, void *out, void *scratch,
+                                size_t scratch_size, int variant, int threads)
+
 MAX_TAPS = QRT_CONV1D_MAX_TAPS
 OUT_U8 = QRT_CONV1D_OUT_U8
 OUT_F32 = QRT_CONV1D_OUT_F32
@@ -12,6 +30,74 @@ OUT_F32 = QRT_CONV1D_OUT_F32
 ctypedef fused out_t:
     uint8_t
     float
+
+
+MAX_THREADS = QRT_POOL_MAX_THREADS
+
+
+def set_num_threads(n):
+    """Threads qrt's conv1d / linear kernels use (the calling thread included)."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
+    if n < 1 or n > QRT_POOL_MAX_THREADS:
+        raise ValueError(f"set_num_threads: n={n} must be in [1, {QRT_POOL_MAX_THREADS}]")
+    qrt_pool_set_threads(n)
+
+
+def get_num_threads():
+    """Threads qrt's conv1d / linear kernels use (the calling thread included)."""
+    return qrt_pool_get_threads()
+
+
+def _set_mt_min_work(double v):
+    """Set the work threshold below which one thread is used; returns the old one (tests)."""
+    global qrt_conv1d_mt_min_work
+    old = qrt_conv1d_mt_min_work
+    qrt_conv1d_mt_min_work = v
+    return old
+
+
+def _default_threads():
+    import os
+    env = os.environ.get("QRT_NUM_THREADS")
+    if env is not None and env.strip():
+        try:
+            v = int(env)
+            if 1 <= v <= QRT_POOL_MAX_THREADS:
+                return v
+        except ValueError:
+            pass
+        import warnings
+        warnings.warn(f"QRT_NUM_THREADS={env!r} is not an integer in [1, {QRT_POOL_MAX_THREADS}]; "
+                      f"using the number of available cores", RuntimeWarning, stacklevel=2)
+    try:
+        v = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        v = os.cpu_count() or 1
+    return max(1, min(v, QRT_POOL_MAX_THREADS))
+
+
+qrt_pool_set_threads(_default_threads())
+
+
+def split(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len_in, Py_ssize_t len_out,
+          Py_ssize_t kernel, Py_ssize_t stride=1, Py_ssize_t dilation=1, Py_ssize_t pad_left=0,
+          Py_ssize_t groups=1, int threads=-1):
+    """(chunks, axis, per) of the multi-thread cut (axis 0 batch, 1 positions, 2 channels)."""
+    cdef qrt_conv1d_params p
+    _fill(&p, n, c_in, c_out, len_in, len_out, kernel, stride, dilation, pad_left, groups)
+    cdef qrt_conv1d_split s = qrt_conv1d_split_of(&p, threads if threads > 0
+                                                  else qrt_pool_get_threads())
+    return int(s.chunks), int(s.axis), int(s.per)
+
+
+ISA_NAMES = {QRT_ISA_REF: "ref", QRT_ISA_AVX2: "avx2", QRT_ISA_AVX512VNNI: "avx512vnni",
+             QRT_ISA_NEON: "neon", QRT_ISA_NEONDOT: "neondot"}
+
+
+def variants():
+    """QRT_ISA_* codes of every conv1d variant this build and CPU can run (reference first)."""
+    return [v for v in sorted(ISA_NAMES) if qrt_conv1d_supports(v)]
 
 
 def isa():
@@ -163,6 +249,7 @@ cdef class Plan:
     cdef uint8_t[::1] scratch
     cdef size_t need
     cdef int variant
+    cdef int threads
     cdef bint busy
     cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
     cdef readonly bint empty
@@ -200,7 +287,8 @@ cdef class Plan:
         self.q.weight_zero, self.q.bias_q = &weight_zero[0], &bias_q[0]
         self.q.scale, self.q.bias_f = &scale[0], &bias_f[0]
         self.variant = variant
-        self.need = qrt_conv1d_u8_scratch_size(&self.p, variant)
+        self.threads = qrt_pool_get_threads()
+        self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, variant, self.threads)
         if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(
                 c_out, c_in // groups, kernel):
             raise ValueError("conv1d: packed weight does not match the geometry")
@@ -226,6 +314,14 @@ cdef class Plan:
     cdef int _call(self, const uint8_t *x, void *y) except -1:
         cdef uint8_t[::1] scr
         cdef bint mine = not self.busy
+        cdef int threads = qrt_pool_get_threads()
+        if threads != self.threads and mine:
+            import numpy as np
+            self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, self.variant, threads)
+            if <size_t>self.scratch.shape[0] < self.need:
+                self.scratch = np.empty(<Py_ssize_t>self.need, np.uint8)
+            self.threads = threads
+        threads = self.threads
         if mine:
             self.busy = True
             scr = self.scratch
@@ -235,10 +331,10 @@ cdef class Plan:
         cdef qrt_status st
         try:
             with nogil:
-                st = qrt_conv1d_u8(&self.p, x, &self.w[0, 0, 0],
-                                   &self.wpack[0] if self.wpack.shape[0] else NULL,
-                                   &self.wsum[0], &self.q, y, &scr[0], scr.shape[0],
-                                   self.variant)
+                st = qrt_conv1d_u8_mt(&self.p, x, &self.w[0, 0, 0],
+                                      &self.wpack[0] if self.wpack.shape[0] else NULL,
+                                      &self.wsum[0], &self.q, y, &scr[0], scr.shape[0],
+                                      self.variant, threads)
         finally:
             if mine:
                 self.busy = False

@@ -2,8 +2,8 @@
 /**
  * @file conv1d.h
  * @brief Public qrt_conv1d_u8(): runs the best variant compiled in and supported by this CPU
- *        (AVX-512 VNNI on x86-64), or the reference (forced by variant = QRT_ISA_REF, by
- *        -Dsimd=ref, or when no packed weight is given).
+ *        (AVX-512 VNNI, else AVX2, on x86-64; sdot, else NEON, on Arm), or the reference
+ *        (forced by variant = QRT_ISA_REF, by -Dsimd=ref, or when no packed weight is given).
  */
 #ifndef QRT_CONV1D_H
 #define QRT_CONV1D_H
@@ -13,6 +13,7 @@
 #include "qrt/ref/conv1d_ref.h"
 #include "qrt/types.h"
 #ifdef QRT_HAVE_X86
+#include "qrt/x86/conv1d_avx2.h"
 #include "qrt/x86/conv1d_avx512vnni.h"
 #endif
 /* --- Arm (arm branch): NEON baseline, Armv8.2 sdot on aarch64; chosen by cpu.h HWCAP bits --- */
@@ -30,6 +31,8 @@ static inline int qrt_conv1d_isa(void)
 #ifdef QRT_HAVE_X86
     if (qrt_cpu_features() & QRT_CPU_AVX512VNNI) /* honours QRT_DISABLE_ISA (cpu.h) */
         return QRT_ISA_AVX512VNNI;
+    if (qrt_cpu_features() & QRT_CPU_AVX2)
+        return QRT_ISA_AVX2;
 #endif
 #ifdef QRT_HAVE_ARM
 #if defined(__aarch64__)
@@ -42,13 +45,41 @@ static inline int qrt_conv1d_isa(void)
     return QRT_ISA_REF;
 }
 
-/** Which variant a call with `variant` (-1: best, QRT_ISA_REF: reference) runs. */
+/** Whether this build and CPU can run variant `isa` (a QRT_ISA_* code). */
+static inline int qrt_conv1d_supports(int isa)
+{
+    if (isa == QRT_ISA_REF)
+        return 1;
+#ifdef QRT_HAVE_X86
+    if (isa == QRT_ISA_AVX2)
+        return (qrt_cpu_features() & QRT_CPU_AVX2) != 0;
+    if (isa == QRT_ISA_AVX512VNNI)
+        return (qrt_cpu_features() & QRT_CPU_AVX512VNNI) != 0;
+#endif
+#ifdef QRT_HAVE_ARM
+#if defined(__aarch64__)
+    if (isa == QRT_ISA_NEONDOT)
+        return (qrt_cpu_features() & QRT_CPU_DOTPROD) != 0;
+#endif
+    if (isa == QRT_ISA_NEON)
+        return (qrt_cpu_features() & QRT_CPU_NEON) != 0;
+#endif
+    return 0;
+}
+
+/** Which variant a call with `variant` (-1: best, QRT_ISA_REF: reference, or a supported
+ *  QRT_ISA_* code, which tests use to force it) runs. */
 static inline int qrt_conv1d_variant(int variant)
 {
 #ifdef QRT_HAVE_ARM
     /* QRT_ISA_NEON on a dot-product CPU runs the baseline NEON variant (tests use it). */
     if (variant == QRT_ISA_NEON && (qrt_cpu_features() & QRT_CPU_NEON))
         return QRT_ISA_NEON;
+#endif
+#ifdef QRT_HAVE_X86
+    if ((variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI) &&
+        qrt_conv1d_supports(variant))
+        return variant;
 #endif
     return variant == QRT_ISA_REF ? QRT_ISA_REF : qrt_conv1d_isa();
 }
@@ -59,6 +90,8 @@ static inline size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int 
 #ifdef QRT_HAVE_X86
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI)
         return qrt_conv1d_u8__avx512vnni_scratch_size(p);
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2)
+        return qrt_conv1d_u8__avx2_scratch_size(p);
 #endif
     (void)p;
     (void)variant;
@@ -84,6 +117,11 @@ static inline qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t
         if (!wpack || !wsum || !scratch || scratch_size < qrt_conv1d_u8__avx512vnni_scratch_size(p))
             return QRT_ERR_ARG;
         return qrt_conv1d_u8__avx512vnni(p, x, wpack, wsum, q, out, scratch);
+    }
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) {
+        if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p))
+            return QRT_ERR_ARG;
+        return qrt_conv1d_u8__avx2(p, x, w, q, out, scratch);
     }
 #endif
 #ifdef QRT_HAVE_ARM

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file conv1d_sanitize.c
+ * @brief Memory-safety driver for the conv1d kernels: random geometries with odd sizes around
+ *        every tile edge, each buffer malloc'ed to its exact size (so AddressSanitizer / valgrind
+ *        see any read or write past it), every variant this CPU runs and 1, 2, 3, 7 threads,
+ *        all compared with the reference.  Built and run by tests/test_conv1d_variants.py with
+ *        -fsanitize=address,undefined (see docs/kernels.md, "Memory safety").
+ *
+ * usage: conv1d_sanitize [cases] [seed]; prints "ok <cases> <runs>" or the first mismatch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qrt/conv1d_threads.h"
+
+static uint64_t rs = 88172645463325252ull;
+static uint32_t rnd(uint32_t n)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs % n);
+}
+
+static const uint32_t EDGE[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 97};
+#define NEDGE (sizeof EDGE / sizeof EDGE[0])
+
+int main(int argc, char **argv)
+{
+    const int cases = argc > 1 ? atoi(argv[1]) : 200;
+    if (argc > 2)
+        rs += (uint64_t)atoll(argv[2]) * 0x9E3779B97F4A7C15ull;
+    const int variants[] = {QRT_ISA_REF, QRT_ISA_AVX2, QRT_ISA_AVX512VNNI};
+    const int threads[] = {1, 2, 3, 7};
+    qrt_conv1d_mt_min_work = 0.0; /* cut every layer */
+    long runs = 0;
+    for (int c = 0; c < cases; ++c) {
+        qrt_conv1d_params p;
+        memset(&p, 0, sizeof p);
+        const int kind = (int)rnd(4);
+        p.groups = kind == 0 ? EDGE[rnd(8)] : kind == 1 ? 1 + rnd(3) : 1;
+        const uint32_t cg = kind == 0 ? 1 : EDGE[rnd(NEDGE - 3)];
+        const uint32_t og = kind == 0 ? 1 + rnd(2) : EDGE[rnd(NEDGE - 2)];
+        p.c_in = cg * p.groups;
+        p.c_out = og * p.groups;
+        p.n = 1 + rnd(3);
+        p.kernel = 1 + rnd(9);
+        p.stride = 1 + rnd(3);
+        p.dilation = 1 + rnd(3);
+        p.pad_left = rnd(p.kernel + 2);
+        const uint32_t pad_r = rnd(p.kernel + 2);
+        const uint32_t span = p.dilation * (p.kernel - 1) + 1;
+        p.len_in = EDGE[rnd(NEDGE)] + (rnd(2) ? 0 : 100 + rnd(60));
+        if (p.len_in + p.pad_left + pad_r < span)
+            p.len_in = span;
+        p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
+        const int nlc = (int)rnd(2); /* channels-last input (strided) */
+        p.x_stride_t = nlc ? p.c_in : 1;
+        p.x_stride_c = nlc ? 1 : p.len_in;
+        p.x_stride_n = (int64_t)p.c_in * p.len_in;
+        p.out_kind = rnd(4) == 0 ? QRT_CONV1D_OUT_F32 : QRT_CONV1D_OUT_U8;
+        p.y_stride_t = 1;
+        p.y_stride_c = p.len_out;
+        p.y_stride_n = (int64_t)p.c_out * p.len_out;
+        p.input_zero = (int32_t)rnd(256);
+        p.output_zero = (int32_t)rnd(256);
+        p.output_min = rnd(3) == 0 ? p.output_zero : 0;
+        p.output_max = 255;
+        const size_t nx = (size_t)p.n * p.c_in * p.len_in, nw = (size_t)p.c_out * cg * p.kernel;
+        const size_t ny = (size_t)p.n * p.c_out * p.len_out, es = p.out_kind ? 4 : 1;
+        uint8_t *x = malloc(nx);
+        int8_t *w = malloc(nw);
+        int32_t *wz = malloc(p.c_out * 4), *bq = malloc(p.c_out * 4), *wsum = malloc(p.c_out * 4);
+        float *sc = malloc(p.c_out * 4), *bf = malloc(p.c_out * 4);
+        const size_t npk = qrt_conv1d_packed_weight_size(p.c_out, cg, p.kernel);
+        int8_t *wpack = malloc(npk);
+        uint8_t *want = malloc(ny * es), *got = malloc(ny * es);
+        for (size_t i = 0; i < nx; ++i)
+            x[i] = (uint8_t)rnd(256);
+        for (size_t i = 0; i < nw; ++i)
+            w[i] = (int8_t)((int)rnd(256) - 128);
+        const int asym = (int)rnd(2);
+        for (uint32_t o = 0; o < p.c_out; ++o) {
+            wz[o] = asym ? (int32_t)rnd(41) - 20 : 0;
+            bq[o] = (int32_t)rnd(20001) - 10000;
+            sc[o] = 1e-4f * (float)(1 + rnd(100));
+            bf[o] = 0.01f * (float)((int)rnd(201) - 100);
+        }
+        qrt_conv1d_pack_weights(p.c_out, cg, p.kernel, w, wpack, wsum);
+        const qrt_conv1d_quant q = {wz, bq, sc, bf};
+        if (qrt_conv1d_u8_ref(&p, x, w, &q, want) != QRT_OK) {
+            printf("ref rejected case %d\n", c);
+            return 1;
+        }
+        for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; ++vi) {
+            if (!qrt_conv1d_supports(variants[vi]))
+                continue;
+            for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ++ti) {
+                qrt_pool_set_threads(threads[ti]);
+                const size_t ns = qrt_conv1d_u8_mt_scratch_size(&p, variants[vi], threads[ti]);
+                void *scr = malloc(ns ? ns : 1);
+                memset(got, 0xA5, ny * es);
+                const qrt_status st = qrt_conv1d_u8_mt(&p, x, w, wpack, wsum, &q, got, scr, ns,
+                                                       variants[vi], threads[ti]);
+                free(scr);
+                ++runs;
+                if (st != QRT_OK || memcmp(got, want, ny * es) != 0) {
+                    printf("MISMATCH case %d variant %d threads %d status %d: n %u cin %u cout %u "
+                           "L %u K %u s %u d %u pad %u g %u out_kind %u\n",
+                           c, variants[vi], threads[ti], (int)st, p.n, p.c_in, p.c_out, p.len_in,
+                           p.kernel, p.stride, p.dilation, p.pad_left, p.groups, p.out_kind);
+                    return 1;
+                }
+            }
+        }
+        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack);
+        free(want), free(got);
+    }
+    printf("ok %d %ld\n", cases, runs);
+    return 0;
+}

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Every conv1d variant this CPU runs == the reference (== the NumPy oracle), across tile edges."""
+
+import numpy as np
+import pytest
+
+import qrt
+from qrt import _conv1d
+
+from test_conv1d import expected, layer, make, random_cfg, cfg_str
+
+VARIANTS = [v for v in _conv1d.variants() if v != 0]
+
+
+def test_variants_listed():
+    vs = _conv1d.variants()
+    assert vs[0] == 0 and _conv1d.isa() in vs
+    for v in vs:
+        assert _conv1d.variant(v) == v  # a supported variant can be forced
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+@pytest.mark.parametrize("seed", range(3))
+def test_variant_random(v, seed):
+    rng = np.random.default_rng(9100 + seed)
+    for i in range(50):
+        c = random_cfg(rng, ties=i % 3 == 0, big=i % 4 == 0)
+        want = expected(c)
+        x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+        np.testing.assert_array_equal(layer(c, v)(x).int_repr(), want, err_msg=str(cfg_str(c)))
+
+
+# sizes around the tiles: channels 4 / 8 / 16, positions 8 / 16 / 48, reduction pairs / quads
+EDGES = [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 47, 48, 49]
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+def test_variant_tile_edges(v):
+    rng = np.random.default_rng(77)
+    for co in (1, 3, 4, 5, 8, 9, 17):
+        for length in EDGES + [95, 97]:
+            ci = int(rng.choice([1, 2, 3, 5, 8, 13]))
+            k = int(rng.integers(1, 6))
+            s = int(rng.integers(1, 3))
+            pad = int(rng.integers(0, k))
+            if length + 2 * pad < k:
+                continue
+            c = make(1 + (co == 9), ci, co, length, k, s, pad, seed=co * 100 + length,
+                     asym=bool(length & 1))
+            x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+            np.testing.assert_array_equal(layer(c, v)(x).int_repr(), expected(c),
+                                          err_msg=str(cfg_str(c)))
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+def test_variant_accumulation_bound(v):
+    """The worst-case accumulator (-2 147 450 625) at the int32 bound is exact."""
+    taps = _conv1d.MAX_TAPS
+    ci, k = 6605, 5  # 33025 taps
+    assert ci * k == taps
+    c = make(1, ci, 2, 7, k, 1, 0)
+    c["x"][:] = 255
+    c["x_zp"] = 0
+    c["w"][:] = -128
+    c["w_zps"] = np.full(2 if c["per_channel"] else 1, 127)
+    c["bias"] = None
+    c["out_scale"] = c["x_scale"] * float(c["w_scales"][0]) * 2147450625 / 100  # y ~ -100
+    c["out_zp"] = 255
+    c["relu"] = False
+    x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+    want = expected(c)
+    assert 100 < want[0, 0, 0] < 255
+    np.testing.assert_array_equal(layer(c, 0)(x).int_repr(), want)
+    np.testing.assert_array_equal(layer(c, v)(x).int_repr(), want)
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+def test_variant_linear_and_dynamic(v):
+    rng = np.random.default_rng(5)
+    for rows, fin, fout in [(1, 37, 71), (9, 64, 130), (50, 19, 33)]:
+        w = rng.integers(-128, 128, (fout, fin), dtype=np.int8)
+        qw = qrt.from_int_repr_per_channel(w, rng.uniform(0.001, 0.02, fout),
+                                           rng.integers(-3, 4, fout), 0)
+        b = rng.standard_normal(fout).astype(np.float32)
+        m0, m1 = qrt.nn.Linear(fin, fout), qrt.nn.Linear(fin, fout)
+        for m, var in ((m0, 0), (m1, v)):
+            m.scale, m.zero_point = 0.3, 120
+            m.set_weight_bias(qw, b)
+            m._variant = var
+        x = qrt.from_int_repr(rng.integers(0, 256, (rows, fin), dtype=np.uint8), 0.05, 128)
+        np.testing.assert_array_equal(m1(x).int_repr(), m0(x).int_repr())
+        d0, d1 = qrt.nn.DynamicLinear(fin, fout), qrt.nn.DynamicLinear(fin, fout)
+        for m, var in ((d0, 0), (d1, v)):
+            m.set_weight_bias(qw, b)
+            m._variant = var
+        xf = rng.standard_normal((rows, fin)).astype(np.float32)
+        np.testing.assert_array_equal(d1(xf).view(np.uint32), d0(xf).view(np.uint32))
+
+
+@pytest.mark.slow
+def test_sanitizers_c_driver(tmp_path):
+    """tests/c/conv1d_sanitize.c under AddressSanitizer + UBSan: every variant and thread count
+    on exact-size buffers == the reference (the command recorded in docs/kernels.md)."""
+    import pathlib
+    import shutil
+    import subprocess
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    exe = tmp_path / "conv1d_sanitize"
+    cmd = [cc, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
+           "-fno-sanitize-recover=all", "-ffp-contract=off", f"-I{root / 'include'}",
+           str(root / "tests" / "c" / "conv1d_sanitize.c"), "-o", str(exe), "-lpthread", "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot build with sanitizers: {r.stderr[-500:]}")
+    r = subprocess.run([str(exe), "150", "3"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
