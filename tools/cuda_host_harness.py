@@ -29,7 +29,13 @@ CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-W
 
 
 def compilers():
-    """(c++ compiler, c compiler) found on PATH, or None."""
+    """(c++ compiler, c compiler) found on PATH, or None.
+
+    None under qemu-user emulation (QRT_UNDER_QEMU, set by tools/test-wheels-arm.sh): the
+    compilers on PATH there are the x86-64 host's, whose library the emulated Python can't load.
+    """
+    if os.environ.get("QRT_UNDER_QEMU"):
+        return None
     cxx = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
     cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
     return (cxx, cc) if cxx and cc else None
