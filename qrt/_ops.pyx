@@ -166,7 +166,7 @@ def add_float(const q8_t[:, ::1] a, const q8_t[:, ::1] b, q8_t[:, ::1] out, floa
 cdef int _pool_params(qrt_pool1d_params *p, Py_ssize_t rows, Py_ssize_t len_in,
                       Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride, Py_ssize_t pad,
                       Py_ssize_t dilation, int zero, int32_t qmin, int32_t qmax) except -1:
-    cdef Py_ssize_t lim = 0xFFFFFFFF
+    cdef long long lim = 0xFFFFFFFF  # not Py_ssize_t: 32-bit on armv7l
     if not (0 <= rows <= lim and 0 <= len_in <= lim and 0 <= len_out <= lim
             and 0 <= kernel <= lim and 0 <= stride <= lim and 0 <= pad <= lim
             and 0 <= dilation <= lim):

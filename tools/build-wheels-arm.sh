@@ -8,7 +8,7 @@
 # introspects the target CPython through qemu-user (no binfmt needed); auditwheel repairs the
 # wheel; every extension's ELF header, extension suffix and glibc floor are checked. The
 # wheels land in $OUT (default wheelhouse/). Downloads are cached in $QRT_ARM_CACHE
-# (default ~/.cache/qrt-arm). Env: PYVER=3.11|3.13, GLIBC_MAX (default 2.27). See
+# (default ~/.cache/qrt-arm). Env: PYVER=3.11|3.13, GLIBC_MAX (default 2.36). See
 # docs/raspberry-pi.md.
 set -euo pipefail
 . "$(dirname "$0")/cross/common.sh"
@@ -22,7 +22,7 @@ for a in "$@"; do
   esac
 done
 [ ${#ARCHES[@]} -gt 0 ] || die "usage: $0 [--no-apt] aarch64|armv7l ..."
-GLIBC_MAX=${GLIBC_MAX:-2.27}  # expf@GLIBC_2.27 (the new libm expf); Pi OS buster has 2.28
+GLIBC_MAX=${GLIBC_MAX:-2.36}  # bookworm (cp311) and trixie: expf@2.27, pthread_*@2.34 (libc-merged libpthread)
 
 [ $APT = 1 ] && host_packages "${ARCHES[@]}"
 host_python
