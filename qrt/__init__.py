@@ -11,7 +11,9 @@ from qrt._tensor import (QDType, QScheme, QTensor, dequantize, from_int_repr,
                          from_int_repr_per_channel, per_channel_affine, per_channel_symmetric,
                          per_tensor_affine, per_tensor_symmetric, qint8, qint32,
                          quantize_per_channel, quantize_per_tensor, quint8)
-from qrt import functional, quantization
+from qrt import functional, nn, quantization
+from qrt.loader import FormatError, load
+from qrt.model import Model
 
 __version__ = "0.1.0"
 
@@ -19,7 +21,8 @@ __all__ = [
     "Storage", "QDType", "QScheme", "QTensor", "quint8", "qint8", "qint32",
     "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
     "quantize_per_tensor", "quantize_per_channel", "dequantize", "from_int_repr",
-    "from_int_repr_per_channel", "functional", "quantization", "get_include", "__version__",
+    "from_int_repr_per_channel", "functional", "nn", "quantization", "load", "Model",
+    "FormatError", "get_include", "__version__",
 ]
 
 

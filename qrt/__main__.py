@@ -1,43 +1,301 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The ``qrt`` command line."""
+"""The ``qrt`` command line: inspect, verify, run and bench ``.bin`` models; the demo.
+
+Exit codes: 0 success, 1 invalid blob (FormatError), 2 bad arguments or unreadable files.
+"""
+
+from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 
+EXIT_OK, EXIT_BAD_BLOB, EXIT_USAGE = 0, 1, 2
 
-def _demo(args) -> int:
+
+class _UsageError(Exception):
+    pass
+
+
+def _peak_rss_mb() -> float:
+    try:
+        import resource
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return r / (1024.0 * 1024.0) if sys.platform == "darwin" else r / 1024.0
+    except (ImportError, OSError):
+        return float("nan")
+
+
+def _load(path, verify=True):
+    import qrt
+    if not os.path.exists(path):
+        raise _UsageError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise _UsageError(f"{path} is a directory, not a .bin file")
+    return qrt.load(path, verify=verify)
+
+
+# ---- inspect ----------------------------------------------------------------------------------
+def _inspect(args) -> int:
+    from qrt import _blob as B
+    from qrt.loader import read_blob
+    if not os.path.isfile(args.model):
+        raise _UsageError(f"no such file: {args.model}")
+    blob = read_blob(args.model, verify=not args.no_verify)
+    h = blob.header
+    if args.json:
+        print(json.dumps({
+            "header": {k: (v.decode() if isinstance(v, bytes) else v) for k, v in h.items()},
+            "sections": blob.sections, "meta": blob.meta,
+            "tensors": [{"index": t.index, "name": t.name, "kind": t.kind, "dtype": t.dtype,
+                         "shape": list(t.shape), "batched": t.batched, "qscheme": t.qscheme,
+                         "scale": t.scale, "zero_point": t.zero_point, "nbytes": t.nbytes,
+                         "offset": t.data_offset} for t in blob.tensors],
+            "ops": [{"index": o.index, "kind": o.kind, "name": o.name, "inputs": o.inputs,
+                     "outputs": o.outputs, "params": o.params, "attrs": o.attrs,
+                     "source": o.source} for o in blob.ops],
+            "inputs": blob.inputs, "outputs": blob.outputs}, indent=1))
+        return EXIT_OK
+    size = os.path.getsize(args.model)
+    print(f"{args.model}: qrt blob format {h['version_major']}.{h['version_minor']}, "
+          f"{size} bytes")
+    print(f"  header_size={h['header_size']} alignment={h['alignment']} flags={h['flags']:#x}"
+          f"{' (fixed batch)' if blob.fixed_batch else ''} sections={h['section_count']} "
+          f"meta_crc32={h['meta_crc32']:#010x} data_crc32={h['data_crc32']:#010x}")
+    print("sections:")
+    for name, s in sorted(blob.sections.items(), key=lambda kv: kv[1]["offset"]):
+        print(f"  {name:<9} offset={s['offset']:>9} size={s['size']:>10} count={s['count']}")
+    print("metadata:")
+    for k, v in blob.meta.items():
+        print(f"  {k}: {v}")
+    print(f"tensors ({len(blob.tensors)}):")
+    for t in blob.tensors:
+        q = (f" scale={t.scale:.6g} zp={t.zero_point}" if t.qscheme == "per_tensor_affine"
+             else "")
+        shape = ("N," if t.batched and not blob.fixed_batch else "") + \
+            ",".join(str(d) for d in (t.shape[1:] if t.batched and not blob.fixed_batch
+                                      else t.shape))
+        where = f" @{t.data_offset} {t.nbytes} B" if t.kind == "constant" else ""
+        print(f"  {t.index:>4} {t.kind[:5]:<5} {t.dtype:<8} [{shape}]{q} {t.name}{where}")
+    print(f"ops ({len(blob.ops)}):")
+    for o in blob.ops:
+        attrs = o.attrs.get("kwargs", o.attrs.get("config", {}))
+        a = json.dumps(attrs, separators=(",", ":"))
+        if len(a) > 80:
+            a = a[:77] + "..."
+        print(f"  {o.index:>4} {o.kind:<20} {o.name:<20} in={o.inputs} out={o.outputs}"
+              f"{' params=' + str(o.params) if o.params else ''} {a}")
+    print(f"inputs: {[blob.tensors[i].name for i in blob.inputs]}  "
+          f"outputs: {[blob.tensors[i].name for i in blob.outputs]}")
+    if not args.no_model:
+        from qrt.model import Model
+        m = Model(blob)
+        print(m.summary())
+    return EXIT_OK
+
+
+# ---- verify -----------------------------------------------------------------------------------
+def _verify(args) -> int:
+    t0 = time.perf_counter()
+    m = _load(args.model, verify=True)
+    dt = time.perf_counter() - t0
+    print(f"{args.model}: OK ({len(m.ops)} ops, weights {m.weights_nbytes} B, arena "
+          f"{m.arena_nbytes} B, checksums verified, loaded in {dt * 1e3:.1f} ms)")
+    return EXIT_OK
+
+
+# ---- run --------------------------------------------------------------------------------------
+def _read_inputs(path, model):
+    import numpy as np
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise _UsageError(f"cannot read --input {path}: {e}") from None
+    if isinstance(data, np.ndarray):
+        return [data]
+    names = [s.name for s in model.inputs]
+    if all(n in data.files for n in names):
+        return [data[n] for n in names]
+    return [data[k] for k in data.files]
+
+
+def _to_qrt_input(x, spec):
     import numpy as np
 
     import qrt
-    from qrt.quantization import MinMaxObserver
+    if spec.dtype == "float32":
+        return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
+    return qrt.from_int_repr(np.ascontiguousarray(x), spec.scale, spec.zero_point,
+                             getattr(qrt, spec.dtype))
 
-    rng = np.random.default_rng(args.seed)
-    x = rng.standard_normal(1_000_000).astype(np.float32)
-    obs = MinMaxObserver(dtype=qrt.quint8)
-    obs(x)
-    scale, zp = obs.calculate_qparams()
+
+def _run(args) -> int:
+    import numpy as np
+
+    import qrt
+    m = _load(args.model, verify=not args.no_verify)
+    xs = [_to_qrt_input(x, s) for x, s in zip(_read_inputs(args.input, m), m.inputs)]
+    try:
+        y = m(*xs)
+    except (ValueError, TypeError) as e:
+        raise _UsageError(str(e)) from None
+    ys = y if isinstance(y, tuple) else (y,)
+    arrs = [v.int_repr().copy() if isinstance(v, qrt.QTensor) else v for v in ys]
+    if args.output:
+        if len(arrs) == 1 and not args.output.endswith(".npz"):
+            np.save(args.output, arrs[0])
+        else:
+            np.savez(args.output, **{s.name: a for s, a in zip(m.outputs, arrs)})
+    for s, a in zip(m.outputs, arrs):
+        print(f"{s.name}: shape {a.shape} dtype {a.dtype}"
+              + (f" -> {args.output}" if args.output else ""))
+        if not args.output:
+            print(a)
+    return EXIT_OK
+
+
+# ---- bench ------------------------------------------------------------------------------------
+def _progress(i, n, t0, stream=sys.stderr):
+    width = 30
+    done = int(width * i / n)
+    el = time.perf_counter() - t0
+    eta = el / max(i, 1) * (n - i)
+    stream.write(f"\r  [{'#' * done}{'.' * (width - done)}] {i}/{n} {el:5.1f}s eta {eta:5.1f}s")
+    stream.flush()
+
+
+def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
+    """Latency stats (seconds) of ``m`` on random inputs of ``batch``."""
+    import numpy as np
+
+    import qrt
+    rng = np.random.default_rng(seed)
+    xs = []
+    for s in m.inputs:
+        shape = tuple(batch if d is None else d for d in s.shape)
+        if s.dtype == "float32":
+            xs.append(rng.standard_normal(shape).astype(np.float32))
+        else:
+            dt = getattr(qrt, s.dtype)
+            xs.append(qrt.from_int_repr(rng.integers(dt.qmin, dt.qmax + 1, shape).astype(
+                dt.numpy_dtype), s.scale, s.zero_point, dt))
+    for _ in range(warmup):
+        m(*xs)
+    times = np.empty(iters)
     t0 = time.perf_counter()
-    q = qrt.quantize_per_tensor(x, float(scale[0]), int(zp[0]), qrt.quint8)
-    t1 = time.perf_counter()
-    y = q.dequantize()
-    t2 = time.perf_counter()
-    err = np.abs(y - x).max()
-    print(f"qrt {qrt.__version__}: quantize/dequantize demo on {x.size} float32 values")
-    print(f"  observer qparams: scale={float(scale[0]):.6g} zero_point={int(zp[0])}")
-    print(f"  quantize   {1e3 * (t1 - t0):7.2f} ms   dequantize {1e3 * (t2 - t1):7.2f} ms")
-    print(f"  max |x - dequant(quant(x))| = {err:.6g} (half a step is {float(scale[0]) / 2:.6g})")
-    return 0
+    show = progress if progress is not None else sys.stderr.isatty()
+    last = t0
+    for i in range(iters):
+        a = time.perf_counter()
+        m(*xs)
+        b = time.perf_counter()
+        times[i] = b - a
+        if show and (b - last > 0.2 or i == iters - 1) and b - t0 > 1.0:
+            _progress(i + 1, iters, t0)
+            last = b
+    if show and time.perf_counter() - t0 > 1.0:
+        sys.stderr.write("\n")
+    return times
+
+
+def _bench(args) -> int:
+    import numpy as np
+    if args.iters < 1 or args.batch < 1 or args.warmup < 0:
+        raise _UsageError("--iters and --batch must be >= 1, --warmup >= 0")
+    m = _load(args.model)
+    try:
+        times = bench_model(m, args.batch, args.iters, args.warmup, progress=not args.quiet
+                            and (sys.stderr.isatty() or args.progress))
+    except (ValueError, TypeError) as e:
+        raise _UsageError(str(e)) from None
+    p50, p90, p99 = np.percentile(times, [50, 90, 99]) * 1e3
+    print(f"{args.model}: batch {args.batch}, {args.iters} runs after {args.warmup} warm-up")
+    print(f"  latency ms: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  "
+          f"mean {times.mean() * 1e3:.3f}")
+    print(f"  throughput: {args.batch / np.median(times):.1f} samples/s")
+    print(f"  MACs/run: {m.macs(args.batch)}  arena: {m.arena_nbytes_for(args.batch)} B  "
+          f"weights: {m.weights_nbytes} B  peak RSS: {_peak_rss_mb():.1f} MB")
+    return EXIT_OK
+
+
+# ---- demo -------------------------------------------------------------------------------------
+def _demo(args) -> int:
+    import numpy as np
+
+    from qrt.data import path as data_path
+    from qrt.data.synthetic import CLASSES, make_dataset
+    model_path = args.model or data_path("demo.bin")
+    t0 = time.perf_counter()
+    m = _load(model_path)
+    t_load = time.perf_counter() - t0
+    x, y = make_dataset(args.n, seed=args.seed)
+    t0 = time.perf_counter()
+    logits = np.concatenate([m(x[i:i + args.batch]) for i in range(0, len(x), args.batch)])
+    t_all = time.perf_counter() - t0
+    acc = float((logits.argmax(1) == y).mean())
+    lat = bench_model(m, 1, 200, 10, progress=False)
+    print(f"qrt demo: 1-D CNN keyword-spotting-style classifier, {len(CLASSES)} classes "
+          f"({', '.join(CLASSES)})")
+    print(f"  model {os.path.basename(model_path)}: {os.path.getsize(model_path)} B, "
+          f"{len(m.ops)} ops, {m.macs(1)} MACs/sample, weights {m.weights_nbytes} B, "
+          f"arena {m.arena_nbytes_for(1)} B (batch 1), loaded in {t_load * 1e3:.1f} ms")
+    print(f"  accuracy on {args.n} fresh synthetic signals (seed {args.seed}): "
+          f"{100 * acc:.2f} %")
+    print(f"  latency batch 1: p50 {np.median(lat) * 1e3:.3f} ms, p99 "
+          f"{np.percentile(lat, 99) * 1e3:.3f} ms; batch {args.batch} throughput "
+          f"{len(x) / t_all:.0f} samples/s")
+    print(f"  peak RSS {_peak_rss_mb():.1f} MB; torch imported: {'torch' in sys.modules}")
+    return EXIT_OK
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="qrt", description="qrt runtime command line")
+    p = argparse.ArgumentParser(prog="qrt", description="qrt: run PyTorch-quantized models "
+                                "without torch.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="run the built-in demo")
-    d.add_argument("--seed", type=int, default=0)
-    d.set_defaults(func=_demo)
+    s = sub.add_parser("inspect", help="print a blob's header, tensors, ops, sizes, qparams")
+    s.add_argument("model")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--no-verify", action="store_true", help="skip the payload checksum")
+    s.add_argument("--no-model", action="store_true", help="do not build the model summary")
+    s.set_defaults(func=_inspect)
+    s = sub.add_parser("verify", help="check a blob: every format rule and both checksums")
+    s.add_argument("model")
+    s.set_defaults(func=_verify)
+    s = sub.add_parser("run", help="run a blob on inputs from a .npy/.npz file")
+    s.add_argument("model")
+    s.add_argument("--input", "-i", required=True, help=".npy (one input) or .npz (by name)")
+    s.add_argument("--output", "-o", help=".npy (one output) or .npz")
+    s.add_argument("--no-verify", action="store_true", help="skip the payload checksum")
+    s.set_defaults(func=_run)
+    s = sub.add_parser("bench", help="latency percentiles, throughput and peak RSS")
+    s.add_argument("model")
+    s.add_argument("--batch", type=int, default=1)
+    s.add_argument("--iters", type=int, default=200)
+    s.add_argument("--warmup", type=int, default=10)
+    s.add_argument("--progress", action="store_true", help="progress bar even when not a tty")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_bench)
+    s = sub.add_parser("demo", help="run the bundled keyword-spotting demo (no torch)")
+    s.add_argument("--seed", type=int, default=1234)
+    s.add_argument("--n", type=int, default=1000, help="number of synthetic signals")
+    s.add_argument("--batch", type=int, default=64)
+    s.add_argument("--model", help=argparse.SUPPRESS)
+    s.set_defaults(func=_demo)
     args = p.parse_args(argv)
-    return args.func(args)
+    from qrt.loader import FormatError
+    try:
+        return args.func(args)
+    except FormatError as e:
+        print(f"qrt {args.cmd}: invalid blob: {e}", file=sys.stderr)
+        return EXIT_BAD_BLOB
+    except _UsageError as e:
+        print(f"qrt {args.cmd}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(f"qrt {args.cmd}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Declarations only; mirrors include/qrt/*.h.
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
 cdef extern from "qrt/types.h" nogil:
     ctypedef enum qrt_status:
@@ -64,3 +64,36 @@ cdef extern from "qrt/quant.h" nogil:
                                    const float *zpf, float *out, int variant)
     void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
                                     const float *zpf, float *out, int variant)
+    int qrt_quant_isa()
+
+cdef extern from "qrt/conv1d.h" nogil:
+    ctypedef struct qrt_conv1d_params:
+        uint32_t n, c_in, c_out, len_in, len_out
+        uint32_t kernel, stride, dilation, pad_left, groups
+        int64_t x_stride_n, x_stride_c, x_stride_t
+        int64_t y_stride_n, y_stride_c, y_stride_t
+        int32_t input_zero, output_zero, output_min, output_max
+        uint32_t out_kind
+    ctypedef struct qrt_conv1d_quant:
+        const int32_t *weight_zero
+        const int32_t *bias_q
+        const float *scale
+        const float *bias_f
+    ctypedef struct qrt_conv1d_layout:
+        uint32_t im2col, kc, cq
+    uint32_t QRT_CONV1D_MAX_TAPS
+    uint32_t QRT_CONV1D_OUT_U8
+    uint32_t QRT_CONV1D_OUT_F32
+    qrt_status qrt_conv1d_check(const qrt_conv1d_params *p)
+    qrt_conv1d_layout qrt_conv1d_layout_of(uint32_t cg, uint32_t kernel)
+    size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel)
+    void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
+                                 int8_t *wpack, int32_t *wsum)
+    int qrt_conv1d_isa()
+    int qrt_conv1d_variant(int variant)
+    size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant)
+    qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                             const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
+                             void *out, void *scratch, size_t scratch_size, int variant)
+    qrt_status qrt_conv1d_u8_ref(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                                 const qrt_conv1d_quant *q, void *out)

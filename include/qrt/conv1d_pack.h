@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file conv1d_pack.h
+ * @brief The "quad" weight layout read by the dot-product variants (x86 VNNI today; the same
+ *        layout suits Arm sdot/udot), and its one-time packing.
+ *
+ * The reduction axis (input channel of the group x tap) is split in quads of 4 bytes, the unit
+ * of one u8 x s8 dot-product instruction.  Two orders exist, chosen from the geometry alone:
+ *  - channel quads (im2col = 0): Kc = kernel, CQ = ceil(cg / 4); byte (oc, k, cq, j) =
+ *    w[oc][4*cq + j][k], 0 where 4*cq + j >= cg.  Taps are shifts of one packed input.
+ *  - tap quads (im2col = 1): Kc = 1, CQ = ceil(cg * K / 4); byte (oc, 0, rq, j) = the (4*rq + j)th
+ *    byte of w[oc] in its natural [cg][K] order, 0 past the end.  The input is im2col'ed.
+ * im2col is used when it pads fewer multiply-adds (cg not a multiple of 4, e.g. depthwise or
+ * c_in = 1) and cg < 32.  packed[c_out][Kc][CQ][4] int8 plus wsum[c_out] = sum of w[oc] (int32).
+ */
+#ifndef QRT_CONV1D_PACK_H
+#define QRT_CONV1D_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "qrt/conv1d_params.h"
+
+/** Shape of the packed weight, derived from the geometry only. */
+typedef struct {
+    uint32_t im2col; /**< 1: tap quads, 0: channel quads */
+    uint32_t kc;     /**< taps in the packed weight (1 with im2col) */
+    uint32_t cq;     /**< quads per tap */
+} qrt_conv1d_layout;
+
+/** @brief The packed layout for (c_in/groups, kernel); see the file comment. */
+static inline qrt_conv1d_layout qrt_conv1d_layout_of(uint32_t cg, uint32_t kernel)
+{
+    qrt_conv1d_layout l;
+    const uint64_t chan = (uint64_t)kernel * ((cg + 3u) / 4u) * 4u;
+    const uint64_t taps = ((uint64_t)cg * kernel + 3u) / 4u * 4u;
+    l.im2col = (taps < chan && cg < 32u) ? 1u : 0u;
+    l.kc = l.im2col ? 1u : kernel;
+    l.cq = l.im2col ? (uint32_t)(taps / 4u) : (cg + 3u) / 4u;
+    return l;
+}
+
+/** @brief Bytes of the packed weight: c_out * Kc * CQ * 4. */
+static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel)
+{
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel);
+    return (size_t)c_out * l.kc * l.cq * 4u;
+}
+
+/**
+ * @brief Pack w once into the quad layout.
+ * @param[in]  w     [c_out][cg][kernel] int8, contiguous
+ * @param[out] wpack [c_out][Kc][CQ][4] int8 (qrt_conv1d_packed_weight_size bytes)
+ * @param[out] wsum  [c_out] sum of each output channel's weights
+ */
+static inline void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel,
+                                           const int8_t *w, int8_t *wpack, int32_t *wsum)
+{
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel);
+    const size_t per_oc = (size_t)l.kc * l.cq * 4u, taps = (size_t)cg * kernel;
+    for (size_t oc = 0; oc < c_out; ++oc) {
+        const int8_t *wo = w + oc * taps;
+        int8_t *po = wpack + oc * per_oc;
+        int32_t s = 0;
+        for (size_t i = 0; i < taps; ++i)
+            s += wo[i];
+        wsum[oc] = s;
+        for (size_t i = 0; i < per_oc; ++i)
+            po[i] = 0;
+        if (l.im2col) {
+            for (size_t i = 0; i < taps; ++i)
+                po[i] = wo[i];
+        } else {
+            for (size_t ic = 0; ic < cg; ++ic)
+                for (size_t k = 0; k < kernel; ++k)
+                    po[(k * l.cq + ic / 4u) * 4u + ic % 4u] = wo[ic * kernel + k];
+        }
+    }
+}
+
+#endif /* QRT_CONV1D_PACK_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file pool1d_params.h
+ * @brief qrt_pool1d_params and qrt_pool1d_check(): the only precondition gate of the 1-d
+ *        pooling kernels (max, average, adaptive average).
+ */
+#ifndef QRT_POOL1D_PARAMS_H
+#define QRT_POOL1D_PARAMS_H
+
+#include "qrt/types.h"
+
+/** Average pooling flavours (see ref/pool1d_ref.h). */
+#define QRT_AVG_POOL_QNNP 0    /**< QNNPACK: divide by kernel, float scale f32(s / f32(s*k)) */
+#define QRT_AVG_POOL_GENERIC 1 /**< ATen's generic kernel: count_include_pad honoured */
+#define QRT_AVG_POOL_GENERIC_VEC 2 /**< ATen's NHWC kernel, vectorised channels (zp after rne) */
+
+/** Longest window any pooling kernel sums or scans. */
+#define QRT_POOL1D_MAX_WINDOW (1u << 23)
+
+/** Geometry and quantization of one pooling call over [rows][len_in] -> [rows][len_out]. */
+typedef struct {
+    uint32_t rows;              /**< N * C */
+    uint32_t len_in, len_out;   /**< L and the output length (>= 1) */
+    uint32_t kernel, stride;    /**< >= 1 */
+    uint32_t pad, dilation;     /**< pad >= 0, dilation >= 1 (1 for average pooling) */
+    int32_t zero;               /**< zero point of input and output (they share qparams) */
+    int32_t qmin, qmax;         /**< dtype range */
+    int32_t mode;               /**< QRT_AVG_POOL_*; ignored by max pooling */
+    int32_t count_include_pad;  /**< generic average pooling only */
+    float scale;                /**< QNNP mode: f32(s / f32(s * kernel)) */
+} qrt_pool1d_params;
+
+/**
+ * @brief Reject parameters a kernel must never see.
+ *
+ * Checks the ranges above and that every output window starts before len_in + pad (so each
+ * index the kernels form stays in int64 and inside [-pad, len_in + pad + span)).
+ * @return QRT_OK or QRT_ERR_ARG
+ */
+static inline qrt_status qrt_pool1d_check(const qrt_pool1d_params *p)
+{
+    if (p->len_in < 1 || p->len_out < 1 || p->kernel < 1 || p->stride < 1 || p->dilation < 1)
+        return QRT_ERR_ARG;
+    if (p->qmin >= p->qmax || p->zero < p->qmin || p->zero > p->qmax)
+        return QRT_ERR_ARG;
+    if (p->mode != QRT_AVG_POOL_QNNP && p->mode != QRT_AVG_POOL_GENERIC &&
+        p->mode != QRT_AVG_POOL_GENERIC_VEC)
+        return QRT_ERR_ARG;
+    if ((uint64_t)(p->len_out - 1) * p->stride >= (uint64_t)p->len_in + p->pad)
+        return QRT_ERR_ARG;
+    if ((uint64_t)p->pad > (uint64_t)p->kernel * p->dilation)
+        return QRT_ERR_ARG;
+    /* Window sums stay exact in int32: 255 * 2^23 < 2^31. */
+    if (p->kernel > QRT_POOL1D_MAX_WINDOW)
+        return QRT_ERR_ARG;
+    return QRT_OK;
+}
+
+#endif /* QRT_POOL1D_PARAMS_H */

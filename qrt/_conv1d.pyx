@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
+
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+
+from qrt._kernels cimport *
+
+MAX_TAPS = QRT_CONV1D_MAX_TAPS
+OUT_U8 = QRT_CONV1D_OUT_U8
+OUT_F32 = QRT_CONV1D_OUT_F32
+
+ctypedef fused out_t:
+    uint8_t
+    float
+
+
+def isa():
+    """The QRT_ISA_* code of the conv1d variant this CPU runs."""
+    return qrt_conv1d_isa()
+
+
+def variant(int requested=-1):
+    """The QRT_ISA_* code a call with ``variant=requested`` runs (0 forces the reference)."""
+    return qrt_conv1d_variant(requested)
+
+
+def layout(uint32_t cg, uint32_t kernel):
+    """(im2col, kc, cq) of the packed weight for c_in/groups = cg and this kernel."""
+    cdef qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel)
+    return int(l.im2col), int(l.kc), int(l.cq)
+
+
+def packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel):
+    """Bytes of the packed weight."""
+    return qrt_conv1d_packed_weight_size(c_out, cg, kernel)
+
+
+def pack_weights(const int8_t[:, :, ::1] w, int8_t[::1] wpack, int32_t[::1] wsum):
+    """Pack w [c_out][cg][K] into wpack (quad layout) and its per-channel sums into wsum."""
+    cdef uint32_t c_out = w.shape[0], cg = w.shape[1], k = w.shape[2]
+    if cg * k > QRT_CONV1D_MAX_TAPS:
+        raise ValueError(f"weight: {cg} x {k} taps per output exceeds the int32 accumulation "
+                         f"bound ({QRT_CONV1D_MAX_TAPS})")
+    if <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(c_out, cg, k):
+        raise ValueError("pack_weights: wpack has the wrong size")
+    if wsum.shape[0] != c_out:
+        raise ValueError("pack_weights: wsum needs one entry per output channel")
+    if c_out == 0:
+        return
+    with nogil:
+        qrt_conv1d_pack_weights(c_out, cg, k, &w[0, 0, 0], &wpack[0], &wsum[0])
+
+
+cdef int _fill(qrt_conv1d_params *p, Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out,
+               Py_ssize_t len_in, Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride,
+               Py_ssize_t dilation, Py_ssize_t pad_left, Py_ssize_t groups) except -1:
+    cdef Py_ssize_t lim = 1 << 31
+    for name, v in (("n", n), ("c_in", c_in), ("c_out", c_out), ("len_in", len_in),
+                    ("len_out", len_out), ("kernel", kernel), ("stride", stride),
+                    ("dilation", dilation), ("padding", pad_left), ("groups", groups)):
+        if v < 0 or v >= lim:
+            raise ValueError(f"conv1d: {name}={v} is out of range")
+    p.n, p.c_in, p.c_out = n, c_in, c_out
+    p.len_in, p.len_out = len_in, len_out
+    p.kernel, p.stride, p.dilation = kernel, stride, dilation
+    p.pad_left, p.groups = pad_left, groups
+    return 0
+
+
+cdef int _check_status(qrt_status st, const qrt_conv1d_params *p) except -1:
+    """The one place a qrt_status becomes an exception."""
+    if st == QRT_OK:
+        return 0
+    if st == QRT_ERR_OVERFLOW:
+        raise ValueError(f"conv1d: {p.c_in // p.groups if p.groups else p.c_in} x {p.kernel} "
+                         f"taps per output exceed the int32 accumulation bound "
+                         f"({QRT_CONV1D_MAX_TAPS}) or a size is too large")
+    raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
+
+
+def scratch_size(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len_in,
+                 Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride, Py_ssize_t dilation,
+                 Py_ssize_t pad_left, Py_ssize_t groups, int variant=-1):
+    """Scratch bytes conv1d() needs for this geometry."""
+    cdef qrt_conv1d_params p
+    _fill(&p, n, c_in, c_out, len_in, len_out, kernel, stride, dilation, pad_left, groups)
+    return qrt_conv1d_u8_scratch_size(&p, variant)
+
+
+def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1] wpack,
+           const int32_t[::1] wsum, const int32_t[::1] weight_zero, const int32_t[::1] bias_q,
+           const float[::1] scale, const float[::1] bias_f, out_t[:, :, :] out,
+           uint8_t[::1] scratch, *, Py_ssize_t stride=1, Py_ssize_t dilation=1,
+           Py_ssize_t pad_left=0, Py_ssize_t groups=1, int input_zero=0, int output_zero=0,
+           int output_min=0, int output_max=255, int variant=-1):
+    """out[n, oc, t] = conv1d of x [n, c, t] (any strides) with w [c_out, c_in/groups, K].
+
+    ``out`` is uint8 (static requantization: bias_q, scale = requant scale) or float32
+    (dynamic: scale = output scale, bias_f).  ``w`` is read by the reference, ``wpack``/``wsum``
+    by the dot-product variants; ``variant=0`` forces the reference.
+    """
+    cdef Py_ssize_t n = x.shape[0], c_in = x.shape[1], len_in = x.shape[2]
+    cdef Py_ssize_t c_out = w.shape[0], kernel = w.shape[2], len_out = out.shape[2]
+    if out.shape[0] != n or out.shape[1] != c_out:
+        raise ValueError(f"conv1d: out has shape {tuple(out.shape)[:3]}, expected "
+                         f"({n}, {c_out}, L_out)")
+    if groups <= 0 or c_in % groups or c_out % groups:
+        raise ValueError(f"conv1d: groups={groups} must divide c_in={c_in} and c_out={c_out}")
+    if w.shape[1] * groups != c_in:
+        raise ValueError(f"conv1d: weight has {w.shape[1]} input channels per group; the input "
+                         f"has {c_in} channels in {groups} groups")
+    for name, arr in (("weight_zero", weight_zero), ("bias_q", bias_q), ("wsum", wsum)):
+        if arr.shape[0] != c_out:
+            raise ValueError(f"conv1d: {name} needs {c_out} entries, got {arr.shape[0]}")
+    if scale.shape[0] != c_out or bias_f.shape[0] != c_out:
+        raise ValueError(f"conv1d: scale and bias_f need {c_out} entries")
+    cdef qrt_conv1d_params p
+    _fill(&p, n, c_in, c_out, len_in, len_out, kernel, stride, dilation, pad_left, groups)
+    p.x_stride_n, p.x_stride_c, p.x_stride_t = x.strides[0], x.strides[1], x.strides[2]
+    cdef Py_ssize_t es = sizeof(out_t)
+    p.y_stride_n, p.y_stride_c, p.y_stride_t = (out.strides[0] // es, out.strides[1] // es,
+                                                out.strides[2] // es)
+    p.input_zero, p.output_zero = input_zero, output_zero
+    p.output_min, p.output_max = output_min, output_max
+    p.out_kind = QRT_CONV1D_OUT_F32 if out_t is float else QRT_CONV1D_OUT_U8
+    cdef qrt_status st = qrt_conv1d_check(&p)
+    if st == QRT_OK and (n == 0 or len_out == 0):
+        return
+    cdef qrt_conv1d_quant q
+    cdef size_t need = qrt_conv1d_u8_scratch_size(&p, variant)
+    cdef void *sp = NULL
+    cdef const int8_t *wp = NULL
+    if st == QRT_OK:
+        if <size_t>scratch.shape[0] < need:
+            raise ValueError(f"conv1d: scratch has {scratch.shape[0]} bytes, needs {need}")
+        if need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(c_out, c_in // groups,
+                                                                             kernel):
+            raise ValueError("conv1d: packed weight does not match the geometry")
+        if scratch.shape[0]:
+            sp = &scratch[0]
+        if wpack.shape[0]:
+            wp = &wpack[0]
+        q.weight_zero, q.bias_q = &weight_zero[0], &bias_q[0]
+        q.scale, q.bias_f = &scale[0], &bias_f[0]
+        with nogil:
+            st = qrt_conv1d_u8(&p, &x[0, 0, 0], &w[0, 0, 0], wp, &wsum[0], &q,
+                               <void *>&out[0, 0, 0], sp, scratch.shape[0], variant)
+    _check_status(st, &p)
+
+
+cdef class Plan:
+    """A conv1d call prepared once for a fixed geometry, strides and quantization.
+
+    Holds the weight/constant buffers and a scratch area, so a call only acquires the input and
+    output buffers: ``run(xbuf, xoff, ybuf, yoff)`` with flat buffers and element offsets.
+    """
+    cdef qrt_conv1d_params p
+    cdef qrt_conv1d_quant q
+    cdef const int8_t[:, :, ::1] w
+    cdef const int8_t[::1] wpack
+    cdef const int32_t[::1] wsum, weight_zero, bias_q
+    cdef const float[::1] scale, bias_f
+    cdef uint8_t[::1] scratch
+    cdef size_t need
+    cdef int variant
+    cdef bint busy
+    cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
+    cdef readonly bint empty
+
+    def __init__(self, const int8_t[:, :, ::1] w, const int8_t[::1] wpack,
+                 const int32_t[::1] wsum, const int32_t[::1] weight_zero,
+                 const int32_t[::1] bias_q, const float[::1] scale, const float[::1] bias_f,
+                 tuple x_shape, tuple x_strides, tuple y_shape, tuple y_strides, *,
+                 Py_ssize_t stride=1, Py_ssize_t dilation=1, Py_ssize_t pad_left=0,
+                 Py_ssize_t groups=1, int input_zero=0, int output_zero=0, int output_min=0,
+                 int output_max=255, bint out_f32=False, int variant=-1):
+        cdef Py_ssize_t n = x_shape[0], c_in = x_shape[1], len_in = x_shape[2]
+        cdef Py_ssize_t c_out = w.shape[0], kernel = w.shape[2], len_out = y_shape[2]
+        if y_shape[0] != n or y_shape[1] != c_out:
+            raise ValueError(f"conv1d: out has shape {y_shape}, expected ({n}, {c_out}, L_out)")
+        if groups <= 0 or c_in % groups or c_out % groups or w.shape[1] * groups != c_in:
+            raise ValueError(f"conv1d: groups={groups}, weight {tuple(w.shape)[:3]} and "
+                             f"{c_in} input channels disagree")
+        for name, arr in (("weight_zero", weight_zero), ("bias_q", bias_q), ("wsum", wsum)):
+            if arr.shape[0] != c_out:
+                raise ValueError(f"conv1d: {name} needs {c_out} entries, got {arr.shape[0]}")
+        if scale.shape[0] != c_out or bias_f.shape[0] != c_out:
+            raise ValueError(f"conv1d: scale and bias_f need {c_out} entries")
+        _fill(&self.p, n, c_in, c_out, len_in, len_out, kernel, stride, dilation, pad_left,
+              groups)
+        self.p.x_stride_n, self.p.x_stride_c, self.p.x_stride_t = x_strides
+        self.p.y_stride_n, self.p.y_stride_c, self.p.y_stride_t = y_strides
+        self.p.input_zero, self.p.output_zero = input_zero, output_zero
+        self.p.output_min, self.p.output_max = output_min, output_max
+        self.p.out_kind = QRT_CONV1D_OUT_F32 if out_f32 else QRT_CONV1D_OUT_U8
+        cdef qrt_status st = qrt_conv1d_check(&self.p)
+        _check_status(st, &self.p)
+        self.w, self.wpack, self.wsum = w, wpack, wsum
+        self.weight_zero, self.bias_q, self.scale, self.bias_f = weight_zero, bias_q, scale, bias_f
+        self.q.weight_zero, self.q.bias_q = &weight_zero[0], &bias_q[0]
+        self.q.scale, self.q.bias_f = &scale[0], &bias_f[0]
+        self.variant = variant
+        self.need = qrt_conv1d_u8_scratch_size(&self.p, variant)
+        if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(
+                c_out, c_in // groups, kernel):
+            raise ValueError("conv1d: packed weight does not match the geometry")
+        import numpy as np
+        self.scratch = np.empty(max(<Py_ssize_t>self.need, 1), np.uint8)
+        self.busy = False
+        self.empty = n == 0 or len_out == 0
+        # element extents touched relative to the offsets (strides may be negative)
+        self.x_lo = self.x_hi = self.y_lo = self.y_hi = 0
+        for d, s in zip(x_shape, x_strides):
+            if d > 0:
+                if s < 0:
+                    self.x_lo += (d - 1) * s
+                else:
+                    self.x_hi += (d - 1) * s
+        for d, s in zip(y_shape, y_strides):
+            if d > 0:
+                if s < 0:
+                    self.y_lo += (d - 1) * s
+                else:
+                    self.y_hi += (d - 1) * s
+
+    cdef int _call(self, const uint8_t *x, void *y) except -1:
+        cdef uint8_t[::1] scr
+        cdef bint mine = not self.busy
+        if mine:
+            self.busy = True
+            scr = self.scratch
+        else:  # the same plan is running in another thread: use a private scratch
+            import numpy as np
+            scr = np.empty(max(<Py_ssize_t>self.need, 1), np.uint8)
+        cdef qrt_status st
+        try:
+            with nogil:
+                st = qrt_conv1d_u8(&self.p, x, &self.w[0, 0, 0],
+                                   &self.wpack[0] if self.wpack.shape[0] else NULL,
+                                   &self.wsum[0], &self.q, y, &scr[0], scr.shape[0],
+                                   self.variant)
+        finally:
+            if mine:
+                self.busy = False
+        _check_status(st, &self.p)
+        return 0
+
+    def set_input_zero(self, int input_zero):
+        """Change the input zero point (dynamic quantization picks one per call)."""
+        if input_zero < 0 or input_zero > 255:
+            raise ValueError(f"conv1d: input zero point {input_zero} is outside [0, 255]")
+        self.p.input_zero = input_zero
+
+    def run_u8(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
+               Py_ssize_t yoff):
+        """Input elements at xbuf[xoff + ...], quint8 output at ybuf[yoff + ...]."""
+        if self.p.out_kind != QRT_CONV1D_OUT_U8:
+            raise ValueError("conv1d: this plan writes float32")
+        if self.empty:
+            return
+        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
+            raise ValueError("conv1d: input buffer too small for its shape and strides")
+        if yoff + self.y_lo < 0 or yoff + self.y_hi >= ybuf.shape[0]:
+            raise ValueError("conv1d: output buffer too small for its shape and strides")
+        self._call(&xbuf[xoff], <void *>&ybuf[yoff])
+
+    def run_f32(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, float[::1] ybuf,
+                Py_ssize_t yoff):
+        """As run_u8, float32 output (dynamic linear)."""
+        if self.p.out_kind != QRT_CONV1D_OUT_F32:
+            raise ValueError("conv1d: this plan writes quint8")
+        if self.empty:
+            return
+        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
+            raise ValueError("conv1d: input buffer too small for its shape and strides")
+        if yoff + self.y_lo < 0 or yoff + self.y_hi >= ybuf.shape[0]:
+            raise ValueError("conv1d: output buffer too small for its shape and strides")
+        self._call(&xbuf[xoff], <void *>&ybuf[yoff])

@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat}.h.
+
+Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
+reference kernel (tests compare it with the dispatched one).
+"""
+
+from libc.stdint cimport int8_t, int32_t, uint8_t, uint32_t
+
+from qrt._kernels cimport QRT_OK, qrt_status
+from qrt._ops_kernels cimport *
+
+ctypedef fused q8_t:
+    uint8_t
+    int8_t
+
+
+cdef int _check(qrt_status st, str what) except -1:
+    """The one place a kernel status becomes an exception."""
+    if st != QRT_OK:
+        raise ValueError(f"{what}: the kernel rejected its arguments (status {<int>st})")
+    return 0
+
+
+cdef inline int _range_of(q8_t dummy, int32_t *qmin, int32_t *qmax) noexcept nogil:
+    if q8_t is uint8_t:
+        qmin[0], qmax[0] = 0, 255
+    else:
+        qmin[0], qmax[0] = -128, 127
+    return 0
+
+
+def isa():
+    """The QRT_ISA_* code of the element-wise variants this CPU runs."""
+    return qrt_add_isa()
+
+
+# ---- activations -------------------------------------------------------------------------
+def relu(const q8_t[::1] x, q8_t[::1] out, int zero_point, int variant=-1):
+    """out = max(x, zero_point); out may be x itself."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("relu: output length differs from input length")
+    cdef size_t n = x.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        if q8_t is uint8_t:
+            qrt_relu_u8(&x[0], n, <uint8_t>zero_point, &out[0], variant)
+        else:
+            qrt_relu_s8(&x[0], n, <int8_t>zero_point, &out[0], variant)
+
+
+def hardswish_lut(uint8_t[::1] lut, float s_in, int zp_in, float s_out, int zp_out):
+    """Fill QNNPACK's 256-entry quint8 hardswish table."""
+    if lut.shape[0] != 256:
+        raise ValueError("hardswish_lut: the table needs 256 entries")
+    with nogil:
+        qrt_hardswish_lut_u8_ref(s_in, zp_in, s_out, zp_out, &lut[0])
+
+
+def sigmoid_lut(uint8_t[::1] lut, float s_in, int zp_in):
+    """Fill QNNPACK's 256-entry quint8 sigmoid table (output scale 1/256, zero point 0)."""
+    if lut.shape[0] != 256:
+        raise ValueError("sigmoid_lut: the table needs 256 entries")
+    with nogil:
+        qrt_sigmoid_lut_u8_ref(s_in, zp_in, &lut[0])
+
+
+def lut(const uint8_t[::1] table, const uint8_t[::1] x, uint8_t[::1] out):
+    """out[i] = table[x[i]]."""
+    if table.shape[0] != 256:
+        raise ValueError("lut: the table needs 256 entries")
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("lut: output length differs from input length")
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        qrt_lut_u8(&table[0], &x[0], x.shape[0], &out[0])
+
+
+def hardswish_luts_aten(uint8_t[::1] lut_vec, uint8_t[::1] lut_scalar, double s_in, int zp_in,
+                        double s_out, int zp_out, bint is_signed):
+    """Fill ATen's generic hardswish tables (vector path, scalar tail), indexed by code byte."""
+    if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
+        raise ValueError("hardswish_luts_aten: the tables need 256 entries")
+    with nogil:
+        qrt_hardswish_luts_aten_ref(s_in, zp_in, s_out, zp_out, is_signed, &lut_vec[0],
+                                    &lut_scalar[0])
+
+
+def sigmoid_luts_aten(uint8_t[::1] lut_vec, uint8_t[::1] lut_scalar, double s_in, int zp_in,
+                      bint is_signed):
+    """Fill ATen's generic sigmoid tables (output scale 1/256, zero point -128 or 0)."""
+    if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
+        raise ValueError("sigmoid_luts_aten: the tables need 256 entries")
+    with nogil:
+        qrt_sigmoid_luts_aten_ref(s_in, zp_in, is_signed, &lut_vec[0], &lut_scalar[0])
+
+
+def lut2(const uint8_t[::1] lut_vec, const uint8_t[::1] lut_scalar, const uint8_t[::1] x,
+         uint8_t[::1] out, Py_ssize_t nvec):
+    """out[i] = lut_vec[x[i]] for i < nvec, lut_scalar[x[i]] after."""
+    if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
+        raise ValueError("lut2: the tables need 256 entries")
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("lut2: output length differs from input length")
+    if nvec < 0 or nvec > x.shape[0]:
+        raise ValueError("lut2: nvec must lie in [0, len(x)]")
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        qrt_lut2_u8_ref(&lut_vec[0], &lut_scalar[0], &x[0], x.shape[0], nvec, &out[0])
+
+
+# ---- add -----------------------------------------------------------------------------------
+def add_qnnp_supported(float sa, int za, float sb, int zb, float so, int zo, bint relu):
+    """True when QNNPACK accepts these qparams (scale ratios in [2^-14, 2^8), relu: zo < 255)."""
+    cdef qrt_add_qnnp_params p
+    return qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &p) == QRT_OK
+
+
+def add_qnnp_params(float sa, int za, float sb, int zb, float so, int zo, bint relu):
+    """(a_mult, b_mult, shift) of QNNPACK's add, for tests and docs."""
+    cdef qrt_add_qnnp_params p
+    _check(qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &p), "add")
+    return p.a_mult, p.b_mult, p.shift
+
+
+def add_qnnp(const uint8_t[::1] a, const uint8_t[::1] b, uint8_t[::1] out, float sa, int za,
+             float sb, int zb, float so, int zo, bint relu, int variant=-1):
+    """QNNPACK fixed-point quint8 add of equal-length a and b."""
+    if a.shape[0] != b.shape[0] or out.shape[0] != a.shape[0]:
+        raise ValueError("add: a, b and out must have the same number of elements")
+    cdef qrt_add_qnnp_params p
+    _check(qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &p), "add")
+    if a.shape[0] == 0:
+        return
+    with nogil:
+        qrt_add_u8(&p, &a[0], &b[0], a.shape[0], &out[0], variant)
+
+
+def add_float(const q8_t[:, ::1] a, const q8_t[:, ::1] b, q8_t[:, ::1] out, float sa, int za,
+              float sb, int zb, float so, int zo, bint relu, Py_ssize_t nvec, int variant=-1):
+    """ATen's generic float add over [rows][inner]; nvec leading elements per row vectorised."""
+    if (a.shape[0] != b.shape[0] or a.shape[1] != b.shape[1] or out.shape[0] != a.shape[0]
+            or out.shape[1] != a.shape[1]):
+        raise ValueError("add: a, b and out must have the same [rows][inner] shape")
+    if nvec < 0 or nvec > a.shape[1]:
+        raise ValueError("add: nvec must lie in [0, inner]")
+    cdef qrt_add_float_params p
+    cdef int32_t qmin, qmax
+    _range_of(<q8_t>0, &qmin, &qmax)
+    _check(qrt_add_float_params_init(sa, za, sb, zb, so, zo, qmin, qmax, relu, &p), "add")
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        return
+    with nogil:
+        if q8_t is uint8_t:
+            qrt_add_float_u8(&p, &a[0, 0], &b[0, 0], a.shape[0], a.shape[1], nvec, &out[0, 0],
+                             variant)
+        else:
+            qrt_add_float_s8(&p, &a[0, 0], &b[0, 0], a.shape[0], a.shape[1], nvec, &out[0, 0],
+                             variant)
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+cdef int _pool_params(qrt_pool1d_params *p, Py_ssize_t rows, Py_ssize_t len_in,
+                      Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride, Py_ssize_t pad,
+                      Py_ssize_t dilation, int zero, int32_t qmin, int32_t qmax) except -1:
+    cdef Py_ssize_t lim = 0xFFFFFFFF
+    if not (0 <= rows <= lim and 0 <= len_in <= lim and 0 <= len_out <= lim
+            and 0 <= kernel <= lim and 0 <= stride <= lim and 0 <= pad <= lim
+            and 0 <= dilation <= lim):
+        raise ValueError("pool1d: a size or geometry argument is outside [0, 2^32)")
+    p.rows, p.len_in, p.len_out = rows, len_in, len_out
+    p.kernel, p.stride, p.pad, p.dilation = kernel, stride, pad, dilation
+    p.zero, p.qmin, p.qmax = zero, qmin, qmax
+    p.mode, p.count_include_pad, p.scale = QRT_AVG_POOL_GENERIC, 1, 0.0
+    return 0
+
+
+def max_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssize_t stride,
+               Py_ssize_t pad, Py_ssize_t dilation):
+    """Max pooling of [rows][L] into [rows][Lo]; padding never wins."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("max_pool1d: input and output row counts differ")
+    cdef qrt_pool1d_params p
+    cdef int32_t qmin, qmax
+    cdef qrt_status st
+    _range_of(<q8_t>0, &qmin, &qmax)
+    _pool_params(&p, x.shape[0], x.shape[1], out.shape[1], kernel, stride, pad, dilation, 0,
+                 qmin, qmax)
+    _check(qrt_pool1d_check(&p), "max_pool1d")
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        if q8_t is uint8_t:
+            st = qrt_max_pool1d_u8(&p, &x[0, 0], &out[0, 0])
+        else:
+            st = qrt_max_pool1d_s8(&p, &x[0, 0], &out[0, 0])
+    _check(st, "max_pool1d")
+
+
+def avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssize_t stride,
+               Py_ssize_t pad, int zero_point, bint qnnpack, bint count_include_pad,
+               float scale=0.0, bint nhwc_vec=False):
+    """Average pooling of [rows][L]: QNNPACK's formula (scale = f32(s / f32(s*k))) or ATen's
+    (nhwc_vec: the rounding of ATen's vectorised NHWC channels)."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("avg_pool1d: input and output row counts differ")
+    cdef qrt_pool1d_params p
+    cdef int32_t qmin, qmax
+    cdef qrt_status st
+    _range_of(<q8_t>0, &qmin, &qmax)
+    _pool_params(&p, x.shape[0], x.shape[1], out.shape[1], kernel, stride, pad, 1, zero_point,
+                 qmin, qmax)
+    p.mode = QRT_AVG_POOL_QNNP if qnnpack else (
+        QRT_AVG_POOL_GENERIC_VEC if nhwc_vec else QRT_AVG_POOL_GENERIC)
+    p.count_include_pad = count_include_pad
+    p.scale = scale
+    _check(qrt_pool1d_check(&p), "avg_pool1d")
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        if q8_t is uint8_t:
+            st = qrt_avg_pool1d_u8(&p, &x[0, 0], &out[0, 0])
+        else:
+            st = qrt_avg_pool1d_s8(&p, &x[0, 0], &out[0, 0])
+    _check(st, "avg_pool1d")
+
+
+def adaptive_avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out):
+    """ATen's generic adaptive average pooling of [rows][L] into [rows][O]."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("adaptive_avg_pool1d: input and output row counts differ")
+    cdef qrt_pool1d_params p
+    cdef int32_t qmin, qmax
+    cdef qrt_status st
+    _range_of(<q8_t>0, &qmin, &qmax)
+    _pool_params(&p, x.shape[0], x.shape[1], out.shape[1], 1, 1, 0, 1, 0, qmin, qmax)
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        if q8_t is uint8_t:
+            st = qrt_adaptive_avg_pool1d_u8(&p, &x[0, 0], &out[0, 0])
+        else:
+            st = qrt_adaptive_avg_pool1d_s8(&p, &x[0, 0], &out[0, 0])
+    _check(st, "adaptive_avg_pool1d")
+
+
+# ---- cat -------------------------------------------------------------------------------------
+def requant_copy(const q8_t[:, :] x, q8_t[:, :] out, float in_scale, int in_zero,
+                 float out_scale, int out_zero, int variant=-1):
+    """out = quantize(dequantize(x)) for [rows][len] slabs whose rows are contiguous."""
+    if out.shape[0] != x.shape[0] or out.shape[1] != x.shape[1]:
+        raise ValueError("cat: a slab and its destination differ in shape")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        return
+    if x.strides[1] != sizeof(q8_t) or out.strides[1] != sizeof(q8_t) or x.strides[0] < 0 \
+            or out.strides[0] < 0:
+        raise ValueError("cat: slab rows must be contiguous")
+    cdef qrt_requant_copy_params p
+    cdef int32_t qmin, qmax
+    cdef qrt_status st
+    _range_of(<q8_t>0, &qmin, &qmax)
+    p.in_scale, p.in_zero = in_scale, in_zero
+    p.inv_out = 1.0 / out_scale
+    p.out_zero_f = <float>out_zero
+    p.qmin, p.qmax = qmin, qmax
+    cdef size_t in_stride = x.strides[0] // sizeof(q8_t)
+    cdef size_t out_stride = out.strides[0] // sizeof(q8_t)
+    with nogil:
+        if q8_t is uint8_t:
+            st = qrt_requant_copy_u8(&p, &x[0, 0], x.shape[0], x.shape[1], in_stride,
+                                     &out[0, 0], out_stride, variant)
+        else:
+            st = qrt_requant_copy_s8(&p, &x[0, 0], x.shape[0], x.shape[1], in_stride,
+                                     &out[0, 0], out_stride, variant)
+    _check(st, "cat")

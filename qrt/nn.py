@@ -1,0 +1,728 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Quantized layers with prepacked weights, bit-exact with torch 2.13's qnnpack engine.
+
+``Conv1d``, ``ConvReLU1d``, ``Linear``, ``LinearReLU`` mirror ``torch.ao.nn.quantized`` /
+``torch.ao.nn.intrinsic.quantized``; ``DynamicLinear`` mirrors
+``torch.ao.nn.quantized.dynamic.Linear``.  Weights are packed once, in ``set_weight_bias`` (or
+taken as they are by ``from_packed``); a call never repacks and never loops over elements in
+Python.  The integer arithmetic is described in docs/kernels.md.
+
+Model-loader contract
+---------------------
+Every layer class offers:
+
+``packed_arrays() -> dict[str, numpy.ndarray]``
+    The exact C-contiguous arrays the kernels read (no copies are made by this method):
+
+    =======================  =======  =====================  =====================================
+    key                      dtype    shape                  meaning
+    =======================  =======  =====================  =====================================
+    ``weight``               int8     [c_out, c_in/g, K]     raw weight integers (linear: [out,
+                                                             in]), read by the reference kernel
+    ``weight_packed``        int8     [c_out * Kc * CQ * 4]  "quad-v1" layout (conv1d_pack.h),
+                                                             read by the dot-product kernels
+    ``weight_sum``           int32    [c_out]                sum of each channel's weights
+    ``weight_scale``         float64  [c_out]                weight scales (per-tensor: repeated)
+    ``weight_zero_point``    int32    [c_out]                weight zero points (likewise)
+    ``bias``                 float32  [c_out]                only when the layer has a bias
+    =======================  =======  =====================  =====================================
+
+``config() -> dict``
+    Plain Python scalars / lists / strings: ``kind`` (class name), ``in_channels``,
+    ``out_channels`` (linear: ``in_features`` / ``out_features``), ``kernel_size``, ``stride``,
+    ``padding`` ([left, right]), ``dilation``, ``groups``, ``has_bias``, ``scale``,
+    ``zero_point`` (output qparams; absent for DynamicLinear), ``weight_qscheme``
+    ('per_tensor_affine' or 'per_channel_affine'), ``weight_axis`` (0), ``packing``
+    ('quad-v1'), ``packed_layout`` ([im2col, Kc, CQ]).
+
+``from_packed(config, arrays) -> layer`` (classmethod)
+    Rebuilds the layer around the given arrays without copying or repacking them; they may be
+    read-only views of an mmap and are never written.  Shapes, dtypes, contiguity and the packed
+    layout are validated against the config (ValueError / TypeError naming the key).
+
+``__call__(x, *, out=None)``
+    ``out``, when given, is a preallocated C-contiguous QTensor of the output shape, dtype quint8
+    (float32 numpy array for DynamicLinear) with exactly the layer's output scale/zero point; the
+    result is written into it and it is returned.
+
+``output_shape(input_shape)`` and ``macs(input_shape)`` (multiply-accumulates, padded taps
+included: N * c_out * L_out * c_in/groups * K).
+
+Requantization constants (int32 bias, requant scale) depend on the input scale; each layer
+caches them per input scale, so repeated calls do not recompute them.  Layers are safe to call
+from several threads (the kernel scratch is taken from the layer and put back after the call; a
+concurrent call allocates its own).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from qrt import _conv1d, _quant
+from qrt._storage import Storage
+from qrt._tensor import (QTensor, _check_scale, _check_zero_point, _contiguous_strides, qint8,
+                         quint8, per_channel_affine, per_tensor_affine)
+
+__all__ = ["Conv1d", "ConvReLU1d", "Linear", "LinearReLU", "DynamicLinear"]
+
+PACKING = "quad-v1"
+_INT32_MIN = -(2**31)
+
+
+class _Unsupported(NotImplementedError, ValueError):
+    """Raised for what torch's quantized ops refuse with NotImplementedError (also a ValueError)."""
+
+
+def _pos_int(v, what, minimum=1):
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(v).__name__}") from None
+    if i < minimum:
+        raise ValueError(f"{what}={i} must be >= {minimum}")
+    return int(i)
+
+
+def _single(v, what, minimum=1):
+    """int or 1-tuple -> int (torch's _single)."""
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise ValueError(f"{what} must be an int or a 1-element sequence, got {v!r}")
+        v = v[0]
+    return _pos_int(v, what, minimum)
+
+
+def _padding(padding, kernel, dilation, stride):
+    """(left, right) for an int / 1-tuple / 'valid' / 'same' (torch float conv's rule)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return 0, 0
+        if padding == "same":
+            if stride != 1:
+                raise ValueError("padding='same' is not supported for strided convolutions "
+                                 f"(stride={stride}), as in torch")
+            total = dilation * (kernel - 1)
+            return total // 2, total - total // 2
+        raise ValueError(f"padding must be an int, 'same' or 'valid', got {padding!r}")
+    if isinstance(padding, (tuple, list)) and len(padding) == 2:
+        return _pos_int(padding[0], "padding", 0), _pos_int(padding[1], "padding", 0)
+    p = _single(padding, "padding", 0)
+    return p, p
+
+
+def _bias_array(bias, c_out):
+    if bias is None:
+        return None
+    arr = np.asarray(bias)
+    if arr.dtype.kind != "f":
+        raise TypeError(f"bias must be a float array or None, got dtype {arr.dtype}")
+    if arr.shape != (c_out,):
+        raise ValueError(f"bias must have shape ({c_out},), got {arr.shape}")
+    return np.array(arr, dtype=np.float32, order="C", copy=True)  # the layer owns its bias
+
+
+def _weight_parts(w, ndim, what="weight"):
+    """int8 integers (C-contiguous), float64 scales [c_out], int32 zero points [c_out], qscheme."""
+    if not isinstance(w, QTensor):
+        raise TypeError(f"{what} must be a qrt.QTensor, got {type(w).__name__}")
+    if w.dtype is not qint8:
+        raise TypeError(f"{what} must be quantized to qrt.qint8, got {w.dtype!r}")
+    if w.ndim != ndim:
+        raise ValueError(f"{what} must be {ndim}-d, got shape {w.shape}")
+    c_out = w.shape[0]
+    ints = np.array(w.int_repr(), order="C", copy=True)  # the layer owns its weight
+    if w.qscheme() is per_tensor_affine:
+        sc = np.full(c_out, float(w.q_scale()), np.float64)
+        zp = np.full(c_out, int(w.q_zero_point()), np.int32)
+        qs = "per_tensor_affine"
+    else:
+        if w.q_per_channel_axis() != 0:
+            raise ValueError(f"{what}: per-channel weights must be quantized along axis 0, got "
+                             f"axis {w.q_per_channel_axis()}")
+        sc = np.ascontiguousarray(w._scales, dtype=np.float64).copy()
+        zp = w._zero_points.astype(np.int32)
+        qs = "per_channel_affine"
+    return ints, sc, zp, qs
+
+
+def _input_qtensor(x, what="input"):
+    if not isinstance(x, QTensor):
+        raise TypeError(f"{what} must be a qrt.QTensor, got {type(x).__name__}")
+    if x.dtype is not quint8:
+        raise TypeError(f"{what} must be quantized to qrt.quint8 (as torch requires), got "
+                        f"{x.dtype!r}")
+    if x.qscheme() is not per_tensor_affine:
+        raise ValueError(f"{what} must be per-tensor quantized")
+    return x
+
+
+class _Base:
+    """Shared state: raw/packed weight, per-channel weight qparams, bias, caches."""
+
+    _relu = False
+    _dynamic = False
+
+    # ---- construction ------------------------------------------------------------------------
+    def _init_geometry(self, c_in, c_out, kernel, stride, pad_l, pad_r, dilation, groups):
+        if c_in % groups:
+            raise ValueError(f"in_channels={c_in} must be divisible by groups={groups}")
+        if c_out % groups:
+            raise ValueError(f"out_channels={c_out} must be divisible by groups={groups}")
+        cg = c_in // groups
+        if cg * kernel > _conv1d.MAX_TAPS:
+            raise ValueError(f"(in_channels/groups) * kernel_size = {cg} * {kernel} exceeds the "
+                             f"int32 accumulation bound {_conv1d.MAX_TAPS} (see docs/kernels.md)")
+        self._c_in, self._c_out, self._k = c_in, c_out, kernel
+        self._s, self._pl, self._pr, self._d, self._g = stride, pad_l, pad_r, dilation, groups
+        self._cg = cg
+        self._layout = list(_conv1d.layout(cg, kernel))
+        self._w = None
+        self._cache = {}
+        self._plans = {}
+
+    def _set_output_qparams(self, scale, zero_point):
+        self.scale = _check_scale(scale, "scale")
+        self.zero_point = _check_zero_point(zero_point, quint8, "zero_point")
+
+    def _adopt(self, w3, wpack, wsum, wscale, wzp, bias, qscheme):
+        """Install weight arrays (already validated; never copied or written)."""
+        self._w = w3
+        self._wpack, self._wsum = wpack, wsum
+        self._wscale, self._wzp = wscale, wzp
+        self._bias = bias
+        self._zeros_f = np.zeros(self._c_out, np.float32)
+        self._zeros_i = np.zeros(self._c_out, np.int32)
+        self._qscheme = qscheme
+        self._wscale32 = wscale.astype(np.float32)
+        self._cache = {}
+        self._plans = {}
+
+    def _set(self, qweight, bias, ndim):
+        ints, sc, zp, qs = _weight_parts(qweight, ndim)
+        w3 = ints.reshape(ints.shape[0], ints.shape[1], -1)
+        want = (self._c_out, self._cg, self._k)
+        if w3.shape != want:
+            raise ValueError(f"weight has shape {qweight.shape}, expected "
+                             f"{want if ndim == 3 else want[:2]}")
+        b = _bias_array(bias, self._c_out)
+        wpack = np.empty(_conv1d.packed_weight_size(self._c_out, self._cg, self._k), np.int8)
+        wsum = np.empty(self._c_out, np.int32)
+        _conv1d.pack_weights(w3, wpack, wsum)
+        self._adopt(w3, wpack, wsum, sc, zp, b, qs)
+
+    # ---- accessors ---------------------------------------------------------------------------
+    def _need_weight(self):
+        if self._w is None:
+            raise ValueError(f"{type(self).__name__}: call set_weight_bias() first")
+
+    def weight(self) -> QTensor:
+        """The quantized weight (a QTensor over the stored integers, no copy)."""
+        self._need_weight()
+        from qrt._tensor import from_int_repr, from_int_repr_per_channel
+        ints = self._w if self._wshape_ndim == 3 else self._w.reshape(self._c_out, self._c_in)
+        if self._qscheme == "per_tensor_affine":
+            return from_int_repr(ints, float(self._wscale[0]), int(self._wzp[0]), qint8)
+        return from_int_repr_per_channel(ints, self._wscale, self._wzp.astype(np.int64), 0,
+                                         qint8)
+
+    def bias(self):
+        """The float32 bias, or None."""
+        self._need_weight()
+        return self._bias
+
+    def _bias_f(self):
+        return self._zeros_f if self._bias is None else self._bias
+
+    # ---- loader contract ---------------------------------------------------------------------
+    def packed_arrays(self) -> dict:
+        self._need_weight()
+        d = {"weight": self._w if self._wshape_ndim == 3 else
+             self._w.reshape(self._c_out, self._c_in),
+             "weight_packed": self._wpack, "weight_sum": self._wsum,
+             "weight_scale": self._wscale, "weight_zero_point": self._wzp}
+        if self._bias is not None:
+            d["bias"] = self._bias
+        return d
+
+    def _base_config(self):
+        self._need_weight()
+        return {"kind": type(self).__name__, "has_bias": self._bias is not None,
+                "weight_qscheme": self._qscheme, "weight_axis": 0, "packing": PACKING,
+                "packed_layout": list(self._layout)}
+
+    @staticmethod
+    def _arr(arrays, key, dtype, shape):
+        if key not in arrays:
+            raise ValueError(f"from_packed: missing array {key!r}")
+        a = arrays[key]
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"from_packed: {key!r} must be a numpy array")
+        if a.dtype != np.dtype(dtype):
+            raise TypeError(f"from_packed: {key!r} must be {np.dtype(dtype)}, got {a.dtype}")
+        if a.shape != tuple(shape):
+            raise ValueError(f"from_packed: {key!r} must have shape {tuple(shape)}, got {a.shape}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"from_packed: {key!r} must be C-contiguous")
+        return a
+
+    def _load(self, config, arrays, wshape):
+        if config.get("packing") != PACKING:
+            raise ValueError(f"from_packed: packing {config.get('packing')!r} is not {PACKING!r}")
+        if list(config.get("packed_layout", [])) != self._layout:
+            raise ValueError(f"from_packed: packed_layout {config.get('packed_layout')!r} does "
+                             f"not match this geometry ({self._layout})")
+        qs = config.get("weight_qscheme")
+        if qs not in ("per_tensor_affine", "per_channel_affine"):
+            raise ValueError(f"from_packed: weight_qscheme {qs!r} is not supported")
+        c = self._c_out
+        w = self._arr(arrays, "weight", np.int8, wshape)
+        wp = self._arr(arrays, "weight_packed", np.int8,
+                       (_conv1d.packed_weight_size(c, self._cg, self._k),))
+        ws = self._arr(arrays, "weight_sum", np.int32, (c,))
+        sc = self._arr(arrays, "weight_scale", np.float64, (c,))
+        zp = self._arr(arrays, "weight_zero_point", np.int32, (c,))
+        if not (np.all(np.isfinite(sc)) and np.all(sc > 0)):
+            raise ValueError("from_packed: 'weight_scale' must be positive and finite")
+        if np.any(zp < -128) or np.any(zp > 127):
+            raise ValueError("from_packed: 'weight_zero_point' must lie in [-128, 127]")
+        b = self._arr(arrays, "bias", np.float32, (c,)) if config.get("has_bias") else None
+        self._adopt(w.reshape(c, self._cg, self._k), wp, ws, sc, zp, b, qs)
+        return self
+
+    # ---- per-call helpers --------------------------------------------------------------------
+    def _requant(self, in_scale):
+        """(int32 bias, float32 requant scale) for this input scale, cached."""
+        hit = self._cache.get(in_scale)
+        if hit is not None:
+            return hit
+        sa = np.float32(in_scale)
+        rs = (self._wscale32 * sa) * (np.float32(1.0) / np.float32(self.scale))
+        if self._bias is None:
+            bq = self._zeros_i
+        else:
+            # torch QuantizeBias: quantize to qint32 with scale (double)w_scale*(double)in_scale,
+            # the non-fused per-channel formula rne(f32(f32(b * f32(1/f32(s))) + 0)).
+            s32 = (self._wscale * float(in_scale)).astype(np.float32)
+            with np.errstate(divide="ignore", over="ignore"):
+                inv = np.float32(1.0) / s32
+            bq = np.empty(self._c_out, np.int32)
+            _quant.quantize_rows(self._bias.reshape(1, -1, 1), bq.reshape(1, -1, 1), inv,
+                                 self._zeros_f, float(_INT32_MIN), float(2**31 - 1), _INT32_MIN)
+        if len(self._cache) > 16:
+            self._cache.clear()
+        self._cache[in_scale] = (bq, rs)
+        return bq, rs
+
+    def _len_out(self, len_in):
+        span = self._d * (self._k - 1) + 1
+        return (len_in + self._pl + self._pr - span) // self._s + 1
+
+    def _make_plan(self, x_shape, x_strides, y_shape, y_strides, in_scale, in_zp, rs=None):
+        """A prepared kernel call for [n, c, t] input / output geometry (element strides)."""
+        if self._dynamic:
+            bq = self._zeros_i
+            if rs is None:
+                rs = np.empty(self._c_out, np.float32)
+            np.multiply(self._wscale32, np.float32(in_scale), out=rs)  # f32(sw * f32(s))
+            lo, hi, oz = 0, 255, 0
+        else:
+            # the output qparams are plain attributes (as in torch): validate them here
+            _check_scale(self.scale, "scale")
+            _check_zero_point(self.zero_point, quint8, "zero_point")
+            bq, rs = self._requant(in_scale)
+            oz = self.zero_point
+            lo, hi = (oz if self._relu else 0), 255
+        return _conv1d.Plan(self._w, self._wpack, self._wsum, self._wzp, bq, rs, self._bias_f(),
+                            x_shape, x_strides, y_shape, y_strides, stride=self._s,
+                            dilation=self._d, pad_left=self._pl, groups=self._g,
+                            input_zero=in_zp, output_zero=oz, output_min=lo, output_max=hi,
+                            out_f32=self._dynamic, variant=self._variant)
+
+    def _remember(self, key, plan):
+        if len(self._plans) > 32:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
+
+    _variant = -1  # tests set 0 on an instance to force the reference kernel
+
+    def _out_qtensor(self, out, shape):
+        if out is None:
+            n = 1
+            for d in shape:
+                n *= d
+            return QTensor._wrap(Storage.empty(n), shape, _contiguous_strides(shape), 0, quint8,
+                                 per_tensor_affine, self.scale, self.zero_point, None, None,
+                                 None)
+        if (type(out) is QTensor and out._shape == shape and out._dtype is quint8 and
+                out._qscheme is per_tensor_affine and out._scale == self.scale and
+                out._zero_point == self.zero_point and
+                out._strides == _contiguous_strides(shape)):
+            return out
+        return self._check_out(out, shape)
+
+    def _check_out(self, out, shape):
+        if not isinstance(out, QTensor):
+            raise TypeError(f"out must be a qrt.QTensor, got {type(out).__name__}")
+        if out.dtype is not quint8 or out.qscheme() is not per_tensor_affine:
+            raise TypeError("out must be a per-tensor qrt.quint8 QTensor")
+        if out.shape != shape:
+            raise ValueError(f"out has shape {out.shape}, expected {shape}")
+        if not out.is_contiguous():
+            raise ValueError("out must be contiguous")
+        if (np.float32(out.q_scale()) != np.float32(self.scale) or
+                out.q_zero_point() != self.zero_point):
+            raise ValueError(f"out has qparams ({out.q_scale()}, {out.q_zero_point()}); the "
+                             f"layer's are ({self.scale}, {self.zero_point})")
+        if out.storage().readonly:
+            raise ValueError("out is read-only")
+        return out
+
+
+# ---- conv1d -----------------------------------------------------------------------------------
+class Conv1d(_Base):
+    """Quantized 1-d convolution (``torch.ao.nn.quantized.Conv1d``), qnnpack arithmetic.
+
+    Parameters
+    ----------
+    in_channels, out_channels, kernel_size, stride, dilation, groups : int
+    padding : int, (left, right), 'valid' or 'same'
+        'same' follows torch's float conv rule (left = d*(K-1)//2, the rest on the right;
+        stride 1 only).  torch's quantized conv refuses string padding; qrt accepts it.
+    bias : bool
+        Whether ``set_weight_bias`` expects a bias (torch ignores it too: a None bias is allowed).
+    padding_mode : 'zeros'
+        The only mode torch's quantized conv supports.
+
+    Input ``[N, C_in, L]`` or unbatched ``[C_in, L]`` quint8 per-tensor QTensor, any strides
+    (read in place).  Output ``[N, C_out, L_out]`` quint8 with ``scale``/``zero_point``.
+    """
+
+    _wshape_ndim = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros"):
+        if padding_mode != "zeros":
+            raise _Unsupported(f"padding_mode={padding_mode!r}: only 'zeros' is supported "
+                               "(as in torch's quantized conv)")
+        c_in = _pos_int(in_channels, "in_channels")
+        c_out = _pos_int(out_channels, "out_channels")
+        k = _single(kernel_size, "kernel_size")
+        s = _single(stride, "stride")
+        d = _single(dilation, "dilation")
+        g = _pos_int(groups, "groups")
+        pl, pr = _padding(padding, k, d, s)
+        self._padding_arg = padding
+        self._init_geometry(c_in, c_out, k, s, pl, pr, d, g)
+        self._has_bias_flag = bool(bias)
+        self.scale, self.zero_point = 1.0, 0
+
+    in_channels = property(lambda self: self._c_in)
+    out_channels = property(lambda self: self._c_out)
+    kernel_size = property(lambda self: (self._k,))
+    stride = property(lambda self: (self._s,))
+    padding = property(lambda self: (self._pl,) if self._pl == self._pr else (self._pl, self._pr))
+    dilation = property(lambda self: (self._d,))
+    groups = property(lambda self: self._g)
+
+    def set_weight_bias(self, qweight, bias=None):
+        """Validate and pack ``qweight`` (qint8 ``[C_out, C_in/groups, K]``) once."""
+        self._set(qweight, bias, 3)
+
+    def config(self) -> dict:
+        c = self._base_config()
+        c.update(in_channels=self._c_in, out_channels=self._c_out, kernel_size=self._k,
+                 stride=self._s, padding=[self._pl, self._pr], dilation=self._d,
+                 groups=self._g, scale=float(self.scale), zero_point=int(self.zero_point))
+        return c
+
+    @classmethod
+    def from_packed(cls, config, arrays):
+        """Build from ``config()`` / ``packed_arrays()`` output without copying (see module doc)."""
+        if config.get("kind") != cls.__name__:
+            raise ValueError(f"from_packed: config kind {config.get('kind')!r} is not "
+                             f"{cls.__name__!r}")
+        pad = config["padding"]
+        m = cls(config["in_channels"], config["out_channels"], config["kernel_size"],
+                config["stride"], tuple(pad), config["dilation"], config["groups"],
+                config.get("has_bias", True))
+        m._set_output_qparams(config["scale"], config["zero_point"])
+        return m._load(config, arrays, (m._c_out, m._cg, m._k))
+
+    def output_shape(self, input_shape):
+        shp = tuple(int(v) for v in input_shape)
+        if len(shp) not in (2, 3):
+            raise ValueError(f"input must be [N, C_in, L] or [C_in, L], got shape {shp}")
+        if shp[-2] != self._c_in:
+            raise ValueError(f"input has {shp[-2]} channels, the layer expects {self._c_in}")
+        if shp[-1] < 1:
+            raise ValueError("input length must be >= 1 (torch's qnnpack refuses empty inputs)")
+        lo = self._len_out(shp[-1])
+        if lo < 1:
+            raise ValueError(f"input length {shp[-1]} is too short: with kernel_size={self._k}, "
+                             f"dilation={self._d}, padding=({self._pl}, {self._pr}) and "
+                             f"stride={self._s} the output length would be {lo}")
+        return shp[:-2] + (self._c_out, lo)
+
+    def macs(self, input_shape):
+        o = self.output_shape(input_shape)
+        n = o[0] if len(o) == 3 else 1
+        return n * self._c_out * o[-1] * self._cg * self._k
+
+    def __call__(self, x, *, out=None):
+        try:
+            key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+                   self.scale, self.zero_point, self._variant)
+            plan, oshape = self._plans[key]
+        except (AttributeError, KeyError, TypeError):
+            plan, oshape = self._conv_plan(x)
+        y = self._out_qtensor(out, oshape)
+        plan.run_u8(x._storage, x._offset, y._storage, y._offset)
+        return y
+
+    def _conv_plan(self, x):
+        self._need_weight()
+        _input_qtensor(x)
+        oshape = self.output_shape(x.shape)
+        xs, ys = x._strides, _contiguous_strides(oshape)
+        if x.ndim == 2:
+            x3, xs3, y3, ys3 = (1,) + x._shape, (0,) + xs, (1,) + oshape, (0,) + ys
+        else:
+            x3, xs3, y3, ys3 = x._shape, xs, oshape, ys
+        plan = self._make_plan(x3, xs3, y3, ys3, x._scale, x._zero_point)
+        key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+               self.scale, self.zero_point, self._variant)
+        return self._remember(key, (plan, oshape))
+
+    def extra_repr(self):
+        return (f"{self._c_in}, {self._c_out}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+                f"groups={self._g}, scale={self.scale}, zero_point={self.zero_point}")
+
+    def __repr__(self):
+        return f"qrt.nn.{type(self).__name__}({self.extra_repr()})"
+
+
+class ConvReLU1d(Conv1d):
+    """Conv1d followed by relu, fused as torch's ``ConvReLU1d``: output clamped at zero_point."""
+
+    _relu = True
+
+
+# ---- linear -----------------------------------------------------------------------------------
+class Linear(_Base):
+    """Quantized linear layer (``torch.ao.nn.quantized.Linear``), qnnpack arithmetic.
+
+    Input ``[..., in_features]`` quint8 per-tensor QTensor (any strides; a 1-d input is accepted,
+    torch requires >= 2-d), output ``[..., out_features]`` quint8.
+    """
+
+    _wshape_ndim = 2
+
+    def __init__(self, in_features, out_features, bias=True):
+        fi = _pos_int(in_features, "in_features")
+        fo = _pos_int(out_features, "out_features")
+        self._init_geometry(fi, fo, 1, 1, 0, 0, 1, 1)
+        self._has_bias_flag = bool(bias)
+        self.scale, self.zero_point = 1.0, 0
+
+    in_features = property(lambda self: self._c_in)
+    out_features = property(lambda self: self._c_out)
+
+    def set_weight_bias(self, qweight, bias=None):
+        """Validate and pack ``qweight`` (qint8 ``[out_features, in_features]``) once."""
+        self._set(qweight, bias, 2)
+
+    def config(self) -> dict:
+        c = self._base_config()
+        c.update(in_features=self._c_in, out_features=self._c_out)
+        if not self._dynamic:
+            c.update(scale=float(self.scale), zero_point=int(self.zero_point))
+        return c
+
+    @classmethod
+    def from_packed(cls, config, arrays):
+        """Build from ``config()`` / ``packed_arrays()`` output without copying (see module doc)."""
+        if config.get("kind") != cls.__name__:
+            raise ValueError(f"from_packed: config kind {config.get('kind')!r} is not "
+                             f"{cls.__name__!r}")
+        m = cls(config["in_features"], config["out_features"], config.get("has_bias", True))
+        if not cls._dynamic:
+            m._set_output_qparams(config["scale"], config["zero_point"])
+        return m._load(config, arrays, (m._c_out, m._c_in))
+
+    def output_shape(self, input_shape):
+        shp = tuple(int(v) for v in input_shape)
+        if len(shp) < 1 or shp[-1] != self._c_in:
+            raise ValueError(f"input must be [..., {self._c_in}], got shape {shp}")
+        return shp[:-1] + (self._c_out,)
+
+    def macs(self, input_shape):
+        shp = self.output_shape(input_shape)
+        return int(np.prod(shp[:-1], dtype=np.int64)) * self._c_out * self._c_in
+
+    @staticmethod
+    def _rows_stride(shape, strides):
+        """Element stride between rows when the leading dims collapse into one, else None."""
+        lead = [(d, st) for d, st in zip(shape[:-1], strides[:-1]) if d != 1]
+        if not lead or any(d == 0 for d, _ in lead):
+            return 1
+        for (d0, s0), (d1, s1) in zip(lead, lead[1:]):
+            if s0 != s1 * d1:
+                return None
+        return lead[-1][1]
+
+    def _linear_plan(self, x_shape, x_strides, in_scale, in_zp, rs=None):
+        """(plan, out shape) for a [..., in] input; None plan when the rows do not collapse."""
+        oshape = self.output_shape(x_shape)
+        rows = 1
+        for d in x_shape[:-1]:
+            rows *= d
+        rs_ = self._rows_stride(x_shape, x_strides)
+        if rs_ is None:
+            return None, oshape
+        plan = self._make_plan((1, self._c_in, rows), (0, x_strides[-1], rs_),
+                               (1, self._c_out, rows), (0, 1, self._c_out), in_scale, in_zp, rs)
+        return plan, oshape
+
+    def __call__(self, x, *, out=None):
+        try:
+            key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+                   self.scale, self.zero_point, self._variant)
+            plan, oshape = self._plans[key]
+        except (AttributeError, KeyError, TypeError):
+            self._need_weight()
+            _input_qtensor(x)
+            if x.ndim < 1:
+                raise ValueError("input must have at least one dimension")
+            plan, oshape = self._linear_plan(x._shape, x._strides, x._scale, x._zero_point)
+            if plan is not None:
+                self._remember(key, (plan, oshape))
+        y = self._out_qtensor(out, oshape)
+        if plan is None:  # leading dims that do not collapse: copy once, then run
+            x = x.clone()
+            plan, _ = self._linear_plan(x._shape, x._strides, x._scale, x._zero_point)
+        plan.run_u8(x._storage, x._offset, y._storage, y._offset)
+        return y
+
+    def __repr__(self):
+        q = "" if self._dynamic else f", scale={self.scale}, zero_point={self.zero_point}"
+        return (f"qrt.nn.{type(self).__name__}(in_features={self._c_in}, "
+                f"out_features={self._c_out}{q})")
+
+
+class LinearReLU(Linear):
+    """Linear followed by relu, fused as torch's ``LinearReLU``: output clamped at zero_point."""
+
+    _relu = True
+
+
+def choose_qparams(x_min: float, x_max: float, qmin: int = 0, qmax: int = 255,
+                   reduce_range: bool = False):
+    """torch's ``ChooseQuantizationParams`` (aten/.../cpu/QuantUtils.h), exactly.
+
+    Returns ``(scale, zero_point)``; scale is the double torch returns (kernels use f32(scale)).
+    """
+    f32 = np.float32
+    mn, mx = f32(x_min), f32(x_max)
+    if not (math.isfinite(mn) and math.isfinite(mx)):
+        raise ValueError(f"choose_qparams: min/max must be finite, got {x_min!r}, {x_max!r}")
+    if not mn <= mx:
+        raise ValueError(f"choose_qparams: min ({x_min}) must be <= max ({x_max})")
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    mn = min(mn, f32(0.0))
+    mx = max(mx, f32(0.0))
+    scale = (float(mx) - float(mn)) / float(qmax - qmin)
+    s32 = f32(scale)
+    with np.errstate(divide="ignore", over="ignore"):
+        bad = s32 == 0 or math.isinf(f32(1.0) / s32)
+    if bad:
+        scale = 0.1
+    small = f32(6.1e-5)
+    if scale < float(small):
+        org = f32(scale)
+        scale = float(small)
+        if mn == 0:
+            mx = f32(small * f32(qmax - qmin))
+        elif mx == 0:
+            mn = f32(-small * f32(qmax - qmin))
+        else:
+            amp = f32(small / org)
+            mn = f32(mn * amp)
+            mx = f32(mx * amp)
+    zmin = qmin - float(mn) / scale
+    zmax = qmax - float(mx) / scale
+    emin = abs(qmin) - abs(float(mn) / scale)
+    emax = abs(qmax) - abs(float(mx) / scale)
+    z0 = zmin if emin < emax else zmax
+    if z0 < qmin:
+        zp = qmin
+    elif z0 > qmax:
+        zp = qmax
+    else:
+        zp = int(np.rint(z0))
+    return scale, zp
+
+
+class DynamicLinear(Linear):
+    """Dynamically quantized linear (``torch.ao.nn.quantized.dynamic.Linear``), qnnpack engine.
+
+    Each call quantizes the float32 input to quint8 with ``choose_qparams(min(x), max(x))``
+    (torch's ChooseQuantizationParams; qnnpack ignores ``reduce_range``, and so does qrt) and
+    torch's per-tensor quantize, then computes ``y = f32(f32(f32(acc) * f32(sw * f32(s))) + b)``
+    in float32.  ``__call__(x, *, out=None)``: ``out`` is a float32 C-contiguous numpy array.
+    """
+
+    _dynamic = True
+
+    def __init__(self, in_features, out_features, bias=True, reduce_range=False):
+        super().__init__(in_features, out_features, bias)
+        self.reduce_range = bool(reduce_range)
+        del self.scale, self.zero_point
+
+    def __call__(self, x, *, out=None):
+        self._need_weight()
+        xf = np.asarray(x)
+        if xf.dtype.kind != "f":
+            raise TypeError(f"input must be a float array, got dtype {xf.dtype}")
+        xf = np.ascontiguousarray(xf, dtype=np.float32)
+        oshape = self.output_shape(xf.shape)
+        if out is None:
+            y = np.empty(oshape, np.float32)
+        else:
+            if not isinstance(out, np.ndarray) or out.dtype != np.float32:
+                raise TypeError("out must be a float32 numpy array")
+            if out.shape != oshape or not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError(f"out must be a writeable C-contiguous array of shape {oshape}")
+            y = out
+        if xf.size:
+            with np.errstate(invalid="ignore"):
+                lo, hi = float(xf.min()), float(xf.max())
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise ValueError("input contains NaN or infinity; torch's dynamic quantization "
+                                 "fails on it too")
+        else:
+            lo = hi = 0.0
+        s, z = choose_qparams(lo, hi, 0, 255, False)
+        xq = np.empty(xf.shape, np.uint8)
+        _quant.quantize_fma_u8(xf.reshape(-1), xq.reshape(-1), np.float32(1.0) / np.float32(s),
+                               float(z), 0.0, 255.0)
+        # One prepared plan per input shape; the per-call scale / zero point are written into
+        # it.  The plan is taken out of the cache while in use, so concurrent calls never share.
+        entry = self._plans.pop(xq.shape, None)
+        if entry is None or entry[2] != self._variant:
+            rs_buf = np.empty(self._c_out, np.float32)
+            plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), s, z, rs_buf)
+            entry = (plan, rs_buf, self._variant)
+        plan, rs_buf, _ = entry
+        np.multiply(self._wscale32, np.float32(s), out=rs_buf)  # f32(sw * f32(s))
+        plan.set_input_zero(z)
+        plan.run_f32(xq.reshape(-1), 0, y.reshape(-1), 0)
+        if len(self._plans) > 32:
+            self._plans.clear()
+        self._plans[xq.shape] = entry
+        return y

@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: Apache-2.0
+"""qrt-export: the only writer of qrt ``.bin`` blobs.
+
+``qrt_export.export(model, example_inputs, path)`` traces a quantized torch model (eager,
+FX, QAT-converted, dynamic, saved with ``torch.save``; or a float model it quantizes itself)
+and writes one flat blob that ``qrt.load`` runs without torch. torch is imported only when
+a function here is called.
+"""
+
+from qrt_export._export import (EXPORTER_VERSION, SUPPORTED, ExportReport, UnsupportedError,
+                                agreement, export, quantize_float_model)
+from qrt_export._writer import BlobBuilder
+
+__version__ = EXPORTER_VERSION
+__all__ = ["export", "quantize_float_model", "agreement", "ExportReport", "UnsupportedError",
+           "BlobBuilder", "SUPPORTED", "__version__"]

@@ -1,0 +1,671 @@
+# SPDX-License-Identifier: Apache-2.0
+"""torch model -> qrt blob. torch is imported only inside the functions here."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import operator
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+import qrt
+from qrt_export._writer import BlobBuilder
+
+EXPORTER_VERSION = "0.1.0"
+
+SUPPORTED = (
+    "quantize (QuantStub/Quantize, torch.quantize_per_tensor)",
+    "dequantize (DeQuantStub/DeQuantize, Tensor.dequantize)",
+    "quantized Conv1d, ConvReLU1d (eager, FX, QAT-converted)",
+    "quantized Linear, LinearReLU; dynamic quantized Linear",
+    "relu (nn.ReLU, F.relu, torch.relu)",
+    "quantized add / add_relu (FloatFunctional, QFunctional, FX)",
+    "max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions)",
+    "hardswish (quantized), sigmoid", "cat",
+    "flatten, reshape/view, identity, dropout (eval)",
+)
+
+
+class UnsupportedError(ValueError):
+    """The model uses an op or dtype that qrt does not run."""
+
+
+@dataclass
+class ExportReport:
+    """What export() wrote and how well qrt agrees with torch on the example inputs."""
+
+    path: str
+    nbytes: int
+    arena_nbytes: int
+    weights_nbytes: int
+    macs: int
+    n_ops: int
+    agreement: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    torch_model: Any = field(default=None, repr=False)  # the quantized torch model exported
+
+    def __str__(self):
+        lines = [f"wrote {self.path}: {self.nbytes} bytes ({self.n_ops} ops, weights "
+                 f"{self.weights_nbytes} B, arena {self.arena_nbytes} B, {self.macs} MACs)"]
+        for eng, a in self.agreement.items():
+            if "error" in a:
+                lines.append(f"  vs torch ({eng}): not compared ({a['error']})")
+                continue
+            lines.append(f"  vs torch ({eng}): {a['exact']}/{a['total']} elements exact "
+                         f"({100.0 * a['exact'] / max(a['total'], 1):.4f} %), max "
+                         f"{a['max_lsb']} LSB")
+        return "\n".join(lines)
+
+
+# ---- helpers -------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _engine(name):
+    import torch
+    old = torch.backends.quantized.engine
+    torch.backends.quantized.engine = name
+    try:
+        yield
+    finally:
+        torch.backends.quantized.engine = old
+
+
+def _as_tuple(example_inputs):
+    import torch
+    if isinstance(example_inputs, (torch.Tensor, np.ndarray)):
+        example_inputs = (example_inputs,)
+    out = []
+    for x in example_inputs:
+        if isinstance(x, np.ndarray):
+            x = torch.from_numpy(np.ascontiguousarray(x))
+        out.append(x)
+    return tuple(out)
+
+
+def _source(node, gm) -> str:
+    st = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
+    if st:
+        lines = [ln.strip() for ln in st.strip().splitlines()]
+        frames = []
+        for k, ln in enumerate(lines):
+            if ln.startswith("File") and "/torch/" not in ln and "/qrt_export/" not in ln:
+                code = lines[k + 1] if k + 1 < len(lines) and not \
+                    lines[k + 1].startswith("File") else ""
+                frames.append(f"{ln}: {code}" if code else ln)
+        if frames:
+            return frames[-1][:400]
+    if node.op == "call_module":
+        try:
+            m = gm.get_submodule(node.target)
+            return f"module {node.target} ({type(m).__module__}.{type(m).__name__})"
+        except AttributeError:
+            pass
+    return f"graph node {node.name}: {node.format_node()}"[:400]
+
+
+def _is_quantized_model(model) -> str:
+    """'quantized', 'dynamic' or 'float'."""
+    import torch.ao.nn.quantized as nnq
+    import torch.ao.nn.quantized.dynamic as nnqd
+    kinds = set()
+    for m in model.modules():
+        if isinstance(m, nnqd.Linear):
+            kinds.add("dynamic")
+        elif isinstance(m, (nnq.Conv1d, nnq.Linear, nnq.Quantize)):
+            kinds.add("quantized")
+    if "quantized" in kinds:
+        return "quantized"
+    if "dynamic" in kinds:
+        return "dynamic"
+    for n in getattr(model, "graph", None).nodes if hasattr(model, "graph") else ():
+        if n.op == "call_function" and n.target in _quantize_fns():
+            return "quantized"
+    return "float"
+
+
+def _quantize_fns():
+    import torch
+    return (torch.quantize_per_tensor,)
+
+
+def _repack(model, engine: str):
+    """A copy of model with its quantized weights packed for ``engine`` (packing is per engine)."""
+    import torch.ao.nn.quantized as nnq
+    import torch.ao.nn.quantized.dynamic as nnqd
+    # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
+    # which accepts every weight torch can produce (x86/onednn refuse some depthwise ones).
+    with _engine("qnnpack"), _qconv_state_fix():
+        m = copy.deepcopy(model)
+    with _engine(engine):
+        for mod in m.modules():
+            if isinstance(mod, (nnq.Conv1d,)):
+                mod.set_weight_bias(mod.weight(), mod.bias())
+            elif isinstance(mod, (nnq.Linear, nnqd.Linear)):
+                w, b = mod._weight_bias()
+                mod.set_weight_bias(w, b)
+    return m
+
+
+@contextlib.contextmanager
+def _qconv_state_fix():
+    """Work around torch 2.13 bugs in quantized conv ``__setstate__`` (pickle and deepcopy).
+
+    1. It restores conv attributes but never initialises the ``nn.Module`` internals
+       (``_modules``, hooks...): a loaded eager model cannot run, a loaded FX GraphModule fails
+       inside ``torch.load`` (it re-traces while unpickling).
+    2. qnnpack's conv1d unpack drops the kernel dim of kernel-1 weights, so re-packing the
+       state fails ("Weights are expected to have 4 dimensions").
+    """
+    import torch
+    import torch.ao.nn.quantized.modules.conv as qconv
+    orig = qconv._ConvNd.__dict__["__setstate__"]
+
+    def setstate(self, state):
+        if "_modules" not in self.__dict__:
+            torch.nn.Module.__init__(self)
+        w = state[10]
+        if isinstance(self, qconv.Conv1d) and w.dim() == 2:
+            state = tuple(state[:10]) + (w.unsqueeze(-1),) + tuple(state[11:])
+        return orig(self, state)
+    qconv._ConvNd.__setstate__ = setstate
+    try:
+        yield
+    finally:
+        qconv._ConvNd.__setstate__ = orig
+
+
+def torch_load(path):
+    """``torch.load`` of a whole quantized model (weights re-packed under qnnpack)."""
+    import torch
+    with _qconv_state_fix(), _engine("qnnpack"):
+        model = torch.load(path, weights_only=False, map_location="cpu")
+    _repair_unpickled(model)
+    return model
+
+
+def _repair_unpickled(model):
+    """Restore nn.Module internals that torch 2.13 drops when unpickling quantized convs.
+
+    ``torch.load`` of a whole model calls the quantized conv's ``__setstate__``, which restores
+    the conv attributes but not ``_modules``/``_parameters``/hooks, so the loaded model cannot
+    even be put in eval mode. Fill in the missing (empty) internals.
+    """
+    import torch
+    fresh = torch.nn.Module().__dict__
+
+    def walk(m, seen):
+        if id(m) in seen or not isinstance(m, torch.nn.Module):
+            return
+        seen.add(id(m))
+        for k, v in fresh.items():
+            if k not in m.__dict__:
+                m.__dict__[k] = copy.copy(v) if k != "training" else False
+        for c in m.__dict__["_modules"].values():
+            walk(c, seen)
+    walk(model, set())
+
+
+def quantize_float_model(model, calibration_data, example_inputs, qconfig_mapping=None):
+    """torch.ao FX post-training quantization under qnnpack (BN folded, ReLU fused).
+
+    Default qconfig is torch's ``onednn`` default: per-channel symmetric qint8 weights and
+    full-range quint8 activations observed by HistogramObserver.
+    """
+    import torch
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    model = copy.deepcopy(model).eval()
+    qmap = qconfig_mapping or get_default_qconfig_mapping("onednn")
+    with _engine("qnnpack"), torch.no_grad():
+        prepared = prepare_fx(model, qmap, example_inputs)
+        for batch in calibration_data:
+            prepared(*_as_tuple(batch))
+        return convert_fx(prepared)
+
+
+# ---- tracing -------------------------------------------------------------------------------
+def _trace(model):
+    import torch
+    import torch.fx as fx
+    if isinstance(model, fx.GraphModule):
+        return model
+
+    class _Tracer(fx.Tracer):
+        def __init__(self):
+            super().__init__()
+            self.record_stack_traces = True
+    tracer = _Tracer()
+    try:
+        graph = tracer.trace(model)
+    except Exception as e:  # noqa: BLE001 - torch raises many types here
+        raise UnsupportedError(f"cannot trace {type(model).__name__} with torch.fx ({e}); qrt "
+                               "exports models whose forward is traceable") from e
+    return fx.GraphModule(tracer.root if isinstance(tracer.root, torch.nn.Module) else model,
+                          graph)
+
+
+def _run_nodes(gm, inputs) -> Dict[str, Any]:
+    import torch
+    import torch.fx as fx
+    values: Dict[str, Any] = {}
+
+    class _Rec(fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            values[n.name] = v
+            return v
+    with torch.no_grad():
+        _Rec(gm).run(*inputs)
+    return values
+
+
+def _batched(inputs, extra=1):
+    import torch
+    return tuple(torch.cat([x] + [x[:1]] * extra, 0) if x.dim() else x for x in inputs)
+
+
+# ---- node -> qrt op mapping ------------------------------------------------------------------
+class _Converter:
+    def __init__(self, gm, values, values2, fixed_batch, batch):
+        self.gm = gm
+        self.v = values
+        self.v2 = values2
+        self.fixed_batch = fixed_batch
+        self.batch = batch
+        self.b = BlobBuilder()
+        self.tensor_of: Dict[str, int] = {}   # node name -> tensor index
+
+    # tensors
+    def _tensor(self, node) -> int:
+        import torch
+        if node.name in self.tensor_of:
+            return self.tensor_of[node.name]
+        val = self.v[node.name]
+        if not isinstance(val, torch.Tensor):
+            raise UnsupportedError(f"node {node.name} yields {type(val).__name__}, not a tensor")
+        shape = tuple(val.shape)
+        batched = False
+        if not self.fixed_batch and self.v2 is not None and shape:
+            v2 = self.v2.get(node.name)
+            batched = (isinstance(v2, torch.Tensor) and v2.shape[0] == shape[0] + 1
+                       and shape[0] == self.batch)
+        if val.is_quantized:
+            if val.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+                raise UnsupportedError(f"{node.name}: per-channel quantized activations are not "
+                                       "supported")
+            dt = {torch.quint8: "quint8", torch.qint8: "qint8", torch.qint32: "qint32"}.get(
+                val.dtype)
+            if dt is None:
+                raise UnsupportedError(f"{node.name}: dtype {val.dtype} is not supported")
+            idx = self.b.activation(node.name, dt, shape, batched=batched,
+                                    scale=float(val.q_scale()),
+                                    zero_point=int(val.q_zero_point()))
+        else:
+            if val.dtype != torch.float32:
+                raise UnsupportedError(f"{node.name}: dtype {val.dtype} is not supported "
+                                       "(float32 and quantized tensors only)")
+            idx = self.b.activation(node.name, "float32", shape, batched=batched)
+        self.tensor_of[node.name] = idx
+        return idx
+
+    def _unsupported(self, node, what):
+        raise UnsupportedError(
+            f"unsupported op {what} at {_source(node, self.gm)}; qrt supports: "
+            + "; ".join(SUPPORTED))
+
+    def _emit(self, kind, node, inputs, params=(), attrs=None):
+        ins = [self._tensor(a) for a in inputs]
+        out = self._tensor(node)
+        self.b.op(kind, node.name, ins, [out], params, attrs or {}, _source(node, self.gm))
+
+    def _module_op(self, kind, node, qmod):
+        arrays = qmod.packed_arrays()
+        names, params = [], []
+        for k, arr in arrays.items():
+            names.append(k)
+            params.append(self.b.constant(f"{node.name}.{k}", np.asarray(arr)))
+        self._emit(kind, node, [node.args[0]], params,
+                   {"config": _plain(qmod.config()), "params": names})
+
+    def convert(self):
+        import torch
+        import torch.ao.nn.intrinsic.quantized as nniq
+        import torch.ao.nn.quantized as nnq
+        import torch.ao.nn.quantized.dynamic as nnqd
+        import torch.nn as nn
+        import torch.nn.functional as Fn
+        from qrt_export._modules import qrt_module
+
+        gm = self.gm
+        b = self.b
+        for node in gm.graph.nodes:
+            val = self.v.get(node.name)
+            if node.op == "placeholder":
+                b.inputs.append(self._tensor(node))
+                continue
+            if node.op == "get_attr":
+                continue
+            if node.op == "output":
+                outs = node.args[0]
+                outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+                for o in outs:
+                    if not hasattr(o, "name") or o.name not in self.tensor_of:
+                        raise UnsupportedError(f"model output {o} is not a tensor computed "
+                                               "by a supported op")
+                    b.outputs.append(self.tensor_of[o.name])
+                continue
+            if not isinstance(val, torch.Tensor):
+                # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
+                if node.op == "call_method" and node.target in ("size", "dim"):
+                    continue
+                if node.op == "call_function" and node.target in (getattr, operator.getitem,
+                                                                   operator.mul,
+                                                                   operator.floordiv):
+                    continue
+                self._unsupported(node, f"{node.op} {node.target} (non-tensor result)")
+            a0 = node.args[0] if node.args else None
+            if node.op == "call_module":
+                m = gm.get_submodule(node.target)
+                if isinstance(m, nnq.Quantize):
+                    self._quantize(node, a0, val)
+                elif isinstance(m, nnq.DeQuantize):
+                    self._emit("dequantize", node, [a0])
+                elif isinstance(m, nniq.ConvReLU1d):
+                    self._module_op("conv_relu1d", node, qrt_module("conv_relu1d", m))
+                elif isinstance(m, nnq.Conv1d):
+                    self._module_op("conv1d", node, qrt_module("conv1d", m))
+                elif isinstance(m, nniq.LinearReLU):
+                    self._module_op("linear_relu", node, qrt_module("linear_relu", m))
+                elif isinstance(m, nnqd.Linear):
+                    self._module_op("linear_dynamic", node, qrt_module("linear_dynamic", m))
+                elif isinstance(m, nnq.Linear):
+                    self._module_op("linear", node, qrt_module("linear", m))
+                elif isinstance(m, (nn.ReLU, nnq.ReLU6)) and not isinstance(m, nnq.ReLU6):
+                    self._emit("relu", node, [a0])
+                elif isinstance(m, nnq.Hardswish):
+                    self._emit("hardswish", node, [a0], attrs={"kwargs": {
+                        "scale": float(m.scale), "zero_point": int(m.zero_point)}})
+                elif isinstance(m, nn.Sigmoid):
+                    self._emit("sigmoid", node, [a0])
+                elif isinstance(m, nn.MaxPool1d):
+                    self._pool("max_pool1d", node, a0, m.kernel_size, m.stride, m.padding,
+                               dilation=m.dilation, ceil_mode=m.ceil_mode)
+                elif isinstance(m, nn.AvgPool1d):
+                    self._pool("avg_pool1d", node, a0, m.kernel_size, m.stride, m.padding,
+                               ceil_mode=m.ceil_mode, count_include_pad=m.count_include_pad)
+                elif isinstance(m, nn.AdaptiveAvgPool1d):
+                    self._emit("adaptive_avg_pool1d", node, [a0], attrs={"kwargs": {
+                        "output_size": _int1(m.output_size)}})
+                elif isinstance(m, nn.Flatten):
+                    self._emit("flatten", node, [a0])
+                elif isinstance(m, (nn.Identity, nn.Dropout)):
+                    self._emit("identity", node, [a0])
+                else:
+                    self._unsupported(node, f"module {type(m).__module__}.{type(m).__name__}")
+                continue
+            target = node.target
+            if node.op == "call_function":
+                if target is torch.quantize_per_tensor:
+                    self._quantize(node, a0, val)
+                elif target is torch.dequantize:
+                    self._emit("dequantize", node, [a0])
+                elif target in (torch.relu, Fn.relu, torch.relu_):
+                    self._emit("relu", node, [a0])
+                elif target in (torch.ops.quantized.add, torch.ops.quantized.add.default,
+                                torch.ops.quantized.add_relu,
+                                torch.ops.quantized.add_relu.default):
+                    kind = "add_relu" if "relu" in str(target) else "add"
+                    self._emit(kind, node, [node.args[0], node.args[1]], attrs={"kwargs": {
+                        "scale": float(val.q_scale()), "zero_point": int(val.q_zero_point())}})
+                elif target in (Fn.max_pool1d, torch.max_pool1d):
+                    self._fpool("max_pool1d", node, ("kernel_size", "stride", "padding",
+                                                     "dilation", "ceil_mode"))
+                elif target in (Fn.avg_pool1d, torch.avg_pool1d):
+                    self._fpool("avg_pool1d", node, ("kernel_size", "stride", "padding",
+                                                     "ceil_mode", "count_include_pad"))
+                elif target in (Fn.adaptive_avg_pool1d, torch.adaptive_avg_pool1d):
+                    os_ = node.kwargs.get("output_size", node.args[1] if len(node.args) > 1
+                                          else None)
+                    self._emit("adaptive_avg_pool1d", node, [a0], attrs={"kwargs": {
+                        "output_size": _int1(os_)}})
+                elif target in (torch.sigmoid,):
+                    self._emit("sigmoid", node, [a0])
+                elif target in (torch.cat, torch.concat, torch.ops.quantized.cat):
+                    self._cat(node, val)
+                elif target in (torch.flatten,):
+                    self._emit("flatten", node, [a0])
+                elif target in (torch.reshape,):
+                    self._emit("reshape", node, [a0])
+                elif target in (Fn.dropout,):
+                    self._emit("identity", node, [a0])
+                else:
+                    self._unsupported(node, f"function {getattr(target, '__name__', target)}")
+                continue
+            if node.op == "call_method":
+                if target == "dequantize":
+                    self._emit("dequantize", node, [a0])
+                elif target in ("relu", "relu_"):
+                    self._emit("relu", node, [a0])
+                elif target in ("flatten",):
+                    self._emit("flatten", node, [a0])
+                elif target in ("view", "reshape"):
+                    self._emit("reshape", node, [a0])
+                elif target in ("contiguous", "detach"):
+                    self._emit("identity", node, [a0])
+                elif target == "sigmoid":
+                    self._emit("sigmoid", node, [a0])
+                else:
+                    self._unsupported(node, f"method Tensor.{target}")
+                continue
+            self._unsupported(node, f"{node.op} {target}")
+        if not b.inputs or not b.outputs:
+            raise UnsupportedError("the traced graph has no tensor inputs or outputs")
+        return b
+
+    def _quantize(self, node, a0, val):
+        import torch
+        if val.dtype not in (torch.quint8, torch.qint8, torch.qint32):
+            self._unsupported(node, f"quantize to {val.dtype}")
+        self._emit("quantize", node, [a0])
+
+    def _pool(self, kind, node, a0, k, s, p, **kw):
+        k = _int1(k)
+        kwargs = {"kernel_size": k, "stride": _int1(s) if s not in (None, (), []) else k,
+                  "padding": _int1(p) if p is not None else 0}
+        for key, v in kw.items():
+            if key == "dilation":
+                kwargs[key] = _int1(v) if v is not None else 1
+            else:
+                kwargs[key] = bool(v)
+        self._emit(kind, node, [a0], attrs={"kwargs": kwargs})
+
+    def _fpool(self, kind, node, names):
+        # F.max_pool1d is a boolean_dispatch wrapper with a (*args, **kwargs) signature:
+        # map positional arguments by torch's documented order.
+        args = dict(zip(("input",) + names, node.args))
+        args.update(node.kwargs)
+        if args.get("return_indices"):
+            self._unsupported(node, f"{kind}(return_indices=True)")
+        extra = {n: args[n] for n in names[3:] if n in args}
+        self._pool(kind, node, node.args[0], args.get("kernel_size"), args.get("stride"),
+                   args.get("padding", 0), **extra)
+
+    def _cat(self, node, val):
+        tensors = node.args[0]
+        dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else 0)
+        ins = [self._tensor(a) for a in tensors]
+        out = self._tensor(node)
+        kw = {"dim": int(dim)}
+        if val.is_quantized:
+            kw.update(scale=float(val.q_scale()), zero_point=int(val.q_zero_point()))
+        self.b.op("cat", node.name, ins, [out], (), {"kwargs": kw}, _source(node, self.gm))
+
+
+def _int1(v):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise UnsupportedError(f"expected a single (1-d) size, got {v!r}")
+        v = v[0]
+    return int(v)
+
+
+def _plain(obj):
+    """config() values as JSON-able plain Python (numpy scalars/arrays become numbers/lists)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+# ---- agreement -------------------------------------------------------------------------------
+def _compare(qrt_out, torch_out, lsb) -> Dict[str, Any]:
+    import torch
+    if isinstance(torch_out, torch.Tensor) and torch_out.is_quantized:
+        a = qrt_out.int_repr().astype(np.int64)
+        t = torch_out.int_repr().numpy().astype(np.int64)
+        d = np.abs(a - t)
+        return {"exact": int((d == 0).sum()), "total": int(d.size), "max_lsb": int(d.max(
+            initial=0))}
+    a = np.asarray(qrt_out, dtype=np.float32)
+    t = torch_out.detach().numpy().astype(np.float32)
+    d = np.abs(a.astype(np.float64) - t.astype(np.float64))
+    ml = float(d.max(initial=0.0)) / lsb if lsb else float(d.max(initial=0.0))
+    return {"exact": int((d == 0).sum()), "total": int(d.size),
+            "max_lsb": round(ml, 3) if lsb else ml}
+
+
+def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
+    """Compare qrt's outputs with torch's (model repacked for ``engine``) on ``inputs``."""
+    import torch
+    tm = _repack(model_torch, engine)
+    with _engine(engine), torch.no_grad():
+        t_out = tm(*inputs)
+    t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
+    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_out = qmodel(*q_in)
+    q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
+    res = {"exact": 0, "total": 0, "max_lsb": 0}
+    for k, (q, t) in enumerate(zip(q_outs, t_outs)):
+        lsb = _output_lsb(qmodel, k)
+        r = _compare(q, t, lsb)
+        res["exact"] += r["exact"]
+        res["total"] += r["total"]
+        res["max_lsb"] = max(res["max_lsb"], r["max_lsb"])
+    return res
+
+
+def _output_lsb(qmodel, k) -> Optional[float]:
+    """Scale of the quantized tensor a float output was dequantized from (its LSB)."""
+    out_t = qmodel._blob.outputs[k]
+    for op in qmodel._blob.ops:
+        if op.outputs == [out_t] and op.kind == "dequantize":
+            return qmodel._t[op.inputs[0]].scale
+    return None
+
+
+# ---- public entry ------------------------------------------------------------------------------
+def export(model, example_inputs, path, *, calibration_data=None, qconfig_mapping=None,
+           check: bool = True, verbose: bool = True, source: Optional[str] = None
+           ) -> ExportReport:
+    """Export a quantized torch model (or a float one, quantized here) to a qrt ``.bin``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module or str
+        An eager-mode quantized model (converted, incl. QAT), an FX ``GraphModule`` from
+        ``convert_fx``, a ``quantize_dynamic`` model, a float model (quantized here with
+        ``calibration_data``), or the path of a whole model saved with ``torch.save``.
+    example_inputs : tensor, ndarray or tuple of them
+        Inputs used to trace the model, record shapes/qparams and check the result.
+    path : str
+        Where to write the blob.
+    calibration_data : iterable of inputs, optional
+        For float models; defaults to ``[example_inputs]``.
+    qconfig_mapping : torch.ao.quantization.QConfigMapping, optional
+        For float models; default: torch's ``onednn`` default (see docs).
+    """
+    import torch
+    engine_before = torch.backends.quantized.engine
+    src = source
+    if isinstance(model, (str, os.PathLike)):
+        src = src or os.fspath(model)
+        model = torch_load(os.fspath(model))
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module (or a path), got {type(model)}")
+    model = model.eval()
+    inputs = _as_tuple(example_inputs)
+    kind = _is_quantized_model(model)
+    converted_under = engine_before
+    if kind == "float":
+        calib = calibration_data if calibration_data is not None else [inputs]
+        model = quantize_float_model(model, calib, inputs, qconfig_mapping)
+        kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
+        converted_under = "qnnpack"
+    with _engine("qnnpack"):
+        qm = _repack(model, "qnnpack")
+        gm = _trace(qm)
+        values = _run_nodes(gm, inputs)
+        batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
+        try:
+            values2 = _run_nodes(gm, _batched(inputs))
+            fixed = False
+            for name, v in values.items():
+                v2 = values2.get(name)
+                if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
+                    if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:
+                        fixed = True
+        except Exception:  # noqa: BLE001 - a graph that only runs at one batch size
+            values2, fixed = None, True
+        conv = _Converter(gm, values, values2, fixed, batch)
+        b = conv.convert()
+    if fixed:
+        from qrt import _blob
+        b.flags |= _blob.FLAG_FIXED_BATCH
+    b.meta = {
+        "exporter": f"qrt-export {EXPORTER_VERSION}",
+        "qrt_version": qrt.__version__,
+        "torch_version": torch.__version__,
+        "source": src or f"{type(model).__module__}.{type(model).__qualname__}",
+        "model_kind": kind,
+        "engine": "qnnpack",
+        "converted_under": converted_under,
+        "example_input_shapes": [list(x.shape) for x in inputs],
+    }
+    nbytes = b.write(os.fspath(path))
+    qmodel = qrt.load(path)
+    rep = ExportReport(os.fspath(path), nbytes, qmodel.arena_nbytes, qmodel.weights_nbytes,
+                       qmodel.macs(), len(b.ops), torch_model=model)
+    if check:
+        for eng in dict.fromkeys(["qnnpack", converted_under]):
+            try:
+                rep.agreement[eng] = agreement(model, qmodel, inputs, eng)
+            except Exception as e:  # noqa: BLE001 - report, do not fail the export
+                rep.agreement[eng] = {"error": f"{type(e).__name__}: {e}"}
+    if verbose:
+        print(rep, file=sys.stderr)
+    return rep
+
+
+def load_class(spec: str):
+    """'package.module:ClassName' -> the class."""
+    import importlib
+    if ":" not in spec:
+        raise ValueError(f"--model must look like package.module:ClassName, got {spec!r}")
+    mod, _, name = spec.partition(":")
+    obj = importlib.import_module(mod)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def example_from(shapes: Sequence[Sequence[int]], seed=0):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal(s).astype(np.float32) for s in shapes)
