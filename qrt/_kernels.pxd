@@ -64,7 +64,6 @@ cdef extern from "qrt/quant.h" nogil:
                                    const float *zpf, float *out, int variant)
     void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
                                     const float *zpf, float *out, int variant)
-    int qrt_quant_isa()
 
 cdef extern from "qrt/conv1d.h" nogil:
     ctypedef struct qrt_conv1d_params:
