@@ -68,7 +68,7 @@ def save(tensors: Mapping[str, Union[QTensor, np.ndarray]], path, *, meta=None) 
         if isinstance(v, QTensor):
             if v.ndim > B.MAX_NDIM:
                 raise ValueError(f"tensors[{name!r}] has {v.ndim} dims; at most {B.MAX_NDIM}")
-            ints = np.ascontiguousarray(v.int_repr())
+            ints = np.asarray(v.int_repr(), order="C")
             if v._qscheme is per_tensor_affine:
                 b.quantized_constant(name, ints, v.dtype.name, scale=v._scale,
                                      zero_point=v._zero_point)

@@ -78,7 +78,7 @@ class BlobBuilder:
         return self._add(t)
 
     def constant(self, name, array: np.ndarray) -> int:
-        arr = np.ascontiguousarray(array)
+        arr = np.asarray(array, order="C")  # keeps 0-d arrays 0-d
         code = {v[1]: k for k, v in B.DTYPES.items() if v[0] not in ("quint8", "qint8", "qint32")}
         c = code.get(arr.dtype.newbyteorder("<"))
         if c is None:
@@ -93,7 +93,7 @@ class BlobBuilder:
         ``zero_point``) or per-channel (``scales`` f64, ``zero_points`` s64, ``axis``)."""
         if dtype not in ("quint8", "qint8", "qint32"):
             raise ValueError(f"constant {name!r}: {dtype!r} is not a quantized dtype")
-        arr = np.ascontiguousarray(ints).astype(B.DTYPES[B.DTYPE_CODE[dtype]][1], copy=False)
+        arr = np.asarray(ints, order="C").astype(B.DTYPES[B.DTYPE_CODE[dtype]][1], copy=False)
         if axis is None:
             return self._add(TensorDef(self._unique(name), "constant", dtype, arr.shape,
                                        scale=float(scale), zero_point=int(zero_point),
@@ -227,7 +227,12 @@ class BlobBuilder:
 
         h = np.zeros((), dtype=B.HEADER_DTYPE)
         h["magic"] = B.MAGIC
-        h["version_major"], h["version_minor"] = B.VERSION_MAJOR, B.VERSION_MINOR
+        # Format 1.1 features (tensor files, custom ops) mark the file 1.1; a file using none
+        # of them stays a 1.0 file, byte-identical to what 1.0 writers produce.
+        uses_11 = bool(self.flags & B.FLAG_TENSORS) or any(op.kind == "custom"
+                                                           for op in self.ops)
+        h["version_major"] = B.VERSION_MAJOR
+        h["version_minor"] = B.VERSION_MINOR if uses_11 else 0
         h["header_size"], h["flags"] = B.HEADER_SIZE, self.flags
         h["alignment"], h["section_count"] = align, n_sec
         h["section_table_offset"], h["file_size"] = table_off, file_size
