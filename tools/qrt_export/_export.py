@@ -15,6 +15,7 @@ import numpy as np
 
 import qrt
 from qrt_export._writer import BlobBuilder
+from qrt_export import custom
 
 EXPORTER_VERSION = "0.1.0"
 
@@ -237,6 +238,9 @@ def _trace(model):
         def __init__(self):
             super().__init__()
             self.record_stack_traces = True
+
+        def is_leaf_module(self, m, qualname):  # custom ops (qrt_export.register) are leaves
+            return custom.lookup(m) is not None or super().is_leaf_module(m, qualname)
     tracer = _Tracer()
     try:
         graph = tracer.trace(model)
@@ -369,6 +373,14 @@ class _Converter:
             a0 = node.args[0] if node.args else None
             if node.op == "call_module":
                 m = gm.get_submodule(node.target)
+                spec = custom.lookup(m)
+                if spec is not None:  # format 1.1: a user op (qrt_export.register)
+                    if node.kwargs or not all(hasattr(a, "name") for a in node.args):
+                        self._unsupported(node, "custom module called with non-tensor or "
+                                          "keyword arguments")
+                    self._emit("custom", node, list(node.args),
+                               attrs=custom.attrs_for(m, spec))
+                    continue
                 if isinstance(m, nnq.Quantize):
                     self._quantize(node, a0, val)
                 elif isinstance(m, nnq.DeQuantize):
