@@ -612,9 +612,18 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         model = torch_load(os.fspath(model))
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module (or a path), got {type(model)}")
-    model = model.eval()
     inputs = _as_tuple(example_inputs)
+    from qrt_export import qat
+    qat_prepared = qat.is_qat_prepared(model)
+    if qat_prepared:  # FakeQuantize modules: convert a copy with torch.ao first
+        model = qat.convert_qat(model)
+    model = model.eval()
     kind = _is_quantized_model(model)
+    if qat_prepared:
+        if kind == "float":
+            raise UnsupportedError("the QAT-prepared model has no quantized module after "
+                                   "torch.ao convert (no QuantStub / qconfig?)")
+        kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
     if kind == "float":
         calib = calibration_data if calibration_data is not None else [inputs]
