@@ -163,7 +163,7 @@ def test_loader_quantized_io(tmp_path):
 def test_loader_never_imports_torch(tmp_path):
     p = tmp_path / "conv.bin"
     conv_blob(p)
-    code = ("import sys, numpy as np, qrt; m = qrt.load(sys.argv[1]); "
+    code = ("import sys, numpy as np, qrt, qrt_export; m = qrt.load(sys.argv[1]); "
             "y = m(np.zeros((3, 4, 20), np.float32)); "
             "assert 'torch' not in sys.modules, 'torch imported'; print(y.shape)")
     r = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True,
