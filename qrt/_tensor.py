@@ -324,7 +324,7 @@ def _clone_strides(shape, strides) -> Tuple[int, ...]:
     return _contiguous_strides(shape)
 
 
-# ---- QTensor --------------------------------------------------------------------------------------
+# ---- QTensor ------------------------------------------------------------------------------------
 class QTensor:
     """A quantized tensor: integers in a :class:`Storage` plus quantization parameters.
 

@@ -245,7 +245,7 @@ def test_save_rejects_bad_arguments(tmp_path):
     assert not p.exists()  # nothing is written when an argument is bad
 
 
-# ---- the exporter: torch state_dict -> tensor file ------------------------------------------------
+# ---- the exporter: torch state_dict -> tensor file -----------------------------------------------
 def _quantized_model(torch):
     import torch.nn as nn
     from torch.ao.quantization import DeQuantStub, QuantStub, convert, get_default_qconfig, \

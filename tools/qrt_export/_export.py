@@ -29,6 +29,7 @@ SUPPORTED = (
     "max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions)",
     "hardswish (quantized), sigmoid", "cat",
     "flatten, reshape/view, identity, dropout (eval)",
+    "user modules registered with qrt_export.register (custom ops, format 1.1)",
 )
 
 
@@ -592,7 +593,9 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
     Parameters
     ----------
     model : torch.nn.Module or str
-        An eager-mode quantized model (converted, incl. QAT), an FX ``GraphModule`` from
+        A model still in its QAT state (FakeQuantize modules from ``prepare_qat`` /
+        ``prepare_qat_fx``: a copy is converted with torch.ao first, see qrt_export/qat.py),
+        an eager-mode quantized model (converted, incl. QAT), an FX ``GraphModule`` from
         ``convert_fx``, a ``quantize_dynamic`` model, a float model (quantized here with
         ``calibration_data``), or the path of a whole model saved with ``torch.save``.
     example_inputs : tensor, ndarray or tuple of them
