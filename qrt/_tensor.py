@@ -346,7 +346,16 @@ class QTensor:
         off = operator.index(offset)
         if off < 0:
             raise ValueError(f"offset={off} must be >= 0")
-        st = _contiguous_strides(shp) if strides is None else _as_shape(strides)
+        if strides is None:
+            st = _contiguous_strides(shp)
+        else:
+            try:
+                st = tuple(operator.index(x) for x in strides)
+            except TypeError:
+                raise TypeError(f"strides must be a sequence of integers, got "
+                                f"{strides!r}") from None
+            if any(x < 0 for x in st):
+                raise ValueError(f"strides {st} must be >= 0 (torch has no negative strides)")
         if len(st) != len(shp):
             raise ValueError(f"strides {st} and shape {shp} have different lengths")
         # Every element must lie inside the storage: check the extreme byte touched.

@@ -373,6 +373,8 @@ def test_qtensor_over_mapped_file(tmp_path):
     (dict(shape=(2, 2), strides=(1,)), "lengths"),
     (dict(shape=(2, -1)), "negative"),
     (dict(shape=(2,), offset=-1), ">= 0"),
+    (dict(shape=(2, 2), strides=(-1, 1)), "strides .* >= 0"),
+    (dict(shape=(2 ** 40, 2 ** 40)), "needs"),
 ])
 def test_view_that_does_not_fit_its_storage(kw, msg):
     st = qrt.Storage.empty(60)
