@@ -13,6 +13,7 @@ them), referenced from the quantized entry.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Dict, Mapping, Union
 
 import numpy as np
@@ -91,7 +92,20 @@ def save(tensors: Mapping[str, Union[QTensor, np.ndarray]], path, *, meta=None) 
     if meta:
         b.meta.update(dict(meta))
     b.flags |= B.FLAG_TENSORS
-    return b.write(os.fspath(path))
+    data = b.to_bytes()
+    # Write a new file and rename it over ``path``: tensors still mapped from an older
+    # version of ``path`` (load_tensors(mmap=True)) keep their inode instead of seeing the
+    # file truncated under them (which would fault on access).
+    dst = os.fspath(path)
+    tmp = f"{dst}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, dst)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return len(data)
 
 
 def load_tensors(path, mmap: bool = True, *, verify: bool = True

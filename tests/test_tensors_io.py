@@ -126,6 +126,20 @@ def test_mmap_is_zero_copy_and_readonly(tmp_path, rng):
     assert owned["f32"].flags.writeable
 
 
+def test_overwrite_while_mapped(tmp_path, rng):
+    """Saving over a file whose tensors are still mapped leaves those tensors intact."""
+    p = tmp_path / "w.bin"
+    a = qrt.quantize_per_tensor(rng.standard_normal(1000).astype(np.float32), 0.1, 3,
+                                qrt.quint8)
+    qrt.save({"a": a, "f": np.arange(10, dtype=np.float32)}, p)
+    old = qrt.load_tensors(p)
+    qrt.save({"b": np.zeros(1, np.int8)}, p)  # much smaller file, same path
+    np.testing.assert_array_equal(old["a"].int_repr(), a.int_repr())
+    np.testing.assert_array_equal(old["f"], np.arange(10, dtype=np.float32))
+    assert list(qrt.load_tensors(p)) == ["b"]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["w.bin"]  # no temp file left
+
+
 def test_cli_inspect_and_verify(tmp_path, rng, capsys):
     from qrt.__main__ import main
     p = tmp_path / "w.bin"
