@@ -391,6 +391,14 @@ class QTensor:
             self._scales = self._zero_points = self._axis = None
 
     @classmethod
+    def per_channel(cls, storage: Storage, shape, dtype, scales, zero_points, axis: int,
+                    offset=0, strides=None) -> "QTensor":
+        """The per-channel form over an existing storage (no copy): one (scale, zero_point)
+        per index of ``axis``; scales kept as float64 and zero points as int64, as torch."""
+        return cls(storage, shape, dtype, offset=offset, strides=strides, scales=scales,
+                   zero_points=zero_points, axis=axis)
+
+    @classmethod
     def _wrap(cls, storage, shape, strides, offset, dtype, qscheme, scale, zero_point, scales,
               zero_points, axis):
         """Internal constructor: trusts its (already validated) arguments."""

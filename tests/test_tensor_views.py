@@ -361,6 +361,15 @@ def test_qtensor_over_mapped_file(tmp_path):
     pc = qrt.QTensor(st, (3, 4, 5), qrt.quint8, offset=4, scales=[0.1, 0.2, 0.3, 0.4],
                      zero_points=[0, 1, 2, 3], axis=1)
     assert pc.storage() is st
+    pc2 = qrt.QTensor.per_channel(st, (3, 4, 5), qrt.quint8, [0.1, 0.2, 0.3, 0.4],
+                                  [0, 1, 2, 3], 1, offset=4)
+    assert pc2.storage() is st and pc2.data_ptr() == pc.data_ptr()
+    np.testing.assert_array_equal(pc2.dequantize(), pc.dequantize())
+    # strided: every second frame, read in place
+    ev = qrt.QTensor(st, (2, 4, 5), qrt.quint8, 0.5, 0, offset=4, strides=(40, 5, 1))
+    np.testing.assert_array_equal(ev.int_repr(), frames[::2])
+    with pytest.raises(ValueError, match="needs"):
+        qrt.QTensor(st, (3, 4, 5), qrt.quint8, 0.5, 0, offset=4, strides=(40, 5, 1))
     np.testing.assert_array_equal(pc[:, 2:3].int_repr()[:, 0], frames[:, 2])
     np.testing.assert_array_equal(pc[:, 2:3].q_per_channel_scales(), [0.3])
 
