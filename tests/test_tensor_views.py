@@ -505,3 +505,26 @@ def test_views_golden():
             np.testing.assert_array_equal(q.int_repr(), a, err_msg=where)
             n_steps += 1
     assert n_steps > 250 and n_err >= 1
+
+
+def test_layers_take_any_view(rng):
+    """Views reach the layers: a Linear over a channels-last-strided 4-d view (whose clone
+    stays channels-last) and functional ops over permuted slices give the results of the
+    same values made contiguous."""
+    import qrt.functional as F
+    import qrt.nn as nn
+    lin = nn.Linear(5, 4)
+    lin.set_weight_bias(qrt.quantize_per_tensor(rng.standard_normal((4, 5)).astype(np.float32),
+                                                0.02, 0, qrt.qint8),
+                        rng.standard_normal(4).astype(np.float32))
+    lin.scale, lin.zero_point = 0.1, 128
+    x = qrt.quantize_per_tensor(rng.standard_normal((2, 3, 4, 5)).astype(np.float32), 0.05,
+                                128, qrt.quint8)
+    xcl = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    assert xcl.clone().stride() == (60, 1, 15, 3)  # channels-last kept by clone, as torch
+    np.testing.assert_array_equal(lin(xcl).int_repr(), lin(x).int_repr())
+    v = x[:, 1:, ::2].permute(0, 1, 3, 2).flatten(0, 1)
+    c = v.contiguous()
+    for f in (F.relu, lambda t: F.add(t, t, 0.1, 90), lambda t: F.max_pool1d(t, 2),
+              lambda t: F.cat([t, t], 1, 0.1, 3), lambda t: F.hardswish(t, 0.05, 100)):
+        np.testing.assert_array_equal(f(v).int_repr(), f(c).int_repr())
