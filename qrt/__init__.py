@@ -15,6 +15,8 @@ from qrt._conv1d import get_num_threads, set_num_threads
 from qrt import functional, nn, quantization
 from qrt.loader import FormatError, load
 from qrt.model import Model
+from qrt.tensors_io import load_tensors, save
+from qrt.custom_ops import register_op, registered_ops, unregister_op
 
 __version__ = "0.1.0"
 
@@ -23,7 +25,8 @@ __all__ = [
     "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
     "quantize_per_tensor", "quantize_per_channel", "dequantize", "from_int_repr",
     "from_int_repr_per_channel", "functional", "nn", "quantization", "load", "Model",
-    "FormatError", "get_include", "set_num_threads", "get_num_threads", "__version__",
+    "FormatError", "get_include", "set_num_threads", "get_num_threads", "__version__", "save",
+    "load_tensors", "register_op", "unregister_op", "registered_ops",
 ]
 
 

@@ -56,7 +56,8 @@ def _inspect(args) -> int:
             "ops": [{"index": o.index, "kind": o.kind, "name": o.name, "inputs": o.inputs,
                      "outputs": o.outputs, "params": o.params, "attrs": o.attrs,
                      "source": o.source} for o in blob.ops],
-            "inputs": blob.inputs, "outputs": blob.outputs}, indent=1))
+            "inputs": blob.inputs, "outputs": blob.outputs,
+            "tensor_file": blob.tensor_file}, indent=1))
         return EXIT_OK
     size = os.path.getsize(args.model)
     print(f"{args.model}: qrt blob format {h['version_major']}.{h['version_minor']}, "
@@ -73,7 +74,7 @@ def _inspect(args) -> int:
     print(f"tensors ({len(blob.tensors)}):")
     for t in blob.tensors:
         q = (f" scale={t.scale:.6g} zp={t.zero_point}" if t.qscheme == "per_tensor_affine"
-             else "")
+             else f" per-channel axis={t.axis}" if t.qscheme == "per_channel_affine" else "")
         shape = ("N," if t.batched and not blob.fixed_batch else "") + \
             ",".join(str(d) for d in (t.shape[1:] if t.batched and not blob.fixed_batch
                                       else t.shape))
@@ -87,6 +88,11 @@ def _inspect(args) -> int:
             a = a[:77] + "..."
         print(f"  {o.index:>4} {o.kind:<20} {o.name:<20} in={o.inputs} out={o.outputs}"
               f"{' params=' + str(o.params) if o.params else ''} {a}")
+    if blob.tensor_file:  # format 1.1: written by qrt.save (docs/tensors.md)
+        from qrt.tensors_io import load_tensors
+        print(f"tensor file: {len(load_tensors(args.model, verify=False))} tensors "
+              "(read with qrt.load_tensors)")
+        return EXIT_OK
     print(f"inputs: {[blob.tensors[i].name for i in blob.inputs]}  "
           f"outputs: {[blob.tensors[i].name for i in blob.outputs]}")
     if not args.no_model:
@@ -99,6 +105,14 @@ def _inspect(args) -> int:
 # ---- verify -----------------------------------------------------------------------------------
 def _verify(args) -> int:
     t0 = time.perf_counter()
+    if os.path.isfile(args.model):  # a tensor file (qrt.save) verifies without a model
+        from qrt.loader import read_blob
+        from qrt.tensors_io import load_tensors
+        if read_blob(args.model).tensor_file:
+            n = len(load_tensors(args.model))
+            print(f"{args.model}: OK (tensor file, {n} tensors, checksums verified, loaded in "
+                  f"{(time.perf_counter() - t0) * 1e3:.1f} ms)")
+            return EXIT_OK
     m = _load(args.model, verify=True)
     dt = time.perf_counter() - t0
     print(f"{args.model}: OK ({len(m.ops)} ops, weights {m.weights_nbytes} B, arena "

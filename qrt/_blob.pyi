@@ -17,6 +17,7 @@ MAX_ATTR_BYTES: int
 MAX_META_BYTES: int
 NONE: int
 FLAG_FIXED_BATCH: int
+FLAG_TENSORS: int
 TENSOR_BATCHED: int
 SECTION: Dict[str, int]
 SECTION_NAMES: Dict[int, str]

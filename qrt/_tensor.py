@@ -202,7 +202,129 @@ def _as_shape(shape) -> Tuple[int, ...]:
     return out
 
 
-# ---- QTensor --------------------------------------------------------------------------------------
+def _wrap_dim(dim, ndim: int, what: str = "dim") -> int:
+    """A dim in [-ndim, ndim) made non-negative; IndexError (as torch) when out of range."""
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(dim).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"{what}={d} is out of range (expected to be in range of [{-n}, "
+                         f"{n - 1}])")
+    return d % n
+
+
+def _shape_args(args, what: str = "shape") -> Tuple[int, ...]:
+    """``f(2, 3)`` or ``f((2, 3))`` -> (2, 3)."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        args = args[0]
+    try:
+        return tuple(operator.index(d) for d in args)
+    except TypeError:
+        raise TypeError(f"{what} must be integers, got {args!r}") from None
+
+
+def _infer_shape(shape: Tuple[int, ...], numel: int) -> Tuple[int, ...]:
+    """torch's infer_size: at most one -1, no other negative size, same element count."""
+    infer = None
+    known = 1
+    for i, d in enumerate(shape):
+        if d == -1:
+            if infer is not None:
+                raise ValueError("only one dimension can be inferred (-1)")
+            infer = i
+        elif d < 0:
+            raise ValueError(f"invalid shape dimension {d}")
+        else:
+            known *= d
+    if infer is not None:
+        if known == 0 or numel % known:
+            raise ValueError(f"shape {list(shape)} is invalid for input of size {numel}")
+        shape = shape[:infer] + (numel // known,) + shape[infer + 1:]
+    elif known != numel:
+        raise ValueError(f"shape {list(shape)} is invalid for input of size {numel}")
+    return shape
+
+
+def _compute_stride(oldshape, oldstride, newshape) -> Optional[Tuple[int, ...]]:
+    """ATen's computeStride: strides for viewing (oldshape, oldstride) as newshape, or None
+    when no view exists (then reshape copies)."""
+    if not oldshape:
+        return (1,) * len(newshape)
+    numel = math.prod(oldshape)
+    if numel == 0 and tuple(oldshape) == tuple(newshape):
+        return tuple(oldstride)
+    newstride = [0] * len(newshape)
+    if numel == 0:
+        for d in range(len(newshape) - 1, -1, -1):
+            newstride[d] = 1 if d == len(newshape) - 1 else \
+                max(newshape[d + 1], 1) * newstride[d + 1]
+        return tuple(newstride)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
+                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+def _is_contiguous(shape, strides) -> bool:
+    """torch's compute_contiguous: size-1 dims may have any stride; empty is contiguous."""
+    if any(d == 0 for d in shape):
+        return True
+    z = 1
+    for d, s in zip(reversed(shape), reversed(strides)):
+        if d != 1:
+            if s != z:
+                return False
+            z *= d
+    return True
+
+
+def _channels_last_like(shape, strides, order) -> bool:
+    """c10's is_channels_last_strides_{2d_s4,3d_s5}."""
+    mn = 0
+    if strides[1] == 0:
+        return False
+    for d in order:
+        if shape[d] == 0 or strides[d] < mn:
+            return False
+        if d == 0 and mn == strides[1]:
+            return False
+        mn = strides[d]
+        if shape[d] > 1:
+            mn *= shape[d]
+    return True
+
+
+def _clone_strides(shape, strides) -> Tuple[int, ...]:
+    """Strides of torch's quantized clone() (memory_format=preserve -> suggest_memory_format)."""
+    if len(shape) == 4 and _channels_last_like(shape, strides, (1, 3, 2, 0)):
+        n, c, h, w = shape
+        return (h * w * c, 1, w * c, c)
+    if len(shape) == 5 and _channels_last_like(shape, strides, (1, 4, 3, 2, 0)):
+        n, c, d, h, w = shape
+        return (d * h * w * c, 1, h * w * c, w * c, c)
+    return _contiguous_strides(shape)
+
+
+# ---- QTensor ------------------------------------------------------------------------------------
 class QTensor:
     """A quantized tensor: integers in a :class:`Storage` plus quantization parameters.
 
@@ -224,7 +346,16 @@ class QTensor:
         off = operator.index(offset)
         if off < 0:
             raise ValueError(f"offset={off} must be >= 0")
-        st = _contiguous_strides(shp) if strides is None else _as_shape(strides)
+        if strides is None:
+            st = _contiguous_strides(shp)
+        else:
+            try:
+                st = tuple(operator.index(x) for x in strides)
+            except TypeError:
+                raise TypeError(f"strides must be a sequence of integers, got "
+                                f"{strides!r}") from None
+            if any(x < 0 for x in st):
+                raise ValueError(f"strides {st} must be >= 0 (torch has no negative strides)")
         if len(st) != len(shp):
             raise ValueError(f"strides {st} and shape {shp} have different lengths")
         # Every element must lie inside the storage: check the extreme byte touched.
@@ -258,6 +389,14 @@ class QTensor:
             self._scale = _check_scale(1.0 if scale is None else scale)
             self._zero_point = _check_zero_point(0 if zero_point is None else zero_point, dt)
             self._scales = self._zero_points = self._axis = None
+
+    @classmethod
+    def per_channel(cls, storage: Storage, shape, dtype, scales, zero_points, axis: int,
+                    offset=0, strides=None) -> "QTensor":
+        """The per-channel form over an existing storage (no copy): one (scale, zero_point)
+        per index of ``axis``; scales kept as float64 and zero points as int64, as torch."""
+        return cls(storage, shape, dtype, offset=offset, strides=strides, scales=scales,
+                   zero_points=zero_points, axis=axis)
 
     @classmethod
     def _wrap(cls, storage, shape, strides, offset, dtype, qscheme, scale, zero_point, scales,
@@ -348,12 +487,19 @@ class QTensor:
         return self._axis
 
     def is_contiguous(self) -> bool:
-        return self._strides == _contiguous_strides(self._shape) or self.numel() <= 1
+        """As torch: sizes-1 dims may have any stride; empty tensors are contiguous."""
+        return _is_contiguous(self._shape, self._strides)
+
+    def data_ptr(self) -> int:
+        """Address of the first element (``storage().data_ptr()`` plus the offset in bytes)."""
+        return self._storage.data_ptr() + self._offset * self._dtype.itemsize
 
     # ---- data ------------------------------------------------------------------------------
     def int_repr(self) -> np.ndarray:
         """The integers as a numpy array sharing this tensor's memory (no copy)."""
         it = self._dtype.itemsize
+        if 0 in self._shape:  # nothing to share; numpy would check the strides' reach
+            return np.empty(self._shape, dtype=self._dtype.numpy_dtype)
         return np.ndarray(self._shape, dtype=self._dtype.numpy_dtype, buffer=self._storage,
                           offset=self._offset * it, strides=tuple(s * it for s in self._strides))
 
@@ -361,52 +507,270 @@ class QTensor:
         """float32 values, with torch's exact arithmetic."""
         return dequantize(self)
 
+    # ---- copies and views (torch's rules: see docs/tensors.md) ------------------------------
+    def _copy(self, strides) -> "QTensor":
+        """A copy of the integers in new memory laid out with ``strides``."""
+        it = self._dtype.itemsize
+        st = Storage.empty(math.prod(self._shape) * it)
+        dst = np.ndarray(self._shape, dtype=self._dtype.numpy_dtype, buffer=st,
+                         strides=tuple(s * it for s in strides))
+        np.copyto(dst, self.int_repr())
+        return QTensor._wrap(st, self._shape, tuple(strides), 0, self._dtype, self._qscheme,
+                             self._scale, self._zero_point, self._scales, self._zero_points,
+                             self._axis)
+
     def contiguous(self) -> "QTensor":
-        """self when already contiguous, else a contiguous copy."""
+        """self when already contiguous (torch's definition), else a contiguous copy."""
         if self.is_contiguous():
             return self
-        return self.clone()
+        return self._copy(_contiguous_strides(self._shape))
 
     def clone(self) -> "QTensor":
-        ints = np.ascontiguousarray(self.int_repr())
-        st = Storage.empty(ints.nbytes)
-        np.frombuffer(st, dtype=self._dtype.numpy_dtype)[:] = ints.reshape(-1)
-        return QTensor._wrap(st, self._shape, _contiguous_strides(self._shape), 0, self._dtype,
-                             self._qscheme, self._scale, self._zero_point, self._scales,
-                             self._zero_points, self._axis)
+        """A copy in new memory, laid out as torch's quantized ``clone()``.
+
+        Contiguous, except that a 4-d (5-d) tensor whose strides look channels-last keeps the
+        channels-last layout (torch's ``suggest_memory_format``).
+        """
+        return self._copy(_clone_strides(self._shape, self._strides))
+
+    def _new_axis_after_reshape(self, shape) -> Optional[int]:
+        """Where the channel axis lands in ``shape``, or ValueError when a reshape splits or
+        merges it (torch would keep the axis number and mislabel the channels)."""
+        if self._qscheme is not per_channel_affine:
+            return None
+        ax = self._axis
+        before = math.prod(self._shape[:ax])
+        n_ch = self._shape[ax]
+        acc = 1
+        for k, d in enumerate(shape):
+            if acc == before and d == n_ch:
+                return k
+            acc *= d
+        raise ValueError(f"cannot reshape a per-channel tensor of shape {self._shape} (channel "
+                         f"axis {ax}) into {tuple(shape)}: the channel axis would be split or "
+                         "merged")
+
+    def view(self, *shape) -> "QTensor":
+        """A view with a new shape sharing memory; ValueError where torch's ``view`` fails
+        (the strides cannot express it; use :meth:`reshape`)."""
+        shp = _infer_shape(_shape_args(shape), self.numel())
+        ax = self._new_axis_after_reshape(shp)
+        st = _compute_stride(self._shape, self._strides, shp)
+        if st is None:
+            raise ValueError(f"view of shape {shp} is not compatible with this tensor's shape "
+                             f"{self._shape} and strides {self._strides}; use reshape()")
+        return self._with_layout(shp, st, self._offset, ax)
 
     def reshape(self, *shape) -> "QTensor":
-        """A view when contiguous (as torch), else a reshaped copy. Per-tensor only."""
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = tuple(shape[0])
-        if self._qscheme is not per_tensor_affine:
-            raise ValueError("reshape of a per-channel tensor is not supported")
-        n = self.numel()
-        shape = list(operator.index(d) for d in shape)
-        if shape.count(-1) > 1:
-            raise ValueError("only one dimension can be -1")
-        if -1 in shape:
-            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-            if known == 0 or n % known:
-                raise ValueError(f"cannot reshape {self._shape} into {tuple(shape)}")
-            shape[shape.index(-1)] = n // known
-        shape = _as_shape(shape)
-        if int(np.prod(shape, dtype=np.int64)) != n:
-            raise ValueError(f"cannot reshape {self._shape} ({n} elements) into {shape}")
-        src = self.contiguous()
-        return src._with_layout(shape, _contiguous_strides(shape), src._offset)
-
-    view = reshape
+        """A view where torch's reshape gives one (the strides allow it), else a contiguous
+        copy.  A per-channel tensor's channel axis must survive unchanged."""
+        shp = _infer_shape(_shape_args(shape), self.numel())
+        ax = self._new_axis_after_reshape(shp)
+        st = _compute_stride(self._shape, self._strides, shp)
+        if st is not None:
+            return self._with_layout(shp, st, self._offset, ax)
+        src = self._copy(_contiguous_strides(self._shape))
+        return src._with_layout(shp, _contiguous_strides(shp), 0, ax)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "QTensor":
-        nd = max(self.ndim, 1)
-        s = start_dim % nd
-        e = end_dim % nd
+        """Merge dims ``start_dim..end_dim`` (a view when possible, as torch)."""
+        if self.ndim == 0:
+            return self.reshape(1)
+        s = _wrap_dim(start_dim, self.ndim, "start_dim")
+        e = _wrap_dim(end_dim, self.ndim, "end_dim")
         if s > e:
             raise ValueError("flatten: start_dim comes after end_dim")
-        shp = list(self._shape) or [1]
-        mid = int(np.prod(shp[s:e + 1], dtype=np.int64))
-        return self.reshape(tuple(shp[:s]) + (mid,) + tuple(shp[e + 1:]))
+        if s == e:
+            return self
+        shp = self._shape
+        return self.reshape(shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
+
+    def permute(self, *dims) -> "QTensor":
+        """A view with the dims reordered (shares memory).
+
+        Unlike torch (which refuses any permutation of a per-channel tensor), the channel
+        axis follows its dim.
+        """
+        dims = _shape_args(dims, "dims")
+        nd = self.ndim
+        if len(dims) != nd:
+            raise ValueError(f"permute: {len(dims)} dims given for a {nd}-d tensor")
+        perm = tuple(_wrap_dim(d, nd, "dims") for d in dims)
+        if len(set(perm)) != nd:
+            raise ValueError(f"permute: duplicate dims in {tuple(dims)}")
+        ax = None if self._axis is None else perm.index(self._axis)
+        return self._with_layout(tuple(self._shape[p] for p in perm),
+                                 tuple(self._strides[p] for p in perm), self._offset, ax)
+
+    def transpose(self, dim0: int, dim1: int) -> "QTensor":
+        """A view with two dims swapped."""
+        nd = max(self.ndim, 1)
+        a = _wrap_dim(dim0, nd, "dim0")
+        b = _wrap_dim(dim1, nd, "dim1")
+        if self.ndim == 0 or a == b:
+            return self._with_layout(self._shape, self._strides, self._offset)
+        perm = list(range(self.ndim))
+        perm[a], perm[b] = b, a
+        return self.permute(perm)
+
+    swapaxes = transpose
+
+    @property
+    def T(self) -> "QTensor":
+        """All dims reversed (torch deprecates this for ndim != 2 but still does it)."""
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "QTensor":
+        """The last two dims swapped."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs a tensor of at least 2 dims, got {self.ndim}")
+        return self.transpose(-2, -1)
+
+    def select(self, dim: int, index: int) -> "QTensor":
+        """The view at ``index`` along ``dim`` (that dim removed).
+
+        Per-channel tensors: selecting along the channel axis raises ValueError (torch
+        raises too), selecting along another dim keeps every channel.
+        """
+        if self.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-d tensor")
+        d = _wrap_dim(dim, self.ndim, "dim")
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise TypeError(f"index must be an integer, got {type(index).__name__}") from None
+        n = self._shape[d]
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for dimension {d} with size {n}")
+        i %= n
+        ax = self._axis
+        if ax is not None:
+            if d == ax:
+                raise ValueError(f"cannot select one channel (dim {d}) of a per-channel tensor; "
+                                 "slice it with k:k+1 instead")
+            if d < ax:
+                ax -= 1
+        return self._with_layout(self._shape[:d] + self._shape[d + 1:],
+                                 self._strides[:d] + self._strides[d + 1:],
+                                 self._offset + i * self._strides[d], ax)
+
+    def _slice(self, d: int, start, stop, step) -> "QTensor":
+        if step is None:
+            step = 1
+        else:
+            try:
+                step = operator.index(step)
+            except TypeError:
+                raise IndexError(f"slice step must be an integer, got {step!r}") from None
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        if step < 0:
+            raise ValueError("step must be greater than zero (as for torch tensors)")
+        n = self._shape[d]
+        try:
+            lo, hi, _ = slice(start, stop, 1).indices(n)
+        except TypeError:
+            raise IndexError(f"slice bounds must be integers or None, got "
+                             f"{start!r}:{stop!r}") from None
+        hi = max(hi, lo)
+        length = (hi - lo + step - 1) // step
+        shape = self._shape[:d] + (length,) + self._shape[d + 1:]
+        strides = self._strides[:d] + (self._strides[d] * step,) + self._strides[d + 1:]
+        t = self._with_layout(shape, strides, self._offset + lo * self._strides[d])
+        if self._axis == d:
+            sel = slice(lo, hi, step)
+            t._scales = self._scales[sel].copy()
+            t._zero_points = self._zero_points[sel].copy()
+        return t
+
+    def narrow(self, dim: int, start: int, length: int) -> "QTensor":
+        """The view of ``length`` entries from ``start`` along ``dim`` (as torch.narrow)."""
+        if self.ndim == 0:
+            raise IndexError("narrow() cannot be applied to a 0-d tensor")
+        d = _wrap_dim(dim, self.ndim, "dim")
+        n = self._shape[d]
+        s = operator.index(start)
+        ln = operator.index(length)
+        if not -n <= s <= n:
+            raise IndexError(f"narrow: start {s} is out of range for dimension {d} of size {n}")
+        if s < 0:
+            s += n
+        if ln < 0 or s + ln > n:
+            raise ValueError(f"narrow: start ({s}) + length ({ln}) exceeds dimension size ({n})")
+        return self._slice(d, s, s + ln, 1)
+
+    def unsqueeze(self, dim: int) -> "QTensor":
+        """A view with a new size-1 dim at ``dim``."""
+        d = _wrap_dim(dim, self.ndim + 1, "dim")
+        st = 1 if d >= self.ndim else self._shape[d] * self._strides[d]
+        ax = self._axis
+        if ax is not None and d <= ax:
+            ax += 1
+        return self._with_layout(self._shape[:d] + (1,) + self._shape[d:],
+                                 self._strides[:d] + (st,) + self._strides[d:], self._offset, ax)
+
+    def squeeze(self, dim=None) -> "QTensor":
+        """A view without size-1 dims (all of them, or those among ``dim``)."""
+        nd = self.ndim
+        if dim is None:
+            drop = {k for k, n in enumerate(self._shape) if n == 1}
+        else:
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            drop = {k for k in (_wrap_dim(x, max(nd, 1), "dim") for x in dims)
+                    if nd and self._shape[k] == 1}
+        ax = self._axis
+        if ax is not None:
+            if ax in drop:
+                raise ValueError("squeeze: the channel axis of a per-channel tensor cannot be "
+                                 "squeezed")
+            ax -= sum(1 for k in drop if k < ax)
+        keep = [k for k in range(nd) if k not in drop]
+        return self._with_layout(tuple(self._shape[k] for k in keep),
+                                 tuple(self._strides[k] for k in keep), self._offset, ax)
+
+    def __getitem__(self, key) -> "QTensor":
+        """Basic indexing as torch: integers, slices (step > 0), ``None`` and ``...``; the
+        result is a view.  Lists, arrays and booleans (advanced indexing) raise IndexError."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        consumed = 0
+        for k in key:
+            if k is None or k is Ellipsis:
+                continue
+            if isinstance(k, slice):
+                consumed += 1
+                continue
+            if isinstance(k, (bool, np.bool_)) or not hasattr(k, "__index__") or \
+                    getattr(k, "ndim", 0) != 0:
+                raise IndexError(f"qrt.QTensor supports basic indexing only (integers, slices, "
+                                 f"None, ...); got {type(k).__name__}. Index int_repr() for "
+                                 "advanced indexing.")
+            consumed += 1
+        if consumed > self.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        t = self
+        d = 0
+        for k in key:
+            if k is None:
+                t = t.unsqueeze(d)
+                d += 1
+            elif k is Ellipsis:
+                d += self.ndim - consumed
+            elif isinstance(k, slice):
+                t = t._slice(d, k.start, k.stop, k.step)
+                d += 1
+            else:
+                t = t.select(d, k)
+        if t is self:
+            t = self._with_layout(self._shape, self._strides, self._offset)
+        return t
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self.select(0, i)
 
     def __repr__(self):
         if self._qscheme is per_tensor_affine:

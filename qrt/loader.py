@@ -106,6 +106,11 @@ class Blob:
     meta: Dict[str, Any]
     fixed_batch: bool
 
+    @property
+    def tensor_file(self) -> bool:
+        """True for a tensor file written by ``qrt.save`` (format 1.1, R23)."""
+        return bool(self.header["flags"] & B.FLAG_TENSORS)
+
 
 def _fields(rec) -> Dict[str, Any]:
     """A record as a dict of Python ints/floats/bytes (lists for array fields)."""
@@ -162,7 +167,8 @@ class _Reader:
         if hs < B.HEADER_SIZE or hs % 8 or hs > self.size:
             raise self.err("R4", f"header_size {hs} must be a multiple of 8, at least "
                            f"{B.HEADER_SIZE} and inside the file ({self.size} bytes)", offset=8)
-        if any(int(b) for b in h["reserved"]) or (h["flags"] & ~B.FLAG_FIXED_BATCH):
+        if any(int(b) for b in h["reserved"]) or \
+                (h["flags"] & ~(B.FLAG_FIXED_BATCH | B.FLAG_TENSORS)):
             raise self.err("R5", "reserved header bytes or unknown flag bits are not zero",
                            offset=12)
         if hs > B.HEADER_SIZE and minor <= B.VERSION_MINOR and \
@@ -457,8 +463,14 @@ class _Reader:
                                attrs, src))
         return out
 
-    def io(self, secs, tensors, ops):
+    def io(self, secs, tensors, ops, tensor_file: bool = False):
         s = secs["IO"]
+        if tensor_file:  # R23 (format 1.1): a tensor file holds constants only
+            if ops or s["count"] or any(t.kind != "constant" for t in tensors):
+                raise self.err("R23", "a tensor file (header flag TENSORS) has no ops, no IO "
+                               "entries and only constant tensors", section="IO",
+                               offset=s["offset"])
+            return [], []
         tab = self.record(B.IO_DTYPE, s["offset"], s["count"], "IO")
         ins, outs = [], []
         for i in range(s["count"]):
@@ -531,7 +543,7 @@ def read_blob(path, *, verify: bool = True) -> Blob:
     r.checksums(h, secs)
     tensors = r.tensors(h, secs, storage)
     ops = r.ops(h, secs, tensors)
-    ins, outs = r.io(secs, tensors, ops)
+    ins, outs = r.io(secs, tensors, ops, bool(h["flags"] & B.FLAG_TENSORS))
     meta = r.meta(secs)
     return Blob(fspath, storage, h, secs, tensors, ops, ins, outs, meta,
                 bool(h["flags"] & B.FLAG_FIXED_BATCH))

@@ -34,7 +34,7 @@ FUNCTIONAL_OPS = ("relu", "add", "add_relu", "max_pool1d", "avg_pool1d", "adapti
 ALIAS_OPS = ("flatten", "reshape", "identity")
 # Number of (inputs, outputs) each op kind takes; None = any >= 1.
 _ARITY = {"quantize": (1, 1), "dequantize": (1, 1), "add": (2, 1), "add_relu": (2, 1),
-          "cat": (None, 1)}
+          "cat": (None, 1), "custom": (None, 1)}
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,9 @@ class Model:
     """
 
     def __init__(self, blob: Blob):
+        if blob.tensor_file:
+            raise FormatError("R23", "this is a tensor file (written by qrt.save), not a "
+                              "model; read it with qrt.load_tensors", path=blob.path)
         self._blob = blob
         self._t: List[TensorEntry] = blob.tensors
         self.path = blob.path
@@ -179,6 +182,9 @@ class Model:
                 root = self._aliases.get(op.inputs[0], op.inputs[0])
                 self._aliases[op.outputs[0]] = root
                 self._prepared.append(("alias", None))
+            elif op.kind == "custom":  # format 1.1: qrt.register_op (qrt/custom_ops.py)
+                from qrt import custom_ops
+                self._prepared.append(("custom", custom_ops.prepare(op, ins, outs, self._err)))
             else:  # pragma: no cover - every kind in qrt._blob.OPS is handled above
                 raise self._err(op, "unsupported op kind")
             for t in ins + outs:
@@ -315,6 +321,11 @@ class Model:
             return None
         if kind == "module":
             return obj, (ins[0],), {"out": out}
+        if kind == "custom":
+            from qrt import custom_ops
+            reg, attrs, out_entry = obj
+            return custom_ops.binder(reg, attrs, out_entry, op.attrs["op"]), \
+                tuple(ins) + (out,), {}
         fn, kw = obj
         kwargs = dict(kw)
         kwargs["out"] = out

@@ -603,7 +603,7 @@ class Linear(_Base):
                 self._remember(key, (plan, oshape))
         y = self._out_qtensor(out, oshape)
         if plan is None:  # leading dims that do not collapse: copy once, then run
-            x = x.clone()
+            x = x.contiguous()  # (clone() keeps a channels-last layout, as torch's does)
             plan, _ = self._linear_plan(x._shape, x._strides, x._scale, x._zero_point)
         plan.run_u8(x._storage, x._offset, y._storage, y._offset)
         return y

@@ -22,7 +22,8 @@
 
 #define QRT_BLOB_MAGIC "QRTB"       /**< bytes [0, 4) */
 #define QRT_BLOB_VERSION_MAJOR 1u   /**< readers reject any other major */
-#define QRT_BLOB_VERSION_MINOR 0u   /**< bumped when fields are appended */
+#define QRT_BLOB_VERSION_MINOR 1u   /**< bumped when fields are appended; 1.1: tensor files,
+                                         custom ops (docs/blob-format.md, "Format 1.1") */
 #define QRT_BLOB_MIN_READER 100u    /**< qrt 0.1.0 is the first reader of format 1.0 */
 #define QRT_BLOB_MIN_ALIGN 16u      /**< payload alignment floor (one NEON q-register) */
 #define QRT_BLOB_MAX_ALIGN 65536u    /**< payload alignment ceiling */
@@ -38,6 +39,8 @@
 
 /** Header flags. */
 #define QRT_BLOB_FLAG_FIXED_BATCH 1u /**< the graph only runs at the exported batch size */
+#define QRT_BLOB_FLAG_TENSORS 2u     /**< 1.1: a tensor file (qrt.save): constants only, no ops
+                                          or IO; R23 */
 
 /** Section kinds; each appears at most once. DATA is always the last bytes of the file. */
 typedef enum {
@@ -104,7 +107,9 @@ typedef enum {
     QRT_OP_FLATTEN = 17,
     QRT_OP_RESHAPE = 18,
     QRT_OP_IDENTITY = 19,
-    QRT_OP_COUNT = 20, /**< one past the last code */
+    QRT_OP_CUSTOM = 20, /**< 1.1: an op registered with qrt.register_op; attributes
+                             {"op": name, "attrs": {...}}; R24 */
+    QRT_OP_COUNT = 21, /**< one past the last code */
 } qrt_blob_op_kind;
 
 /** At offset 0. Grows only by appending fields before `reserved` and raising header_size.

@@ -10,7 +10,8 @@ a function here is called.
 from qrt_export._export import (EXPORTER_VERSION, SUPPORTED, ExportReport, UnsupportedError,
                                 agreement, export, quantize_float_model)
 from qrt_export._writer import BlobBuilder
+from qrt_export.custom import register, unregister
 
 __version__ = EXPORTER_VERSION
 __all__ = ["export", "quantize_float_model", "agreement", "ExportReport", "UnsupportedError",
-           "BlobBuilder", "SUPPORTED", "__version__"]
+           "BlobBuilder", "SUPPORTED", "__version__", "register", "unregister"]

@@ -13,16 +13,32 @@ def main(argv=None) -> int:
         description="Export a quantized PyTorch model to a qrt .bin blob.",
         epilog="examples:\n  qrt-export model.pt --input x.npy -o model.bin\n"
                "  qrt-export --model mypkg.nets:KwsNet --weights ckpt.pt --input x.npy "
-               "--calib calib.npy -o model.bin",
+               "--calib calib.npy -o model.bin\n  qrt-export --tensors ckpt.pt -o weights.bin",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model_file", nargs="?", help="a whole model saved with torch.save")
     p.add_argument("--model", help="package.module:ClassName of the float model (with --weights)")
     p.add_argument("--weights", help="state_dict checkpoint for --model")
-    p.add_argument("--input", required=True, help=".npy example input (float32), batch first")
+    p.add_argument("--tensors", metavar="CKPT",
+                   help="write the tensors of a state_dict checkpoint (quantized or not) as "
+                        "a qrt tensor file (qrt.load_tensors) instead of a model")
+    p.add_argument("--input", help=".npy example input (float32), batch first")
     p.add_argument("--calib", help=".npy calibration inputs for float models (default: --input)")
     p.add_argument("-o", "--output", required=True, help="the .bin to write")
     p.add_argument("--no-check", action="store_true", help="skip the torch-vs-qrt comparison")
     args = p.parse_args(argv)
+    if args.tensors:
+        if args.model_file or args.model:
+            p.error("--tensors takes no model")
+        from qrt_export.tensors import export_tensors
+        try:
+            n = export_tensors(args.tensors, args.output)
+        except (OSError, ValueError, TypeError, RuntimeError) as e:
+            print(f"qrt-export: error: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+        print(f"qrt-export: wrote {args.output} ({n} bytes)", file=sys.stderr)
+        return 0
+    if not args.input:
+        p.error("--input is required for a model")
     if bool(args.model_file) == bool(args.model):
         p.error("give either a saved model file or --model package.module:ClassName")
     if args.model and not args.weights:

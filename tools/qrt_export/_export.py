@@ -15,6 +15,7 @@ import numpy as np
 
 import qrt
 from qrt_export._writer import BlobBuilder
+from qrt_export import custom
 
 EXPORTER_VERSION = "0.1.0"
 
@@ -28,6 +29,7 @@ SUPPORTED = (
     "max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions)",
     "hardswish (quantized), sigmoid", "cat",
     "flatten, reshape/view, identity, dropout (eval)",
+    "user modules registered with qrt_export.register (custom ops, format 1.1)",
 )
 
 
@@ -237,6 +239,9 @@ def _trace(model):
         def __init__(self):
             super().__init__()
             self.record_stack_traces = True
+
+        def is_leaf_module(self, m, qualname):  # custom ops (qrt_export.register) are leaves
+            return custom.lookup(m) is not None or super().is_leaf_module(m, qualname)
     tracer = _Tracer()
     try:
         graph = tracer.trace(model)
@@ -369,6 +374,14 @@ class _Converter:
             a0 = node.args[0] if node.args else None
             if node.op == "call_module":
                 m = gm.get_submodule(node.target)
+                spec = custom.lookup(m)
+                if spec is not None:  # format 1.1: a user op (qrt_export.register)
+                    if node.kwargs or not all(hasattr(a, "name") for a in node.args):
+                        self._unsupported(node, "custom module called with non-tensor or "
+                                          "keyword arguments")
+                    self._emit("custom", node, list(node.args),
+                               attrs=custom.attrs_for(m, spec))
+                    continue
                 if isinstance(m, nnq.Quantize):
                     self._quantize(node, a0, val)
                 elif isinstance(m, nnq.DeQuantize):
@@ -580,7 +593,9 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
     Parameters
     ----------
     model : torch.nn.Module or str
-        An eager-mode quantized model (converted, incl. QAT), an FX ``GraphModule`` from
+        A model still in its QAT state (FakeQuantize modules from ``prepare_qat`` /
+        ``prepare_qat_fx``: a copy is converted with torch.ao first, see qrt_export/qat.py),
+        an eager-mode quantized model (converted, incl. QAT), an FX ``GraphModule`` from
         ``convert_fx``, a ``quantize_dynamic`` model, a float model (quantized here with
         ``calibration_data``), or the path of a whole model saved with ``torch.save``.
     example_inputs : tensor, ndarray or tuple of them
@@ -600,9 +615,18 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         model = torch_load(os.fspath(model))
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module (or a path), got {type(model)}")
-    model = model.eval()
     inputs = _as_tuple(example_inputs)
+    from qrt_export import qat
+    qat_prepared = qat.is_qat_prepared(model)
+    if qat_prepared:  # FakeQuantize modules: convert a copy with torch.ao first
+        model = qat.convert_qat(model)
+    model = model.eval()
     kind = _is_quantized_model(model)
+    if qat_prepared:
+        if kind == "float":
+            raise UnsupportedError("the QAT-prepared model has no quantized module after "
+                                   "torch.ao convert (no QuantStub / qconfig?)")
+        kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
     if kind == "float":
         calib = calibration_data if calibration_data is not None else [inputs]

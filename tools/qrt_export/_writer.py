@@ -30,6 +30,10 @@ class TensorDef:
     scale: float = 0.0             # per-tensor quantized only
     zero_point: int = 0
     data: Optional[np.ndarray] = None  # constants: the exact bytes the kernel reads
+    # format 1.1 (qrt.save): per-channel quantized constants point at their qparam tensors
+    axis: int = -1                 # >= 0: per-channel along this axis
+    scales_index: int = -1         # f64 constant [shape[axis]]
+    zero_points_index: int = -1    # s64 constant [shape[axis]]
 
 
 @dataclass
@@ -74,7 +78,7 @@ class BlobBuilder:
         return self._add(t)
 
     def constant(self, name, array: np.ndarray) -> int:
-        arr = np.ascontiguousarray(array)
+        arr = np.asarray(array, order="C")  # keeps 0-d arrays 0-d
         code = {v[1]: k for k, v in B.DTYPES.items() if v[0] not in ("quint8", "qint8", "qint32")}
         c = code.get(arr.dtype.newbyteorder("<"))
         if c is None:
@@ -82,6 +86,22 @@ class BlobBuilder:
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
         t = TensorDef(self._unique(name), "constant", B.DTYPES[c][0], arr.shape, data=arr)
         return self._add(t)
+
+    def quantized_constant(self, name, ints: np.ndarray, dtype: str, *, scale=None,
+                           zero_point=None, scales=None, zero_points=None, axis=None) -> int:
+        """A quantized constant (format 1.1, tensor files): per-tensor (``scale``,
+        ``zero_point``) or per-channel (``scales`` f64, ``zero_points`` s64, ``axis``)."""
+        if dtype not in ("quint8", "qint8", "qint32"):
+            raise ValueError(f"constant {name!r}: {dtype!r} is not a quantized dtype")
+        arr = np.asarray(ints, order="C").astype(B.DTYPES[B.DTYPE_CODE[dtype]][1], copy=False)
+        if axis is None:
+            return self._add(TensorDef(self._unique(name), "constant", dtype, arr.shape,
+                                       scale=float(scale), zero_point=int(zero_point),
+                                       data=arr))
+        si = self.constant(f"{name}/q_per_channel_scales", np.asarray(scales, "<f8"))
+        zi = self.constant(f"{name}/q_per_channel_zero_points", np.asarray(zero_points, "<i8"))
+        return self._add(TensorDef(self._unique(name), "constant", dtype, arr.shape, data=arr,
+                                   axis=int(axis), scales_index=si, zero_points_index=zi))
 
     def _add(self, t: TensorDef) -> int:
         if len(t.shape) > B.MAX_NDIM:
@@ -131,7 +151,11 @@ class BlobBuilder:
             e["dims"] = dims
             e["scales_index"] = B.NONE
             e["zero_points_index"] = B.NONE
-            if code in B.QUANTIZED_DTYPES:
+            if code in B.QUANTIZED_DTYPES and t.axis >= 0:  # per-channel (format 1.1)
+                e["qscheme"] = B.QSCHEME["per_channel_affine"]
+                e["axis"] = t.axis
+                e["scales_index"], e["zero_points_index"] = t.scales_index, t.zero_points_index
+            elif code in B.QUANTIZED_DTYPES:
                 if not (math.isfinite(t.scale) and t.scale > 0):
                     raise ValueError(f"tensor {t.name!r}: scale {t.scale!r} is not positive")
                 e["qscheme"] = B.QSCHEME["per_tensor_affine"]
@@ -203,7 +227,12 @@ class BlobBuilder:
 
         h = np.zeros((), dtype=B.HEADER_DTYPE)
         h["magic"] = B.MAGIC
-        h["version_major"], h["version_minor"] = B.VERSION_MAJOR, B.VERSION_MINOR
+        # Format 1.1 features (tensor files, custom ops) mark the file 1.1; a file using none
+        # of them stays a 1.0 file, byte-identical to what 1.0 writers produce.
+        uses_11 = bool(self.flags & B.FLAG_TENSORS) or any(op.kind == "custom"
+                                                           for op in self.ops)
+        h["version_major"] = B.VERSION_MAJOR
+        h["version_minor"] = B.VERSION_MINOR if uses_11 else 0
         h["header_size"], h["flags"] = B.HEADER_SIZE, self.flags
         h["alignment"], h["section_count"] = align, n_sec
         h["section_table_offset"], h["file_size"] = table_off, file_size
