@@ -72,8 +72,9 @@ def hfield(name):
 
 def section(buf, kind):
     h = np.frombuffer(bytes(buf[:B.HEADER_SIZE]), H)[0]
-    tab = np.frombuffer(bytes(buf[h["section_table_offset"]:h["section_table_offset"]
-                                  + h["section_count"] * B.SECTION_SIZE]), B.SECTION_DTYPE)
+    # int(): numpy 1.x promotes uint64 + int to float64
+    start, count = int(h["section_table_offset"]), int(h["section_count"])
+    tab = np.frombuffer(bytes(buf[start:start + count * B.SECTION_SIZE]), B.SECTION_DTYPE)
     for i, s in enumerate(tab):
         if s["kind"] == B.SECTION[kind]:
             return i, int(s["offset"]), int(s["size"])
