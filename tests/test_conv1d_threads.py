@@ -164,6 +164,8 @@ def test_concurrent_python_threads(cut_everything):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.skipif(bool(os.environ.get("QRT_UNDER_QEMU")),
+                    reason="qemu-user cannot run a forked child of a threaded process")
 def test_pool_after_fork(cut_everything):
     """A forked child starts its own workers and computes the same result."""
     c, m, x = _mid_layer(4)

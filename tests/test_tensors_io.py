@@ -10,6 +10,7 @@ payload, model/tensor-file mix-ups), ``qrt inspect``/``verify``, and the exporte
 from __future__ import annotations
 
 import json
+import sys
 import zlib
 
 import numpy as np
@@ -353,7 +354,10 @@ def test_mutated_tensor_files_fail_cleanly(tmp_path, rng):
             continue
         for v in got.values():  # whatever loaded is usable
             if isinstance(v, qrt.QTensor):
-                v.dequantize()
+                try:
+                    v.dequantize()
+                except ValueError as e:  # 32-bit numpy can't shape (0, 2^30+) float arrays
+                    assert sys.maxsize < 2**32 and "too big" in str(e), e
                 np.asarray(v.int_repr()).sum()
             else:
                 np.asarray(v).sum()
