@@ -347,28 +347,29 @@ cdef class Plan:
             raise ValueError(f"conv1d: input zero point {input_zero} is outside [0, 255]")
         self.p.input_zero = input_zero
 
+    cdef bint _fits(self, Py_ssize_t xoff, Py_ssize_t xn, Py_ssize_t yoff,
+                    Py_ssize_t yn) except -1:
+        """False for an empty plan; raises unless every touched element lies in the buffers."""
+        if self.empty:
+            return False
+        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xn:
+            raise ValueError("conv1d: input buffer too small for its shape and strides")
+        if yoff + self.y_lo < 0 or yoff + self.y_hi >= yn:
+            raise ValueError("conv1d: output buffer too small for its shape and strides")
+        return True
+
     def run_u8(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
                Py_ssize_t yoff):
         """Input elements at xbuf[xoff + ...], quint8 output at ybuf[yoff + ...]."""
         if self.p.out_kind != QRT_CONV1D_OUT_U8:
             raise ValueError("conv1d: this plan writes float32")
-        if self.empty:
-            return
-        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
-            raise ValueError("conv1d: input buffer too small for its shape and strides")
-        if yoff + self.y_lo < 0 or yoff + self.y_hi >= ybuf.shape[0]:
-            raise ValueError("conv1d: output buffer too small for its shape and strides")
-        self._call(&xbuf[xoff], <void *>&ybuf[yoff])
+        if self._fits(xoff, xbuf.shape[0], yoff, ybuf.shape[0]):
+            self._call(&xbuf[xoff], <void *>&ybuf[yoff])
 
     def run_f32(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, float[::1] ybuf,
                 Py_ssize_t yoff):
         """As run_u8, float32 output (dynamic linear)."""
         if self.p.out_kind != QRT_CONV1D_OUT_F32:
             raise ValueError("conv1d: this plan writes quint8")
-        if self.empty:
-            return
-        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
-            raise ValueError("conv1d: input buffer too small for its shape and strides")
-        if yoff + self.y_lo < 0 or yoff + self.y_hi >= ybuf.shape[0]:
-            raise ValueError("conv1d: output buffer too small for its shape and strides")
-        self._call(&xbuf[xoff], <void *>&ybuf[yoff])
+        if self._fits(xoff, xbuf.shape[0], yoff, ybuf.shape[0]):
+            self._call(&xbuf[xoff], <void *>&ybuf[yoff])
