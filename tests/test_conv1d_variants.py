@@ -117,3 +117,31 @@ def test_sanitizers_c_driver(tmp_path):
         pytest.skip(f"cannot build with sanitizers: {r.stderr[-500:]}")
     r = subprocess.run([str(exe), "150", "3"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+def test_variant_depthwise_edges(v):
+    """Depthwise layers (one input channel per output): the VNNI four-phase path (64 positions per
+    step, padding from masked loads, up to 18 weight blocks) and the NEON lanes-over-time path, at
+    lengths around 16 / 64, padding wider than the input, long dilated kernels, multipliers and
+    asymmetric weights; every result == the NumPy oracle."""
+    rng = np.random.default_rng(4242)
+    lengths = [1, 2, 3, 15, 16, 17, 60, 63, 64, 65, 127, 128, 129, 200]
+    for i in range(120):
+        g = int(rng.choice([1, 2, 3, 8, 9]))
+        mult = int(rng.choice([1, 1, 2, 3]))
+        k = int(rng.integers(1, 10))
+        dil = int(rng.choice([1, 1, 2, 3, 7]))
+        if i % 10 == 0:
+            k, dil = 9, 8  # span 64: past the four-phase path's limit, runs the packed path
+        length = int(rng.choice(lengths))
+        pl, pr = int(rng.integers(0, k + 4)), int(rng.integers(0, k + 4))
+        if length + pl + pr < (k - 1) * dil + 1:
+            pr = (k - 1) * dil + 1 - length - pl
+        c = make(int(rng.integers(1, 3)), g, g * mult, length, k, 1, pl, dil, g, seed=i,
+                 pad_right=pr, asym=bool(i % 3 == 0), relu=bool(i % 2))
+        if i % 7 == 0:  # huge outputs: the clamp and the out-of-range rule
+            c["out_scale"] = c["out_scale"] * 1e-9
+        x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+        np.testing.assert_array_equal(layer(c, v)(x).int_repr(), expected(c),
+                                      err_msg=str(cfg_str(c)))
