@@ -37,9 +37,19 @@ static inline int64_t qrt__c1a_tc(const qrt_conv1d_params *p)
     return tc > lo16 ? lo16 : tc;
 }
 
+/** Whether the depthwise path (below) serves p: one input channel per output channel, stride 1,
+ *  NCL input and output, quint8 output, at most 128 taps. */
+static inline int qrt__c1a_dw_ok(const qrt_conv1d_params *p)
+{
+    return p->c_in == p->groups && p->out_kind == QRT_CONV1D_OUT_U8 && p->stride == 1 &&
+           p->x_stride_t == 1 && p->y_stride_t == 1 && p->kernel <= 128;
+}
+
 /** @brief Scratch bytes qrt_conv1d_u8__avx2() needs. */
 static inline size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p)
 {
+    if (qrt__c1a_dw_ok(p))
+        return 64u; /* the depthwise path reads the input in place */
     const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
     const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
     const size_t wb = (size_t)p->c_out * r2 * 4u;
@@ -123,6 +133,101 @@ static inline QRT_AVX2 void qrt__c1a_row(const qrt_conv1d_params *p, const uint8
         d[j] = 0;
 }
 
+/* ---- depthwise (one input channel per output channel), stride 1, NCL: no im2col -----------
+ * Lanes over time, straight from the input row: for 16 output positions and a pair of taps
+ * (k, k+1), two 16-byte loads of the row are widened to int16 (x - x_zp; padding reads x_zp,
+ * so it adds 0) and interleaved, and one vpmaddwd per 8 positions multiplies them by the
+ * broadcast pair (w[k] - w_zp, w[k+1] - w_zp), exactly as the im2col path.  The unpacks leave
+ * positions {0-3, 8-11} in one accumulator and {4-7, 12-15} in the other, which is the order
+ * packssdw restores.  Requantization is QNNPACK's SSE2 sequence (cvtdq2ps, mulps, cvtps2dq,
+ * packssdw, paddsw with the output zero point, packuswb, byte clamp), equal to requant.h's. */
+
+/* 16 bytes of row xr from s, x_zp outside [0, len) (EDGE steps only) */
+static inline __attribute__((always_inline)) QRT_AVX2 __m256i qrt__c1a_dw_load(const uint8_t *xr, int64_t s, int64_t len,
+                                               int EDGE, uint8_t xz)
+{
+    if (!EDGE || (s >= 0 && s + 16 <= len))
+        return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(xr + s)));
+    uint8_t b[16];
+    for (int i = 0; i < 16; ++i)
+        b[i] = (s + i >= 0 && s + i < len) ? xr[s + i] : xz;
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)b));
+}
+
+static inline __attribute__((always_inline)) QRT_AVX2 void
+qrt__c1a_dw_step(const uint8_t *xr, int64_t len_in, int64_t s0, int64_t d, const int32_t *wp,
+                 int64_t npairs, int EDGE, uint8_t xz, __m256i vxz, __m256i vb, __m256 vs,
+                 __m256i voz, __m128i vlo, __m128i vhi, uint8_t *y, int64_t cnt)
+{
+    __m256i a0 = vb, a1 = vb;
+    for (int64_t j = 0; j < npairs; ++j) {
+        const int64_t s = s0 + 2 * j * d;
+        const __m256i xa = _mm256_sub_epi16(qrt__c1a_dw_load(xr, s, len_in, EDGE, xz), vxz);
+        const __m256i xb = _mm256_sub_epi16(qrt__c1a_dw_load(xr, s + d, len_in, EDGE, xz), vxz);
+        const __m256i wv = _mm256_set1_epi32(wp[j]);
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), wv));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wv));
+    }
+    const __m256i f0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(a0), vs));
+    const __m256i f1 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(a1), vs));
+    const __m256i h = _mm256_adds_epi16(_mm256_packs_epi32(f0, f1), voz);
+    const __m256i b = _mm256_permute4x64_epi64(_mm256_packus_epi16(h, h), 0x08);
+    const __m128i v = _mm_min_epu8(_mm_max_epu8(_mm256_castsi256_si128(b), vlo), vhi);
+    if (cnt >= 16) {
+        _mm_storeu_si128((__m128i *)y, v);
+    } else {
+        uint8_t t[16];
+        _mm_storeu_si128((__m128i *)t, v);
+        memcpy(y, t, (size_t)cnt);
+    }
+}
+
+static QRT_AVX2 qrt_status qrt__c1a_dw_run(const qrt_conv1d_params *p, const uint8_t *x,
+                                          const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y)
+{
+    const int64_t K = p->kernel, d = p->dilation, pad = p->pad_left, mult = p->c_out / p->groups;
+    /* interior steps read taps 0 .. 2*npairs-1 (an odd kernel loads one zero-weight tap) */
+    const int64_t npairs = (K + 1) / 2, reach = (2 * npairs - 1) * d + 16;
+    const uint8_t xz = (uint8_t)p->input_zero;
+    const __m256i vxz = _mm256_set1_epi16((short)p->input_zero);
+    const __m256i voz = _mm256_set1_epi16((short)p->output_zero);
+    const __m128i vlo = _mm_set1_epi8((char)p->output_min), vhi = _mm_set1_epi8((char)p->output_max);
+    int32_t wp[64]; /* kernel <= 128 (qrt__c1a_dw_ok) */
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t oc = 0; oc < p->c_out; ++oc) {
+            const int8_t *wo = w + oc * K;
+            const int32_t wz = q->weight_zero[oc];
+            const uint8_t *xr = x + n * p->x_stride_n + (oc / mult) * p->x_stride_c;
+            uint8_t *yr = y + n * p->y_stride_n + oc * p->y_stride_c;
+            const __m256i vb = _mm256_set1_epi32(q->bias_q[oc]);
+            const __m256 vs = _mm256_set1_ps(q->scale[oc]);
+            for (int64_t j = 0; j < npairs; ++j) { /* int16 pairs (w[k] - w_zp, w[k+1] - w_zp) */
+                const int16_t lo = (int16_t)(wo[2 * j] - wz);
+                const int16_t hi = 2 * j + 1 < K ? (int16_t)(wo[2 * j + 1] - wz) : 0;
+                wp[j] = (int32_t)((uint32_t)(uint16_t)lo | ((uint32_t)(uint16_t)hi << 16));
+            }
+            for (int64_t t0 = 0; t0 < p->len_out; t0 += 16) {
+                const int64_t s0 = t0 - pad, cnt = p->len_out - t0;
+                if (s0 >= 0 && s0 + reach <= p->len_in && cnt >= 16) {
+                    /* interior: short kernels get a fixed pair count (unrolled) */
+                    if (npairs == 1)
+                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, 1, 0, xz, vxz, vb, vs, voz,
+                                         vlo, vhi, yr + t0, cnt);
+                    else if (npairs == 2)
+                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, 2, 0, xz, vxz, vb, vs, voz,
+                                         vlo, vhi, yr + t0, cnt);
+                    else
+                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, npairs, 0, xz, vxz, vb, vs,
+                                         voz, vlo, vhi, yr + t0, cnt);
+                } else {
+                    qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, npairs, 1, xz, vxz, vb, vs, voz,
+                                     vlo, vhi, yr + t0, cnt);
+                }
+            }
+        }
+    return QRT_OK;
+}
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref() (reads the raw weight w).
  * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p) bytes, any alignment
@@ -134,6 +239,8 @@ static QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK)
         return st;
+    if (qrt__c1a_dw_ok(p))
+        return qrt__c1a_dw_run(p, x, w, q, (uint8_t *)out);
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups, kk = p->kernel;
     const int64_t R = cg * kk, R2 = (R + 1) / 2, TC = qrt__c1a_tc(p);
     const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
