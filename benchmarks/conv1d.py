@@ -243,6 +243,18 @@ def overhead(rounds=7):
     return min(blocks) * 1e6, statistics.median(blocks) * 1e6, statistics.median(blocks_new) * 1e6
 
 
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
@@ -253,6 +265,10 @@ def main(argv=None):
     ap.add_argument("--stat", choices=["median", "min"], default="median",
                     help="per-call time over the blocks: median (default) or min (robust on a "
                          "busy machine)")
+    ap.add_argument("--peak", type=float, default=PEAK_GMACS,
+                    help="int8 GMAC/s per core for the %% pk column (default: the Zen 4 figure of "
+                         "peer-performance.md; an Ice Lake-SP core with two 512-bit VNNI ports "
+                         "measures about 340)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -271,6 +287,7 @@ def main(argv=None):
     print(f"qrt conv1d variant: {qrt._conv1d.ISA_NAMES[qrt._conv1d.variant()]}; {args.stat} of "
           f"{args.rounds} blocks; load average {os.getloadavg()[0]:.1f}; cores available "
           f"{len(os.sched_getaffinity(0))}")
+    print(f"host CPU: {_cpu_model()}; % pk = share of {args.peak:.0f} GMAC/s per thread")
     if not have_litert:
         print("LiteRT not importable: the 'ref best peer' columns are peer-performance.md's "
               "figures (reference, not measured in this run)")
@@ -322,7 +339,7 @@ def main(argv=None):
             refc = "-" if ref is None or T > 2 else f"{ref[T - 1]:,} ({ref[2]})"
             refr = "-" if ref is None or T > 2 else f"{ref[T - 1] / med['qrt']:.2f}"
             print(f"| {sh['name']} | {macs / 1e6:.2f} | {T} | " + " | ".join(cells) +
-                  f" | {gm:.1f} | {100 * gm / (PEAK_GMACS * T):.0f} | " + " | ".join(ratio) +
+                  f" | {gm:.1f} | {100 * gm / (args.peak * T):.0f} | " + " | ".join(ratio) +
                   f" | {refc} | {refr} | {same} |" + lagree, flush=True)
     qrt.set_num_threads(1)
     mn, md, mdn = overhead(args.rounds)
