@@ -266,22 +266,38 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         bfs[r] = f32out ? c->bias_f[oc] : 0.0f;
     }
     if (!f32out && yst == 1) {
-        /* The common case (NCL quint8 output), fully unrolled so accumulators stay in zmm. */
+        /* The common case (NCL quint8 output), fully unrolled so accumulators stay in zmm.
+         * QNNPACK's SSE2 tail widened to zmm: packssdw, paddsw (zero point), packuswb, byte
+         * clamp -- equal to clamp(rne(y) + zp, lo, hi) for every int32 (see the depthwise
+         * path).  The packs leave, per 128-bit lane L, the dwords of positions 4L.. of
+         * vectors 0..3; one vpermd restores time order and one masked store writes the row. */
+        const __m512i voz16 = _mm512_set1_epi16((short)oz);
+        const __m512i vlo8 = _mm512_set1_epi8((char)c->lo), vhi8 = _mm512_set1_epi8((char)c->hi);
+        const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        const int64_t left = len_out - t0, nb = left < 16 * MT ? left : 16 * MT;
+        const __mmask64 ms = nb >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
 #pragma GCC unroll 8
         for (int r = 0; r < NR; ++r) {
             const __m512i vc0 = _mm512_set1_epi32((int32_t)c0s[r]);
             const __m512i vwz = _mm512_set1_epi32(wzs[r]);
             const __m512 vs = _mm512_set1_ps(scs[r]);
-            uint8_t *dst = ybase + (oc0 + r) * ysc + t0;
-#pragma GCC unroll 3
-            for (int m = 0; m < MT; ++m) {
+            __m512i f[4];
+#pragma GCC unroll 4
+            for (int m = 0; m < 4; ++m) {
+                if (m >= MT) {
+                    f[m] = _mm512_setzero_si512();
+                    continue;
+                }
                 __m512i v = _mm512_add_epi32(acc[r][m], vc0);
                 if (win)
                     v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
-                __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vs));
-                q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi), voz);
-                _mm512_mask_cvtepi32_storeu_epi8(dst + 16 * m, mk[m], q);
+                f[m] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vs));
             }
+            const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(f[0], f[1]), voz16);
+            const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(f[2], f[3]), voz16);
+            __m512i b = _mm512_permutexvar_epi32(perm, _mm512_packus_epi16(h01, h23));
+            b = _mm512_min_epu8(_mm512_max_epu8(b, vlo8), vhi8);
+            _mm512_mask_storeu_epi8(ybase + (oc0 + r) * ysc + t0, ms, b);
         }
         return;
     }
