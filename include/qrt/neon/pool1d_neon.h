@@ -41,7 +41,7 @@
         if (s == 1) {                                                                          \
             for (; t + 16 <= b; t += 16) {                                                     \
                 const T *xp = x + t - pad;                                                     \
-                V m = LD1(xp);                                                                 \
+                V##_t m = LD1(xp);                                                               \
                 for (int64_t j = 1; j < k; ++j)                                                \
                     m = MAXQ(m, LD1(xp + j * d));                                              \
                 ST1(y + t, m);                                                                 \
@@ -56,7 +56,7 @@
             const int64_t reach = (k - 1) * d - pad;                                           \
             for (; t + 16 <= b && 2 * t + reach + 32 <= L; t += 16) {                          \
                 const T *xp = x + 2 * t - pad;                                                 \
-                V m = LD2(xp).val[0];                                                          \
+                V##_t m = LD2(xp).val[0];                                                       \
                 for (int64_t j = 1; j < k; ++j)                                                \
                     m = MAXQ(m, LD2(xp + j * d).val[0]);                                       \
                 ST1(y + t, m);                                                                 \
