@@ -12,7 +12,8 @@
  *   needed, so a block runs only when it lies inside the row); scalar for the rest.  The
  *   reference runs when qmin is above the type's minimum.
  * - avg_pool1d / adaptive_avg_pool1d: exact integer window sums (vpaddl/vpadal for wide
- *   windows; 16-bit lanes over time for stride 1, kernel <= 16), then the reference's own
+ *   windows; 16-bit lanes over time for kernel <= 16 at stride 1, and at stride 2 on
+ *   vld2's even half), then the reference's own
  *   scalar rounding (qrt_avg_pool1d_round_, or the adaptive expression verbatim).
  *
  * armv7: Debian armhf's baseline has no NEON, so these functions carry target("fpu=neon")
@@ -128,9 +129,9 @@ QRT__POOL_NEON_FN static inline int32_t qrt__sum_codes__neon(const uint8_t *x, i
 
 /** Interior outputs [a, b) of one row x of average pooling (dilation 1): acc = sum - k*zp. */
 QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params *p,
-                                                         const uint8_t *x, int64_t a,
-                                                         int64_t b, int64_t s, int sgn,
-                                                         uint8_t *y)
+                                                         const uint8_t *x, int64_t L,
+                                                         int64_t a, int64_t b, int64_t s,
+                                                         int sgn, uint8_t *y)
 {
     const int64_t k = p->kernel, pad = p->pad;
     const int32_t kz = (int32_t)k * p->zero;
@@ -144,6 +145,24 @@ QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params
             for (int64_t j = 0; j < k; ++j)
                 v = vaddq_s16(v, sgn ? vmovl_s8(vld1_s8((const int8_t *)(xp + j)))
                                      : vreinterpretq_s16_u16(vmovl_u8(vld1_u8(xp + j))));
+            const int32x4_t z = vdupq_n_s32(kz);
+            vst1q_s32(acc, vsubq_s32(vmovl_s16(vget_low_s16(v)), z));
+            vst1q_s32(acc + 4, vsubq_s32(vmovl_s16(vget_high_s16(v)), z));
+            for (int i = 0; i < 8; ++i) {
+                const int32_t q = (int32_t)qrt_avg_pool1d_round_(p, acc[i], k);
+                y[t + i] = sgn ? (uint8_t)(int8_t)q : (uint8_t)q;
+            }
+        }
+    }
+    if (s == 2 && k <= 16) {
+        /* vld2_u8's even half: x[2*(t+i) - pad + j], i < 8 (its 16th byte is not needed, so a
+         * block runs only when it lies inside the row) */
+        for (; t + 8 <= b && 2 * t - pad + (k - 1) + 16 <= L; t += 8) {
+            const uint8_t *xp = x + 2 * t - pad;
+            int16x8_t v = vdupq_n_s16(0);
+            for (int64_t j = 0; j < k; ++j)
+                v = vaddq_s16(v, sgn ? vmovl_s8(vld2_s8((const int8_t *)(xp + j)).val[0])
+                                     : vreinterpretq_s16_u16(vmovl_u8(vld2_u8(xp + j).val[0])));
             const int32x4_t z = vdupq_n_s32(kz);
             vst1q_s32(acc, vsubq_s32(vmovl_s16(vget_low_s16(v)), z));
             vst1q_s32(acc + 4, vsubq_s32(vmovl_s16(vget_high_s16(v)), z));
@@ -167,8 +186,8 @@ QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params
     {                                                                                          \
         const int64_t L = p->len_in, Lo = p->len_out, s = p->stride;                          \
         if (qrt_pool1d_flat(p)) {                                                              \
-            qrt__avg_pool1d_rows__neon(p, (const uint8_t *)in, 0, (int64_t)p->rows * Lo, s,   \
-                                       SGN, (uint8_t *)out);                                   \
+            qrt__avg_pool1d_rows__neon(p, (const uint8_t *)in, (int64_t)p->rows * L, 0,       \
+                                       (int64_t)p->rows * Lo, s, SGN, (uint8_t *)out);         \
             return;                                                                            \
         }                                                                                      \
         int64_t a, b;                                                                          \
@@ -178,7 +197,7 @@ QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params
             T *y = out + (size_t)r * p->len_out;                                               \
             for (int64_t t = 0; t < a; ++t)                                                    \
                 y[t] = qrt_avg_pool1d_out_##sfx(p, x, t);                                      \
-            qrt__avg_pool1d_rows__neon(p, (const uint8_t *)x, a, b, s, SGN, (uint8_t *)y);    \
+            qrt__avg_pool1d_rows__neon(p, (const uint8_t *)x, L, a, b, s, SGN, (uint8_t *)y); \
             for (int64_t t = b; t < Lo; ++t)                                                   \
                 y[t] = qrt_avg_pool1d_out_##sfx(p, x, t);                                      \
         }                                                                                      \

@@ -21,7 +21,7 @@
  *   - 16-output SSE blocks, then scalar, for what is left.
  * avg_pool1d / adaptive_avg_pool1d: integer window sums are exact in any order (|sum| <=
  *   255 * 2^23 < 2^31), so they are vectorised (psadbw for wide windows; 16-bit lanes over
- *   time for stride 1 and kernel <= 16).  The float stage is the reference's expression,
+ *   time for kernel <= 16 at stride 1, and at stride 2 on the even bytes of each tap).  The float stage is the reference's expression,
  *   either scalar (qrt_avg_pool1d_round_) or in 8 float lanes with the same IEEE operations in
  *   the same order (cvtdq2ps, mulps, addps, roundps in the current rounding mode = rintf,
  *   maxps/minps = the reference's clamps for non-NaN values); the lanes run only when the
@@ -170,6 +170,16 @@ QRT__AVX2 static inline int32_t qrt__hsum_epi64__avx2(__m256i v)
 /** Sum of n codes (exact int32); sgn: qint8 codes, biased by 0x80 for psadbw (unsigned). */
 QRT__AVX2 static inline int32_t qrt__sum_codes__avx2(const uint8_t *x, int64_t n, int sgn)
 {
+    if (n < 16) {
+        int32_t tot = 0;
+        if (sgn)
+            for (int64_t i = 0; i < n; ++i)
+                tot += (int8_t)x[i];
+        else
+            for (int64_t i = 0; i < n; ++i)
+                tot += x[i];
+        return tot;
+    }
     const __m256i z = _mm256_setzero_si256();
     const __m256i flip = _mm256_set1_epi8(sgn ? (char)0x80 : 0);
     __m256i acc = z;
@@ -221,8 +231,8 @@ QRT__AVX2 static inline __m128i qrt__avg_round8__avx2(__m256i acc, __m256 mul, _
  * `vec`: the 8-lane float stage may run (finite multiplier, range in the type).
  */
 QRT__AVX2 static void qrt__avg_pool1d_rows__avx2(const qrt_pool1d_params *p, const uint8_t *x,
-                                                 int64_t a, int64_t b, int64_t s, int sgn,
-                                                 int vec, uint8_t *y)
+                                                 int64_t L, int64_t a, int64_t b, int64_t s,
+                                                 int sgn, int vec, uint8_t *y)
 {
     const int64_t k = p->kernel, pad = p->pad;
     const int32_t kz = (int32_t)k * p->zero;
@@ -240,6 +250,30 @@ QRT__AVX2 static void qrt__avg_pool1d_rows__avx2(const qrt_pool1d_params *p, con
                 const __m128i v = _mm_loadu_si128((const __m128i *)(xp + j));
                 acc = _mm256_add_epi16(acc, sgn ? _mm256_cvtepi8_epi16(v)
                                                 : _mm256_cvtepu8_epi16(v));
+            }
+            const __m256i a0 = _mm256_sub_epi32(
+                _mm256_cvtepi16_epi32(_mm256_castsi256_si128(acc)), vkz);
+            const __m256i a1 = _mm256_sub_epi32(
+                _mm256_cvtepi16_epi32(_mm256_extracti128_si256(acc, 1)), vkz);
+            _mm_storel_epi64((__m128i *)(y + t),
+                             qrt__avg_round8__avx2(a0, vmul, vzp, p->mode, vlo, vhi, sgn));
+            _mm_storel_epi64((__m128i *)(y + t + 8),
+                             qrt__avg_round8__avx2(a1, vmul, vzp, p->mode, vlo, vhi, sgn));
+        }
+    }
+    if (vec && s == 2 && k <= 16) {
+        /* the even bytes of 32 loaded at 2*t - pad + j: x[2*(t+i) - pad + j], i < 16; the
+         * 32nd byte is not needed, so a block runs only when it lies inside the row */
+        const __m128i lo16 = _mm_set1_epi16(0xff);
+        for (; t + 16 <= b && 2 * t - pad + (k - 1) + 32 <= L; t += 16) {
+            const uint8_t *xp = x + 2 * t - pad;
+            __m256i acc = _mm256_setzero_si256();
+            for (int64_t j = 0; j < k; ++j) {
+                const __m128i e = _mm_packus_epi16(
+                    _mm_and_si128(_mm_loadu_si128((const __m128i *)(xp + j)), lo16),
+                    _mm_and_si128(_mm_loadu_si128((const __m128i *)(xp + j + 16)), lo16));
+                acc = _mm256_add_epi16(acc, sgn ? _mm256_cvtepi8_epi16(e)
+                                                : _mm256_cvtepu8_epi16(e));
             }
             const __m256i a0 = _mm256_sub_epi32(
                 _mm256_cvtepi16_epi32(_mm256_castsi256_si128(acc)), vkz);
@@ -277,8 +311,8 @@ QRT__AVX2 static void qrt__avg_pool1d_rows__avx2(const qrt_pool1d_params *p, con
         const int vec = qrt_pool1d_range_ok(p, SGN) &&                                         \
                         (p->mode != QRT_AVG_POOL_QNNP || isfinite(p->scale));                  \
         if (qrt_pool1d_flat(p)) {                                                              \
-            qrt__avg_pool1d_rows__avx2(p, (const uint8_t *)in, 0, (int64_t)p->rows * Lo, s,   \
-                                       SGN, vec, (uint8_t *)out);                              \
+            qrt__avg_pool1d_rows__avx2(p, (const uint8_t *)in, (int64_t)p->rows * L, 0,       \
+                                       (int64_t)p->rows * Lo, s, SGN, vec, (uint8_t *)out);    \
             return;                                                                            \
         }                                                                                      \
         int64_t a, b;                                                                          \
@@ -288,7 +322,7 @@ QRT__AVX2 static void qrt__avg_pool1d_rows__avx2(const qrt_pool1d_params *p, con
             T *y = out + (size_t)r * p->len_out;                                               \
             for (int64_t t = 0; t < a; ++t)                                                    \
                 y[t] = qrt_avg_pool1d_out_##sfx(p, x, t);                                      \
-            qrt__avg_pool1d_rows__avx2(p, (const uint8_t *)x, a, b, s, SGN, vec,              \
+            qrt__avg_pool1d_rows__avx2(p, (const uint8_t *)x, L, a, b, s, SGN, vec,           \
                                        (uint8_t *)y);                                          \
             for (int64_t t = b; t < Lo; ++t)                                                   \
                 y[t] = qrt_avg_pool1d_out_##sfx(p, x, t);                                      \
