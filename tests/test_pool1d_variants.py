@@ -193,3 +193,14 @@ def test_pool1d_variants_stay_inside_input(guarded, rng):
             continue
         x = _at_edge(guarded, rows * L, dt, bool(i % 4 < 2), rng).reshape(rows, L)
         _check_case(rng, kind, dt, rows, L, k, s, p, d, ceil, x=x)
+
+
+def test_pool1d_disable_isa_selects_reference():
+    """QRT_DISABLE_ISA masks the pooling variant too (read once per process)."""
+    import os
+    import subprocess
+    env = dict(os.environ, QRT_DISABLE_ISA="avx2,neon")
+    r = subprocess.run([sys.executable, "-c", "from qrt import _ops; print(_ops.pool_isa())"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0"
