@@ -204,3 +204,42 @@ def test_pool1d_disable_isa_selects_reference():
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "0"
+
+
+def test_pool1d_python_fast_paths_keep_checks(rng):
+    """The geometry cache and the ``out`` shortcut of qrt.functional's pooling accept exactly
+    what the full checks accept: a cached valid call does not let True, numpy ints, tuples or
+    a mismatched / overlapping ``out`` through, and results stay equal."""
+    import qrt
+    import qrt.functional as F
+    x = qrt.from_int_repr(rng.integers(0, 256, (2, 3, 40)).astype(np.uint8), 0.1, 7)
+    want = F.max_pool1d(x, 2, 2)
+    out = F.max_pool1d(x, 2, 2)
+    for _ in range(3):  # cached now
+        got = F.max_pool1d(x, kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False,
+                           out=out)
+        assert got is out
+        np.testing.assert_array_equal(out.int_repr(), want.int_repr())
+    np.testing.assert_array_equal(F.max_pool1d(x, (2,), np.int64(2)).int_repr(),
+                                  want.int_repr())
+    with pytest.raises(TypeError, match="kernel_size"):
+        F.max_pool1d(x, True, 2)
+    with pytest.raises(TypeError, match="ceil_mode"):
+        F.max_pool1d(x, 2, 2, ceil_mode=1)
+    with pytest.raises(ValueError, match="padding"):
+        F.max_pool1d(x, 2, 2, padding=2)
+    with pytest.raises(ValueError, match="shape"):
+        F.max_pool1d(x, 2, 1, out=out)
+    bad_q = qrt.from_int_repr(np.zeros((2, 3, 20), np.uint8), 0.2, 7)
+    with pytest.raises(ValueError, match="qparams"):
+        F.max_pool1d(x, 2, 2, out=bad_q)
+    with pytest.raises(TypeError, match="qrt.QTensor"):
+        F.max_pool1d(x, 2, 2, out=np.zeros((2, 3, 20), np.uint8))
+    same = qrt.from_int_repr(np.zeros((2, 3, 40), np.uint8), 0.1, 7)
+    with pytest.raises(ValueError, match="share memory"):
+        F.max_pool1d(same, 1, 1, out=same)
+    avg_out = F.adaptive_avg_pool1d(x, 1)
+    with pytest.raises(ValueError, match="share memory"):
+        F.adaptive_avg_pool1d(same, 40, out=same)
+    np.testing.assert_array_equal(F.adaptive_avg_pool1d(x, 1, out=avg_out).int_repr(),
+                                  F.adaptive_avg_pool1d(x, 1).int_repr())
