@@ -67,6 +67,25 @@ def med_of(fn, number, repeat):
     return 1e6 * statistics.median(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
+def interleaved(fns, number, repeat):
+    """Per-call microseconds of each fn: median over `repeat` rounds, the fns timed in turn
+    within each round (so load drift on a shared machine hits all of them alike)."""
+    ts = [[] for _ in fns]
+    for _ in range(repeat):
+        for t, (fn, ctx) in zip(ts, fns):
+            with ctx():
+                t.append(timeit.timeit(fn, number=number))
+    return [1e6 * statistics.median(t) / number for t in ts]
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return None
+
+
 def bench_pool(repeat=9):
     from qrt import _ops
     rng = np.random.default_rng(0)
@@ -123,12 +142,9 @@ def bench_pool(repeat=9):
             fo = lambda: F.adaptive_avg_pool1d(a, c["o"], out=o)  # noqa: E731
         np.testing.assert_array_equal(o.int_repr(), t().int_repr().numpy())  # same integers
         n = max(20, int(2e5 // max(1, a.int_repr().size // 16)))
-        k_ref = med_of(lambda: kern(0), n, repeat)
-        k_simd = med_of(lambda: kern(-1), n, repeat)
-        with _pool_ref():
-            f_before = med_of(fo, n, repeat)
-        f_after = med_of(fo, n, repeat)
-        t_us = med_of(t, n, repeat)
+        k_ref, k_simd, f_before, f_after, t_us = interleaved(
+            [(lambda: kern(0), _nothing), (lambda: kern(-1), _nothing), (fo, _pool_ref),
+             (fo, _nothing), (t, _nothing)], n, repeat)
         print(f"| {name} | {shape} | {k_ref:.2f} | {k_simd:.2f} | {k_ref / k_simd:.2f} | "
               f"{f_before:.1f} | {f_after:.1f} | {f_before / f_after:.2f} | {t_us:.1f} | "
               f"{t_us / f_after:.2f} |")
@@ -141,22 +157,29 @@ def demo_profile(iters=300):
     for batch in (1, 64):
         xs = _bench_inputs(m, batch)
         it = iters if batch == 1 else max(30, iters // 5)
-        with _pool_ref():
-            before = m.profile(*xs, iters=it, warmup=10)
-        after = m.profile(*xs, iters=it, warmup=10)
-        np.testing.assert_array_equal(before.outputs, after.outputs)
-        print(f"\ndemo profile, batch {batch} ({it} runs): pooling ops and totals, us")
+        rounds = 7  # before and after alternate, `it // rounds` runs each, medians of rounds
+        bs, afs = [], []
+        for _ in range(rounds):
+            with _pool_ref():
+                bs.append(m.profile(*xs, iters=max(5, it // rounds), warmup=3))
+            afs.append(m.profile(*xs, iters=max(5, it // rounds), warmup=3))
+        np.testing.assert_array_equal(bs[0].outputs, afs[0].outputs)
+
+        def med(ps, f):
+            return statistics.median(f(p) for p in ps)
+        print(f"\ndemo profile, batch {batch} ({rounds} alternating rounds of "
+              f"{max(5, it // rounds)} runs): pooling ops and totals, us")
         print("| op | before (ref) | after (simd) | before/after |")
         print("|---|---|---|---|")
-        for rb, ra in zip(before.rows, after.rows):
-            if "pool" in rb["op"]:
-                print(f"| {rb['op']} {rb['name']} | {rb['us']:.2f} | {ra['us']:.2f} | "
-                      f"{rb['us'] / ra['us']:.2f} |")
-        print(f"| all ops | {before.ops_us:.1f} | {after.ops_us:.1f} | "
-              f"{before.ops_us / after.ops_us:.2f} |")
-        print(f"| whole call | {before.call_us:.1f} | {after.call_us:.1f} | "
-              f"{before.call_us / after.call_us:.2f} |")
-        print("\nafter:\n" + after.table())
+        for k, r in enumerate(afs[0].rows):
+            if "pool" in r["op"]:
+                b = med(bs, lambda p: p.rows[k]["us"])
+                a = med(afs, lambda p: p.rows[k]["us"])
+                print(f"| {r['op']} {r['name']} | {b:.2f} | {a:.2f} | {b / a:.2f} |")
+        for label, f in (("all ops", lambda p: p.ops_us), ("whole call", lambda p: p.call_us)):
+            b, a = med(bs, f), med(afs, f)
+            print(f"| {label} | {b:.1f} | {a:.1f} | {b / a:.2f} |")
+        print("\nafter (last round):\n" + afs[-1].table())
 
 
 def main():
