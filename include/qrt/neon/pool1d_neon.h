@@ -173,8 +173,8 @@ QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params
         }
     }
     for (; t < b; ++t) {
-        const int32_t q =
-            (int32_t)qrt_avg_pool1d_round_(p, qrt__sum_codes__neon(x + t * s - pad, k, sgn) - kz, k);
+        const int32_t acc1 = qrt__sum_codes__neon(x + t * s - pad, k, sgn) - kz;
+        const int32_t q = (int32_t)qrt_avg_pool1d_round_(p, acc1, k);
         y[t] = sgn ? (uint8_t)(int8_t)q : (uint8_t)q;
     }
 }

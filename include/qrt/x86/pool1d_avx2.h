@@ -21,7 +21,8 @@
  *   - 16-output SSE blocks, then scalar, for what is left.
  * avg_pool1d / adaptive_avg_pool1d: integer window sums are exact in any order (|sum| <=
  *   255 * 2^23 < 2^31), so they are vectorised (psadbw for wide windows; 16-bit lanes over
- *   time for kernel <= 16 at stride 1, and at stride 2 on the even bytes of each tap).  The float stage is the reference's expression,
+ *   time for kernel <= 16 at stride 1, and at stride 2 on the even bytes of each tap).
+ *   The float stage is the reference's expression,
  *   either scalar (qrt_avg_pool1d_round_) or in 8 float lanes with the same IEEE operations in
  *   the same order (cvtdq2ps, mulps, addps, roundps in the current rounding mode = rintf,
  *   maxps/minps = the reference's clamps for non-NaN values); the lanes run only when the
@@ -57,7 +58,7 @@ QRT__AVX2 static inline __m128i qrt__even32__avx2(const void *x)
     return _mm_packus_epi16(a, b);
 }
 
-#define QRT__MAXPOOL_AVX2(T, sfx, SGN, MAX256, MAX128)                                              \
+#define QRT__MAXPOOL_AVX2(T, sfx, SGN, MAX256, MAX128)                                         \
     /** Interior outputs [a, b) of one row x of length L into y (y[t] for t in [a, b)). */      \
     QRT__AVX2 static void qrt__max_pool1d_rows_##sfx##__avx2(                                  \
         const T *x, int64_t L, int64_t a, int64_t b, int64_t k, int64_t s, int64_t pad,       \
