@@ -188,6 +188,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=9)
     args = ap.parse_args()
     if args.pool:
+        qrt.set_num_threads(1)  # as torch above; the pooling kernels are single-threaded
         bench_pool(args.repeat)
         demo_profile()
         return
