@@ -180,8 +180,8 @@ def _progress(i, n, t0, stream=sys.stderr):
     stream.flush()
 
 
-def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
-    """Latency stats (seconds) of ``m`` on random inputs of ``batch``."""
+def _bench_inputs(m, batch, seed=0):
+    """Random inputs of ``batch`` for every model input (float32, or codes of its dtype)."""
     import numpy as np
 
     import qrt
@@ -195,6 +195,14 @@ def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
             dt = getattr(qrt, s.dtype)
             xs.append(qrt.from_int_repr(rng.integers(dt.qmin, dt.qmax + 1, shape).astype(
                 dt.numpy_dtype), s.scale, s.zero_point, dt))
+    return xs
+
+
+def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
+    """Latency stats (seconds) of ``m`` on random inputs of ``batch``."""
+    import numpy as np
+
+    xs = _bench_inputs(m, batch, seed)
     for _ in range(warmup):
         m(*xs)
     times = np.empty(iters)
@@ -231,6 +239,10 @@ def _bench(args) -> int:
     print(f"  throughput: {args.batch / np.median(times):.1f} samples/s")
     print(f"  MACs/run: {m.macs(args.batch)}  arena: {m.arena_nbytes_for(args.batch)} B  "
           f"weights: {m.weights_nbytes} B  peak RSS: {_peak_rss_mb():.1f} MB")
+    if args.profile:
+        prof = m.profile(*_bench_inputs(m, args.batch), iters=args.iters, warmup=args.warmup)
+        print(f"  per-op profile (median of {args.iters} runs each):")
+        print("\n".join("  " + line for line in prof.table().splitlines()))
     return EXIT_OK
 
 
@@ -290,6 +302,8 @@ def main(argv=None) -> int:
     s.add_argument("--warmup", type=int, default=10)
     s.add_argument("--progress", action="store_true", help="progress bar even when not a tty")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--profile", action="store_true",
+                   help="also print a per-op profile (median us per op, share, MACs)")
     s.set_defaults(func=_bench)
     s = sub.add_parser("demo", help="run the bundled keyword-spotting demo (no torch)")
     s.add_argument("--seed", type=int, default=1234)

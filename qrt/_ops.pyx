@@ -163,6 +163,11 @@ def add_float(const q8_t[:, ::1] a, const q8_t[:, ::1] b, q8_t[:, ::1] out, floa
 
 
 # ---- pooling ---------------------------------------------------------------------------------
+def pool_isa():
+    """The QRT_ISA_* code of the pooling variant this CPU runs."""
+    return qrt_pool1d_isa()
+
+
 cdef int _pool_params(qrt_pool1d_params *p, Py_ssize_t rows, Py_ssize_t len_in,
                       Py_ssize_t len_out, Py_ssize_t kernel, Py_ssize_t stride, Py_ssize_t pad,
                       Py_ssize_t dilation, int zero, int32_t qmin, int32_t qmax) except -1:
@@ -179,7 +184,7 @@ cdef int _pool_params(qrt_pool1d_params *p, Py_ssize_t rows, Py_ssize_t len_in,
 
 
 def max_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssize_t stride,
-               Py_ssize_t pad, Py_ssize_t dilation):
+               Py_ssize_t pad, Py_ssize_t dilation, int variant=-1):
     """Max pooling of [rows][L] into [rows][Lo]; padding never wins."""
     if out.shape[0] != x.shape[0]:
         raise ValueError("max_pool1d: input and output row counts differ")
@@ -194,15 +199,15 @@ def max_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssi
         return
     with nogil:
         if q8_t is uint8_t:
-            st = qrt_max_pool1d_u8(&p, &x[0, 0], &out[0, 0])
+            st = qrt_max_pool1d_u8(&p, &x[0, 0], &out[0, 0], variant)
         else:
-            st = qrt_max_pool1d_s8(&p, &x[0, 0], &out[0, 0])
+            st = qrt_max_pool1d_s8(&p, &x[0, 0], &out[0, 0], variant)
     _check(st, "max_pool1d")
 
 
 def avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssize_t stride,
                Py_ssize_t pad, int zero_point, bint qnnpack, bint count_include_pad,
-               float scale=0.0, bint nhwc_vec=False):
+               float scale=0.0, bint nhwc_vec=False, int variant=-1):
     """Average pooling of [rows][L]: QNNPACK's formula (scale = f32(s / f32(s*k))) or ATen's
     (nhwc_vec: the rounding of ATen's vectorised NHWC channels)."""
     if out.shape[0] != x.shape[0]:
@@ -222,13 +227,13 @@ def avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, Py_ssize_t kernel, Py_ssi
         return
     with nogil:
         if q8_t is uint8_t:
-            st = qrt_avg_pool1d_u8(&p, &x[0, 0], &out[0, 0])
+            st = qrt_avg_pool1d_u8(&p, &x[0, 0], &out[0, 0], variant)
         else:
-            st = qrt_avg_pool1d_s8(&p, &x[0, 0], &out[0, 0])
+            st = qrt_avg_pool1d_s8(&p, &x[0, 0], &out[0, 0], variant)
     _check(st, "avg_pool1d")
 
 
-def adaptive_avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out):
+def adaptive_avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, int variant=-1):
     """ATen's generic adaptive average pooling of [rows][L] into [rows][O]."""
     if out.shape[0] != x.shape[0]:
         raise ValueError("adaptive_avg_pool1d: input and output row counts differ")
@@ -241,9 +246,9 @@ def adaptive_avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out):
         return
     with nogil:
         if q8_t is uint8_t:
-            st = qrt_adaptive_avg_pool1d_u8(&p, &x[0, 0], &out[0, 0])
+            st = qrt_adaptive_avg_pool1d_u8(&p, &x[0, 0], &out[0, 0], variant)
         else:
-            st = qrt_adaptive_avg_pool1d_s8(&p, &x[0, 0], &out[0, 0])
+            st = qrt_adaptive_avg_pool1d_s8(&p, &x[0, 0], &out[0, 0], variant)
     _check(st, "adaptive_avg_pool1d")
 
 

@@ -64,14 +64,19 @@ cdef extern from "qrt/pool1d_params.h" nogil:
     qrt_status qrt_pool1d_check(const qrt_pool1d_params *p)
 
 cdef extern from "qrt/pool1d.h" nogil:
-    qrt_status qrt_max_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *inp, uint8_t *out)
-    qrt_status qrt_max_pool1d_s8(const qrt_pool1d_params *p, const int8_t *inp, int8_t *out)
-    qrt_status qrt_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *inp, uint8_t *out)
-    qrt_status qrt_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *inp, int8_t *out)
+    qrt_status qrt_max_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *inp, uint8_t *out,
+                                 int variant)
+    qrt_status qrt_max_pool1d_s8(const qrt_pool1d_params *p, const int8_t *inp, int8_t *out,
+                                 int variant)
+    qrt_status qrt_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *inp, uint8_t *out,
+                                 int variant)
+    qrt_status qrt_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *inp, int8_t *out,
+                                 int variant)
     qrt_status qrt_adaptive_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *inp,
-                                          uint8_t *out)
+                                          uint8_t *out, int variant)
     qrt_status qrt_adaptive_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *inp,
-                                          int8_t *out)
+                                          int8_t *out, int variant)
+    int qrt_pool1d_isa()
 
 cdef extern from "qrt/cat.h" nogil:
     ctypedef struct qrt_requant_copy_params:

@@ -20,7 +20,7 @@ from qrt._storage import Storage
 from qrt._tensor import QTensor, _contiguous_strides, as_dtype, per_tensor_affine
 from qrt.loader import Blob, FormatError, TensorEntry
 
-__all__ = ["Model", "TensorSpec"]
+__all__ = ["Model", "Profile", "TensorSpec"]
 
 _ALIGN = 64
 _MAX_ARENA = 1 << 40  # no plan is ever bigger than this; shapes past it are corrupt
@@ -71,6 +71,37 @@ class _Plan:
 
     __slots__ = ("batch", "arena", "nbytes", "views", "calls", "in_views", "out_views",
                  "shapes")
+
+
+@dataclass
+class Profile:
+    """Result of :meth:`Model.profile`: per-op medians of one call.
+
+    rows: dicts with index, op, name, shape (output), us (median microseconds), share (of the
+    summed op medians, 0..1), macs.  ops_us: sum of the op medians; call_us: median of a whole
+    normal call; overhead_us = call_us - ops_us (input copies, checks, output copies, Python
+    dispatch between ops).
+    """
+
+    batch: Optional[int]
+    iters: int
+    rows: List[Dict[str, Any]]
+    ops_us: float
+    call_us: float
+    overhead_us: float
+    outputs: Any = None
+
+    def table(self) -> str:
+        """The rows as a fixed-width text table, with a totals line."""
+        lines = [f"{'#':>3}  {'op':<20} {'name':<24} {'output shape':<16} {'median us':>10} "
+                 f"{'share':>7} {'MACs':>10}"]
+        for r in self.rows:
+            lines.append(f"{r['index']:>3}  {r['op']:<20} {r['name'][:24]:<24} "
+                         f"{str(r['shape']):<16} {r['us']:>10.2f} {100 * r['share']:>6.1f}% "
+                         f"{r['macs']:>10}")
+        lines.append(f"ops {self.ops_us:.2f} us + Python overhead {self.overhead_us:.2f} us "
+                     f"= call {self.call_us:.2f} us (medians of {self.iters} runs)")
+        return "\n".join(lines)
 
 
 class Model:
@@ -461,6 +492,57 @@ class Model:
     def run(self, *inputs):
         """Same as calling the model."""
         return self(*inputs)
+
+    def profile(self, *inputs, iters: int = 100, warmup: int = 5) -> "Profile":
+        """Time every op of one call over ``iters`` runs (after ``warmup``); see :class:`Profile`.
+
+        Each run makes one normal call (timed whole) and one instrumented pass that times
+        every bound op call with ``time.perf_counter_ns``; rows hold per-op medians.  The
+        normal call path is not changed.  ``Profile.outputs`` is the instrumented pass's
+        result (equal to ``self(*inputs)``).
+        """
+        import time
+        iters, warmup = int(iters), int(warmup)
+        if iters < 1 or warmup < 0:
+            raise ValueError("profile: iters must be >= 1 and warmup >= 0")
+        batch = self._batch_of(inputs)
+        clock = time.perf_counter_ns
+        with self._lock:
+            plan = self._plan(batch)
+        calls = plan.calls
+        per_op = np.zeros((iters, len(calls)), np.int64)
+        whole = np.zeros(iters, np.int64)
+        outs = None
+        for it in range(-warmup, iters):
+            t0 = clock()
+            self(*inputs)
+            t1 = clock()
+            with self._lock:
+                for x, dst in zip(inputs, plan.in_views):
+                    np.copyto(dst, x.int_repr() if isinstance(x, QTensor) else x, casting="no")
+                row = per_op[it] if it >= 0 else per_op[0]
+                for k, call in enumerate(calls):
+                    if call is not None:
+                        a = clock()
+                        call[0](*call[1], **call[2])
+                        row[k] = clock() - a
+                if it == iters - 1:
+                    outs = tuple(v.clone() if isinstance(v, QTensor) else v.copy()
+                                 for v in plan.out_views)
+            if it >= 0:
+                whole[it] = t1 - t0
+        med = np.median(per_op, axis=0) / 1e3
+        summed = float(med.sum())
+        rows = []
+        for r, us in zip(self._rows(batch), med):
+            rows.append({"index": r["index"], "op": r["op"], "name": r["name"],
+                         "shape": r["shape"], "us": float(us),
+                         "share": float(us) / summed if summed > 0 else 0.0,
+                         "macs": r["macs"]})
+        call_us = float(np.median(whole)) / 1e3
+        return Profile(batch=batch, iters=iters, rows=rows, ops_us=summed, call_us=call_us,
+                       overhead_us=call_us - summed,
+                       outputs=outs[0] if len(outs) == 1 else outs)
 
     # ---- introspection -------------------------------------------------------------------------
     @property

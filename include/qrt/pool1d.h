@@ -1,60 +1,107 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file pool1d.h
- * @brief Public 1-d pooling entry points: gate (qrt_pool1d_check) + reference kernel.
+ * @brief Public 1-d pooling entry points: gate (qrt_pool1d_check) + the best variant this CPU
+ *        runs: AVX2 on x86-64 (x86/pool1d_avx2.h), NEON on Arm (neon/pool1d_neon.h), else the
+ *        reference (ref/pool1d_ref.h).  Every variant is bit-exact with the reference.
  *
- * Pooling reads each input a few times and is memory-bound at the sizes of a 1-d CNN, so the
- * reference is also the shipped variant.
+ * `variant`: -1 for the best, QRT_ISA_REF to force the reference (tests compare the two); any
+ * other code runs the best.  QRT_DISABLE_ISA (cpu.h) masks a variant at run time.
  */
 #ifndef QRT_POOL1D_H
 #define QRT_POOL1D_H
 
+#include "qrt/cpu.h"
 #include "qrt/ref/pool1d_ref.h"
+#ifdef QRT_HAVE_X86
+#include "qrt/x86/pool1d_avx2.h"
+#endif
+#ifdef QRT_HAVE_ARM
+#include "qrt/neon/pool1d_neon.h"
+#endif
+
+/** The QRT_ISA_* code of the pooling variant this CPU runs (honours QRT_DISABLE_ISA). */
+static inline int qrt_pool1d_isa(void)
+{
+#ifdef QRT_HAVE_X86
+    if (qrt_cpu_features() & QRT_CPU_AVX2)
+        return QRT_ISA_AVX2;
+#endif
+#ifdef QRT_HAVE_ARM
+    if (qrt_cpu_features() & QRT_CPU_NEON)
+        return QRT_ISA_NEON;
+#endif
+    return QRT_ISA_REF;
+}
+
+/* Run `ref_call` or the variant qrt_pool1d_isa() names (`name`__avx2 / __neon), same args. */
+#if defined(QRT_HAVE_X86)
+#define QRT__POOL1D_DISPATCH(variant, name, args)                                              \
+    if ((variant) != QRT_ISA_REF && qrt_pool1d_isa() == QRT_ISA_AVX2)                          \
+        name##__avx2 args;                                                                     \
+    else                                                                                       \
+        name##_ref args;
+#elif defined(QRT_HAVE_ARM)
+#define QRT__POOL1D_DISPATCH(variant, name, args)                                              \
+    if ((variant) != QRT_ISA_REF && qrt_pool1d_isa() == QRT_ISA_NEON)                          \
+        name##__neon args;                                                                     \
+    else                                                                                       \
+        name##_ref args;
+#else
+#define QRT__POOL1D_DISPATCH(variant, name, args)                                              \
+    (void)(variant);                                                                           \
+    name##_ref args;
+#endif
 
 /**
  * @brief Quantized max_pool1d over quint8 codes; see qrt_max_pool1d_u8_ref().
+ * @param[in] variant -1: the best variant; QRT_ISA_REF: the reference (see the file comment)
  * @return QRT_OK, or QRT_ERR_ARG (nothing written)
  */
 static inline qrt_status qrt_max_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in,
-                                           uint8_t *out)
+                                           uint8_t *out, int variant)
 {
     const qrt_status st = qrt_pool1d_check(p);
-    if (st == QRT_OK)
-        qrt_max_pool1d_u8_ref(p, in, out);
+    if (st == QRT_OK) {
+        QRT__POOL1D_DISPATCH(variant, qrt_max_pool1d_u8, (p, in, out))
+    }
     return st;
 }
 
 /** As qrt_max_pool1d_u8(), for qint8 codes. */
 static inline qrt_status qrt_max_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in,
-                                           int8_t *out)
+                                           int8_t *out, int variant)
 {
     const qrt_status st = qrt_pool1d_check(p);
-    if (st == QRT_OK)
-        qrt_max_pool1d_s8_ref(p, in, out);
+    if (st == QRT_OK) {
+        QRT__POOL1D_DISPATCH(variant, qrt_max_pool1d_s8, (p, in, out))
+    }
     return st;
 }
 
 /** @brief Quantized avg_pool1d over quint8 codes; see qrt_avg_pool1d_u8_ref(). */
 static inline qrt_status qrt_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in,
-                                           uint8_t *out)
+                                           uint8_t *out, int variant)
 {
     qrt_status st = qrt_pool1d_check(p);
     if (st == QRT_OK && (p->dilation != 1 || (p->mode == QRT_AVG_POOL_QNNP && !(p->scale > 0))))
         st = QRT_ERR_ARG;
-    if (st == QRT_OK)
-        qrt_avg_pool1d_u8_ref(p, in, out);
+    if (st == QRT_OK) {
+        QRT__POOL1D_DISPATCH(variant, qrt_avg_pool1d_u8, (p, in, out))
+    }
     return st;
 }
 
 /** As qrt_avg_pool1d_u8(); qint8 only has ATen's generic kernel. */
 static inline qrt_status qrt_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in,
-                                           int8_t *out)
+                                           int8_t *out, int variant)
 {
     qrt_status st = qrt_pool1d_check(p);
     if (st == QRT_OK && (p->dilation != 1 || p->mode == QRT_AVG_POOL_QNNP))
         st = QRT_ERR_ARG;
-    if (st == QRT_OK)
-        qrt_avg_pool1d_s8_ref(p, in, out);
+    if (st == QRT_OK) {
+        QRT__POOL1D_DISPATCH(variant, qrt_avg_pool1d_s8, (p, in, out))
+    }
     return st;
 }
 
@@ -70,21 +117,23 @@ static inline qrt_status qrt_adaptive_pool1d_check_(const qrt_pool1d_params *p)
 
 /** @brief Quantized adaptive_avg_pool1d over quint8 codes (ATen's generic arithmetic). */
 static inline qrt_status qrt_adaptive_avg_pool1d_u8(const qrt_pool1d_params *p,
-                                                    const uint8_t *in, uint8_t *out)
+                                                    const uint8_t *in, uint8_t *out, int variant)
 {
     const qrt_status st = qrt_adaptive_pool1d_check_(p);
-    if (st == QRT_OK)
-        qrt_adaptive_avg_pool1d_u8_ref(p, in, out);
+    if (st == QRT_OK) {
+        QRT__POOL1D_DISPATCH(variant, qrt_adaptive_avg_pool1d_u8, (p, in, out))
+    }
     return st;
 }
 
 /** As qrt_adaptive_avg_pool1d_u8(), for qint8 codes. */
 static inline qrt_status qrt_adaptive_avg_pool1d_s8(const qrt_pool1d_params *p,
-                                                    const int8_t *in, int8_t *out)
+                                                    const int8_t *in, int8_t *out, int variant)
 {
     const qrt_status st = qrt_adaptive_pool1d_check_(p);
-    if (st == QRT_OK)
-        qrt_adaptive_avg_pool1d_s8_ref(p, in, out);
+    if (st == QRT_OK) {
+        QRT__POOL1D_DISPATCH(variant, qrt_adaptive_avg_pool1d_s8, (p, in, out))
+    }
     return st;
 }
 

@@ -56,4 +56,43 @@ static inline qrt_status qrt_pool1d_check(const qrt_pool1d_params *p)
     return QRT_OK;
 }
 
+/**
+ * @brief The interior outputs [*t0, *t1) of one row: their windows t*stride - pad + j*dilation
+ *        (j < kernel) lie wholly inside [0, len), so no padding position and no end clamp
+ *        applies.  Outputs outside it are "border" outputs.  Shared by every optimized
+ *        variant (they run the reference for border outputs).
+ */
+static inline void qrt_pool1d_interior(int64_t len, int64_t len_out, int64_t kernel,
+                                       int64_t stride, int64_t pad, int64_t dilation,
+                                       int64_t *t0, int64_t *t1)
+{
+    int64_t a = (pad + stride - 1) / stride; /* first t with t*stride - pad >= 0 */
+    const int64_t last = len - 1 + pad - (kernel - 1) * dilation; /* t*stride <= last */
+    int64_t b = last < 0 ? 0 : last / stride + 1;
+    a = a < len_out ? a : len_out;
+    b = b < a ? a : (b > len_out ? len_out : b);
+    *t0 = a;
+    *t1 = b;
+}
+
+/**
+ * @brief Whether the [rows][len_in] rows may be read as one row of rows * len_in: no padding,
+ *        len_in == len_out * stride and every window is interior, so output r*len_out + t of
+ *        the long row is output t of row r.  Lets the variants vectorise across short rows.
+ */
+static inline int qrt_pool1d_flat(const qrt_pool1d_params *p)
+{
+    int64_t a, b;
+    qrt_pool1d_interior(p->len_in, p->len_out, p->kernel, p->stride, p->pad, p->dilation, &a,
+                        &b);
+    return p->pad == 0 && a == 0 && b == (int64_t)p->len_out &&
+           (uint64_t)p->len_in == (uint64_t)p->len_out * p->stride;
+}
+
+/** Whether [qmin, qmax] lies inside the code type's range (the variants' precondition). */
+static inline int qrt_pool1d_range_ok(const qrt_pool1d_params *p, int is_signed)
+{
+    return is_signed ? (p->qmin >= -128 && p->qmax <= 127) : (p->qmin >= 0 && p->qmax <= 255);
+}
+
 #endif /* QRT_POOL1D_PARAMS_H */

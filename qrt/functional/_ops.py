@@ -145,7 +145,28 @@ def _pool_len(L, k, s, p, d, ceil_mode) -> int:
     return lo
 
 
+# (L, kernel_size, stride, padding, dilation, ceil_mode) -> _pool_geometry's result, for plain
+# int / None / bool arguments only (a model calls the same pooling layer again and again).
+_POOL_GEOMETRY_CACHE: dict = {}
+_POOL_GEOMETRY_CACHE_MAX = 512
+
+
 def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """(k, s, p, d, lo) of a pooling call, checked; valid plain-int arguments are cached."""
+    plain = (type(kernel_size) is int and (stride is None or type(stride) is int)
+             and type(padding) is int and type(dilation) is int and type(ceil_mode) is bool)
+    if plain:
+        key = (x.shape[-1], kernel_size, stride, padding, dilation, ceil_mode)
+        hit = _POOL_GEOMETRY_CACHE.get(key)
+        if hit is not None:
+            return hit
+    g = _pool_geometry_checked(x, kernel_size, stride, padding, dilation, ceil_mode)
+    if plain and len(_POOL_GEOMETRY_CACHE) < _POOL_GEOMETRY_CACHE_MAX:
+        _POOL_GEOMETRY_CACHE[key] = g
+    return g
+
+
+def _pool_geometry_checked(x, kernel_size, stride, padding, dilation, ceil_mode):
     k = _int(kernel_size, "kernel_size")
     if k < 1:
         raise ValueError(f"kernel_size must be >= 1, got {k}")
@@ -315,6 +336,23 @@ def sigmoid(input: QTensor, *, out: Optional[QTensor] = None) -> QTensor:
 
 
 # ---- pooling ---------------------------------------------------------------------------------
+def _pool_out(x: QTensor, shape, out):
+    """(result, its flat codes, x's C-contiguous codes as [rows, L]): ``_result`` and
+    ``_no_overlap`` for a pooling output, reading each tensor's codes once.  An ``out`` that
+    ``_result`` would accept as it is takes a shortcut past its checks (same conditions)."""
+    if (type(out) is QTensor and out._qscheme is per_tensor_affine and out._dtype is x._dtype
+            and out.shape == shape and out._scale == x._scale
+            and out._zero_point == x._zero_point and out.is_contiguous()):
+        res = out
+    else:
+        res, _ = _result(shape, x._dtype, x._scale, x._zero_point, out)
+    flat = res.int_repr().reshape(-1)
+    xr = x.int_repr()
+    if np.may_share_memory(flat, xr):
+        raise ValueError("out must not share memory with the input")
+    return res, flat, _rows(xr if xr.flags.c_contiguous else xr.copy())
+
+
 def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, *, out: Optional[QTensor] = None) -> QTensor:
     """Quantized max pooling over the last dimension of [N, C, L] or [C, L].
@@ -324,12 +362,10 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
     """
     x = _pool_input(input)
     k, s, p, d, lo = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
-    res, flat = _result(x.shape[:-1] + (lo,), x._dtype, x._scale, x._zero_point, out)
-    _no_overlap(res, [x])
+    res, flat, rows = _pool_out(x, x.shape[:-1] + (lo,), out)
     # torch's qnnpack engine runs QNNPACK's kernel for quint8 without ceil_mode; qrt follows
     # fbgemm (ATen's generic kernel) where QNNPACK replicates the edge (dilation + padding).
     generic = x._dtype is not quint8 or bool(ceil_mode) or (d > 1 and p > 0)
-    rows = _rows(_codes(x))
     _pool_into(x, flat, lo, generic, lambda o2d, _: _ops.max_pool1d(rows, o2d, k, s, p, d))
     return res
 
@@ -346,20 +382,20 @@ def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: b
     k, s, p, _, lo = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode)
     if not isinstance(count_include_pad, (bool, np.bool_)):
         raise TypeError("count_include_pad must be a bool")
-    res, flat = _result(x.shape[:-1] + (lo,), x._dtype, x._scale, x._zero_point, out)
-    _no_overlap(res, [x])
+    res, flat, rows = _pool_out(x, x.shape[:-1] + (lo,), out)
     qnnp = (x._dtype is quint8 and not ceil_mode and k > 1
             and (count_include_pad or p == 0))
     _pool_into(x, flat, lo, not qnnp,
-               lambda o2d, vec: _avg(x, o2d, k, s, p, qnnp, bool(count_include_pad), vec))
+               lambda o2d, vec: _avg(x, rows, o2d, k, s, p, qnnp, bool(count_include_pad),
+                                     vec))
     return res
 
 
-def _avg(x, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
+def _avg(x, rows, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
     sf = _F32(x._scale)
     scale = _F32(sf / _F32(sf * _F32(k))) if qnnp else 0.0
-    _ops.avg_pool1d(_rows(_codes(x)), out2d, k, s, p, x._zero_point, qnnp, count_include_pad,
-                    scale, nhwc_vec)
+    _ops.avg_pool1d(rows, out2d, k, s, p, x._zero_point, qnnp, count_include_pad, scale,
+                    nhwc_vec)
 
 
 def adaptive_avg_pool1d(input: QTensor, output_size, *,
@@ -375,13 +411,11 @@ def adaptive_avg_pool1d(input: QTensor, output_size, *,
     if o < 1:
         raise ValueError(f"output_size must be >= 1, got {o}")
     L = x.shape[-1]
-    res, flat = _result(x.shape[:-1] + (o,), x._dtype, x._scale, x._zero_point, out)
-    _no_overlap(res, [x])
+    res, flat, rows = _pool_out(x, x.shape[:-1] + (o,), out)
     if x._dtype is quint8 and L % o == 0 and L != o:
         k = L // o
-        _avg(x, flat.reshape(-1, o), k, k, 0, True, True)
+        _avg(x, rows, flat.reshape(-1, o), k, k, 0, True, True)
     else:
-        rows = _rows(_codes(x))
         _pool_into(x, flat, o, True, lambda o2d, _: _ops.adaptive_avg_pool1d(rows, o2d))
     return res
 
