@@ -6,6 +6,7 @@ from qrt._kernels cimport (QRT_CPU_AVX2, QRT_CPU_AVX512VNNI, QRT_CPU_DOTPROD, QR
                            QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON, QRT_ISA_NEONDOT,
                            QRT_ISA_REF, qrt_conv1d_isa, qrt_cpu_features, qrt_cpu_features_raw,
                            qrt_quant_isa)
+from qrt._ops_kernels cimport qrt_activation_isa, qrt_add_isa, qrt_pool1d_isa
 
 cdef extern from *:
     """
@@ -59,4 +60,7 @@ def selected():
     return {
         "quantize": _ISA_NAMES[qrt_quant_isa()],
         "conv1d": _ISA_NAMES[qrt_conv1d_isa()],
+        "add": _ISA_NAMES[qrt_add_isa()],
+        "activation": _ISA_NAMES[qrt_activation_isa()],
+        "pool1d": _ISA_NAMES[qrt_pool1d_isa()],
     }

@@ -36,7 +36,7 @@ def test_cpu_features_shape():
         f = _cpu.features(raw=raw)
         assert set(f) == FEATURES
         assert all(isinstance(v, bool) for v in f.values())
-    assert set(_cpu.selected()) >= {"quantize", "conv1d"}
+    assert set(_cpu.selected()) >= {"quantize", "conv1d", "add", "activation", "pool1d"}
 
 
 def test_cpu_compiled_for_this_machine():
@@ -87,11 +87,13 @@ def test_cpu_qemu_model_selects_expected_variant():
 def _child_report(env_extra):
     env = dict(os.environ, **env_extra)
     code = "import qrt._cpu as c; print(sorted(k for k, v in c.features().items() if v)); " \
-           "print(c.selected()['conv1d'])"
+           "print(c.selected())"
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=300, check=True)
-    feats, conv = r.stdout.strip().splitlines()
-    return ast.literal_eval(feats), conv
+    feats, sel = r.stdout.strip().splitlines()
+    sel = ast.literal_eval(sel)
+    _child_report.selected = sel
+    return ast.literal_eval(feats), sel["conv1d"]
 
 
 # Each case starts a fresh interpreter (the variable is read once per process), which costs
@@ -109,6 +111,8 @@ def test_cpu_disable_override(disable):
     x86_all = disable == "avx2,avx512vnni" and _cpu.compiled_for == "x86_64"
     if disable in ("neon", "all") or x86_all:
         assert conv == "ref"
+        # every kernel family honours the override, not only conv1d
+        assert set(_child_report.selected.values()) == {"ref"}, _child_report.selected
     if disable == "dotprod" and "neon" in raw and _cpu.compiled_for != "x86_64":
         assert conv == "neon"
 

@@ -10,6 +10,7 @@
 #ifndef QRT_ACTIVATION_H
 #define QRT_ACTIVATION_H
 
+#include "qrt/cpu.h"
 #include "qrt/ref/activation_ref.h"
 
 #ifdef QRT_HAVE_X86
@@ -29,7 +30,7 @@ __attribute__((target("avx2"))) static void qrt_relu_s8__avx2(const int8_t *x, s
 static inline int qrt_activation_isa(void)
 {
 #ifdef QRT_HAVE_X86
-    if (qrt_cpu_has_avx2_fma())
+    if ((qrt_cpu_features() & QRT_CPU_AVX2))
         return QRT_ISA_AVX2;
 #endif
     return QRT_ISA_REF;

@@ -10,6 +10,7 @@
 #ifndef QRT_ADD_H
 #define QRT_ADD_H
 
+#include "qrt/cpu.h"
 #include "qrt/ref/add_ref.h"
 
 #ifdef QRT_HAVE_X86
@@ -37,7 +38,7 @@ qrt_add_float_s8__avx2(const qrt_add_float_params *p, const int8_t *a, const int
 static inline int qrt_add_isa(void)
 {
 #ifdef QRT_HAVE_X86
-    if (qrt_cpu_has_avx2_fma())
+    if ((qrt_cpu_features() & QRT_CPU_AVX2))
         return QRT_ISA_AVX2;
 #endif
     return QRT_ISA_REF;

@@ -7,6 +7,7 @@
 #ifndef QRT_CAT_H
 #define QRT_CAT_H
 
+#include "qrt/cpu.h"
 #include "qrt/ref/cat_ref.h"
 
 #ifdef QRT_HAVE_X86
@@ -42,7 +43,7 @@ static inline qrt_status qrt_requant_copy_u8(const qrt_requant_copy_params *p, c
     if (st != QRT_OK)
         return st;
 #ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_cpu_has_avx2_fma()) {
+    if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_AVX2)) {
         qrt_requant_copy_u8__avx2(p, in, rows, len, in_stride, out, out_stride);
         return QRT_OK;
     }
@@ -61,7 +62,7 @@ static inline qrt_status qrt_requant_copy_s8(const qrt_requant_copy_params *p, c
     if (st != QRT_OK)
         return st;
 #ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_cpu_has_avx2_fma()) {
+    if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_AVX2)) {
         qrt_requant_copy_s8__avx2(p, in, rows, len, in_stride, out, out_stride);
         return QRT_OK;
     }

@@ -30,6 +30,9 @@
 #include <float.h>
 #include <math.h>
 #include "qrt/types.h"
+#ifdef QRT_HAVE_X86
+#include "qrt/cpu.h" /* QRT_DISABLE_ISA; not on Arm, where quant.h also builds freestanding */
+#endif
 
 #if defined(__FAST_MATH__)
 #error "qrt/quant.h must not be compiled with -ffast-math: results would not match torch"
@@ -396,13 +399,15 @@ static inline int qrt_quant_isa(void)
 #ifdef QRT_HAVE_X86
     static int isa = -1;
     if (isa < 0) {
-        /* The AVX-512 variant needs F/BW/VL/DQ only; VNNI is what the code names the level. */
+        /* The AVX-512 variant needs F/BW/VL/DQ only; VNNI is what the code names the level
+         * (QRT_DISABLE_ISA=avx512vnni masks it, =avx2 the AVX2 level, as for conv1d). */
+        const unsigned off = qrt_cpu_disabled_mask(getenv("QRT_DISABLE_ISA"));
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("fma"))
+        if (!(off & QRT_CPU_AVX512VNNI) && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
             isa = QRT_ISA_AVX512VNNI;
-        else if (qrt_cpu_has_avx2_fma())
+        else if (qrt_cpu_features() & QRT_CPU_AVX2)
             isa = QRT_ISA_AVX2;
         else
             isa = QRT_ISA_REF;
