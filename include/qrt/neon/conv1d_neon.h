@@ -13,8 +13,19 @@
  * Every partial sum is bounded by the full sum's bound (qrt_conv1d_check: taps * 255 * 255 <
  * 2^31), so no lane overflows and the int32 total equals the reference's accumulator.  The
  * requantization is the reference's own scalar code (requant.h).  Linear layers (kernel 1,
- * channel stride 1) skip the gather and read the input row in place.  Receptive fields under
- * 16 taps (depthwise, c_in = 1 with a short kernel) fill no vector, so they run the reference.
+ * channel stride 1) skip the gather and read the input row in place.
+ *
+ * Depthwise path (c_in/groups == 1, any channel multiplier, uint8 output, unit time strides,
+ * stride 1 or 2; see qrt__conv1d_dw_ok): lanes over time.  For each output channel and each
+ * block of 16 output positions, every tap loads the 16 input bytes it meets (vld1q, or vld2q's
+ * even lanes for stride 2), widens x - x_zero to int16 (vsubl_u8) and multiply-accumulates by
+ * the tap's w - w_zero into four int32x4 lanes (vmlal_n_s16): exact, as above.  A block whose
+ * every tap lies inside the row loads without a branch; an edge block checks each tap: inside
+ * -> load, wholly in the padding -> skipped (it adds 0), straddling -> a 16-byte copy with
+ * input_zero in the padding.  No byte outside [row, row + len_in) is ever read and a last
+ * partial block stores only its own bytes.  Requantization is vectorized and bit-exact with
+ * qrt_requant_fp32_u8: see qrt__neon_requant16.  Other cases with under 16 taps (strided
+ * input, float output, stride > 2) still fill no vector, so they run the reference.
  *
  * armv7: Debian armhf's baseline has no NEON, so these functions carry target("fpu=neon") and
  * conv1d.h only calls them when AT_HWCAP reports NEON.  aarch64: NEON is the baseline.
@@ -111,6 +122,182 @@ QRT_NEON_FN static inline int32_t qrt__conv1d_dot__neon(const uint8_t *xs, const
     return acc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Depthwise path: lanes over time                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Whether qrt__conv1d_dw__neon() handles p (c_in/groups == 1, uint8 out, unit time strides). */
+static inline int qrt__conv1d_dw_ok(const qrt_conv1d_params *p)
+{
+    return p->c_in == p->groups && p->out_kind == QRT_CONV1D_OUT_U8 && p->x_stride_t == 1 &&
+           p->y_stride_t == 1 && (p->stride == 1 || p->stride == 2);
+}
+
+/**
+ * round-half-even(y) for |y| < 2^31, INT32_MIN for NaN and |y| >= 2^31 (qrt_cvt_f32_s32_rne).
+ * aarch64: fcvtns rounds half to even but saturates, so the out-of-range lanes are replaced.
+ * armv7 has no rounding convert: y is first clamped to [-2^22, 2^22] (a lane beyond it
+ * requantizes to the clamp bound either way: |r| >= 2^22 is far outside 0..255 after adding
+ * the zero point), then y + 1.5 * 2^23 lies in [2^23, 2^24], where the float spacing is 1, so
+ * the addition itself rounds half to even (NEON always rounds to nearest) and the integer is
+ * the sum's bit pattern minus that of 1.5 * 2^23.  NEON's flush-to-zero changes only products
+ * below 2^-126, which round to 0 either way.
+ */
+QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y)
+{
+    const float32x4_t lim = vdupq_n_f32(2147483648.0f);
+    const uint32x4_t ok = vandq_u32(vcgeq_f32(y, vnegq_f32(lim)), vcltq_f32(y, lim));
+#if defined(__aarch64__)
+    const int32x4_t r = vcvtnq_s32_f32(y);
+#else
+    const float32x4_t big = vdupq_n_f32(4194304.0f), magic = vdupq_n_f32(12582912.0f);
+    const float32x4_t yc = vminq_f32(vmaxq_f32(y, vnegq_f32(big)), big);
+    const int32x4_t r = vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(yc, magic)),
+                                  vreinterpretq_s32_f32(magic));
+#endif
+    return vbslq_s32(ok, r, vdupq_n_s32(INT32_MIN));
+}
+
+/** Per-output-channel constants of the depthwise path's requantization. */
+typedef struct {
+    int32x4_t bias;   /**< int32 bias (added with wrapping, as paddd) */
+    float32x4_t scale;
+    int16x8_t zero;   /**< output zero point */
+    uint8x16_t lo, hi; /**< clamp */
+} qrt__neon_rq;
+
+/**
+ * 16 accumulators -> 16 uint8, bit-exact with qrt_requant_fp32_u8(wrap(acc + bias), ...):
+ * y = f32(f32(acc) * scale) (vcvtq_f32_s32 rounds to nearest like the scalar conversion);
+ * r = qrt__neon_cvt_rne(y); then r + zero clamped to [lo, hi] through saturating narrowings
+ * (int32 -> int16, + zero in int16, int16 -> uint8, then the clamp): each saturation is
+ * monotone and the identity on 0..255 ⊇ [lo, hi], so the result equals clamp(r + zero).
+ */
+QRT_NEON_FN static inline uint8x16_t qrt__neon_requant16(int32x4_t a0, int32x4_t a1,
+                                                         int32x4_t a2, int32x4_t a3,
+                                                         const qrt__neon_rq *c)
+{
+#define QRT__RQ4(a) qrt__neon_cvt_rne(vmulq_f32(vcvtq_f32_s32(vaddq_s32(a, c->bias)), c->scale))
+    const int16x8_t l = vqaddq_s16(vcombine_s16(vqmovn_s32(QRT__RQ4(a0)), vqmovn_s32(QRT__RQ4(a1))),
+                                   c->zero);
+    const int16x8_t h = vqaddq_s16(vcombine_s16(vqmovn_s32(QRT__RQ4(a2)), vqmovn_s32(QRT__RQ4(a3))),
+                                   c->zero);
+#undef QRT__RQ4
+    const uint8x16_t u = vcombine_u8(vqmovun_s16(l), vqmovun_s16(h));
+    return vminq_u8(vmaxq_u8(u, c->lo), c->hi);
+}
+
+/** a[0..3] += (xv - xz) * wk over 16 lanes (int16 products widened into int32, exact). */
+#define QRT__DW_MAC(xv, wk)                                                                      \
+    do {                                                                                         \
+        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
+        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(xv), vxz));           \
+        a0 = vmlal_n_s16(a0, vget_low_s16(xl_), (wk));                                           \
+        a1 = vmlal_n_s16(a1, vget_high_s16(xl_), (wk));                                          \
+        a2 = vmlal_n_s16(a2, vget_low_s16(xh_), (wk));                                           \
+        a3 = vmlal_n_s16(a3, vget_high_s16(xh_), (wk));                                          \
+    } while (0)
+
+/**
+ * One output row of the depthwise path: yr[t] for t < len_out from the input row xr[0, L)
+ * and the K taps wr (zero point wz).  `kc` is K when the caller knows it at compile time
+ * (always_inline lets the tap loop unroll), else the same run-time value.
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__conv1d_dw_row__neon(const uint8_t *xr, int64_t L, const int8_t *wr, int32_t wz,
+                         const int64_t kc, int64_t d, int64_t pad, int64_t s, int32_t xz,
+                         const qrt__neon_rq *c, uint8_t *yr, int64_t len_out)
+{
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)xz);
+    const int64_t width = 16 * s; /* bytes one tap's vector load covers */
+    const int64_t reach = (kc - 1) * d + width;
+    for (int64_t t0 = 0; t0 < len_out; t0 += 16) {
+        int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+        const int64_t b = t0 * s - pad; /* first input position of tap 0 */
+        if (b >= 0 && b + reach <= L) { /* interior: every tap loads in place */
+            const uint8_t *xb = xr + b;
+            if (s == 1) {
+                for (int64_t k = 0; k < kc; ++k) {
+                    const uint8x16_t xv = vld1q_u8(xb + k * d);
+                    QRT__DW_MAC(xv, (int16_t)((int32_t)wr[k] - wz));
+                }
+            } else {
+                for (int64_t k = 0; k < kc; ++k) {
+                    const uint8x16_t xv = vld2q_u8(xb + k * d).val[0];
+                    QRT__DW_MAC(xv, (int16_t)((int32_t)wr[k] - wz));
+                }
+            }
+        } else { /* an edge: check each tap */
+            for (int64_t k = 0; k < kc; ++k) {
+                const int64_t sk = b + k * d;
+                uint8x16_t xv;
+                if (sk >= 0 && sk + width <= L) {
+                    xv = s == 1 ? vld1q_u8(xr + sk) : vld2q_u8(xr + sk).val[0];
+                } else if (sk >= L || sk + 15 * s < 0) {
+                    continue; /* all 16 positions are padding: they add 0 */
+                } else {
+                    uint8_t tmp[16];
+                    for (int i = 0; i < 16; ++i) {
+                        const int64_t pos = sk + i * s;
+                        tmp[i] = (pos >= 0 && pos < L) ? xr[pos] : (uint8_t)xz;
+                    }
+                    xv = vld1q_u8(tmp);
+                }
+                QRT__DW_MAC(xv, (int16_t)((int32_t)wr[k] - wz));
+            }
+        }
+        const uint8x16_t yv = qrt__neon_requant16(a0, a1, a2, a3, c);
+        if (t0 + 16 <= len_out) {
+            vst1q_u8(yr + t0, yv);
+        } else {
+            uint8_t tmp[16];
+            vst1q_u8(tmp, yv);
+            for (int64_t i = 0; t0 + i < len_out; ++i)
+                yr[t0 + i] = tmp[i];
+        }
+    }
+}
+#undef QRT__DW_MAC
+
+/**
+ * @brief The depthwise path of qrt_conv1d_u8__neon() (p already checked, qrt__conv1d_dw_ok(p)).
+ *        Bit-exact with qrt_conv1d_u8_ref(); see the file comment.
+ */
+QRT_NEON_FN static void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t *x,
+                                             const int8_t *w, const qrt_conv1d_quant *q,
+                                             uint8_t *out)
+{
+    const int64_t og = p->c_out / p->groups, kk = p->kernel, d = p->dilation;
+    const int64_t pad = p->pad_left, s = p->stride, L = p->len_in, lo = p->len_out;
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t oc = 0; oc < p->c_out; ++oc) {
+            const uint8_t *xr = x + n * p->x_stride_n + (oc / og) * p->x_stride_c;
+            uint8_t *yr = out + n * p->y_stride_n + oc * p->y_stride_c;
+            const int8_t *wr = w + oc * kk;
+            const int32_t wz = q->weight_zero[oc];
+            qrt__neon_rq c;
+            c.bias = vdupq_n_s32(q->bias_q[oc]);
+            c.scale = vdupq_n_f32(q->scale[oc]);
+            c.zero = vdupq_n_s16((int16_t)p->output_zero);
+            c.lo = vdupq_n_u8((uint8_t)p->output_min);
+            c.hi = vdupq_n_u8((uint8_t)p->output_max);
+            switch (kk) { /* common kernels get an unrolled tap loop */
+            case 3:
+                qrt__conv1d_dw_row__neon(xr, L, wr, wz, 3, d, pad, s, p->input_zero, &c, yr, lo);
+                break;
+            case 5:
+                qrt__conv1d_dw_row__neon(xr, L, wr, wz, 5, d, pad, s, p->input_zero, &c, yr, lo);
+                break;
+            case 9:
+                qrt__conv1d_dw_row__neon(xr, L, wr, wz, 9, d, pad, s, p->input_zero, &c, yr, lo);
+                break;
+            default:
+                qrt__conv1d_dw_row__neon(xr, L, wr, wz, kk, d, pad, s, p->input_zero, &c, yr, lo);
+                break;
+            }
+        }
+}
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(); NEON inner products.  Bit-exact with _ref.
  * @param[in]  p   geometry, strides, zero points (checked here by qrt_conv1d_check)
@@ -127,9 +314,13 @@ QRT_NEON_FN static qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, co
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK)
         return st;
+    if (qrt__conv1d_dw_ok(p)) { /* depthwise / c_in = 1: lanes over time */
+        qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
+        return QRT_OK;
+    }
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const int64_t taps = cg * (int64_t)p->kernel;
-    if (taps < 16) /* no full vector per output (e.g. depthwise): the plain loop is faster */
+    if (taps < 16) /* no full vector per output: the plain loop is faster */
         return qrt_conv1d_u8_ref(p, x, w, q, out);
     uint8_t buf[QRT__NEON_CHUNK];
     for (int64_t n = 0; n < p->n; ++n)
