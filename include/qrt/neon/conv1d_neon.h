@@ -136,128 +136,206 @@ static inline int qrt__conv1d_dw_ok(const qrt_conv1d_params *p)
 /**
  * round-half-even(y) for |y| < 2^31, INT32_MIN for NaN and |y| >= 2^31 (qrt_cvt_f32_s32_rne).
  * aarch64: fcvtns rounds half to even but saturates, so the out-of-range lanes are replaced.
- * armv7 has no rounding convert: y is first clamped to [-2^22, 2^22] (a lane beyond it
- * requantizes to the clamp bound either way: |r| >= 2^22 is far outside 0..255 after adding
- * the zero point), then y + 1.5 * 2^23 lies in [2^23, 2^24], where the float spacing is 1, so
- * the addition itself rounds half to even (NEON always rounds to nearest) and the integer is
- * the sum's bit pattern minus that of 1.5 * 2^23.  NEON's flush-to-zero changes only products
- * below 2^-126, which round to 0 either way.
+ * armv7 has no rounding convert.  There y is first raised to at least -2^22, then
+ * z = y + 1.5 * 2^23 is formed (NEON always rounds to nearest even) and the lane's result is
+ * z's bit pattern minus that of 1.5 * 2^23:
+ *  - |y| < 2^22: z lies in [2^23, 2^24), where the float spacing is 1, so the one rounding of
+ *    the addition is round-half-even(y) and the difference of the patterns is exactly it;
+ *  - y <= -2^22 (raised to -2^22): -2^22, which requantizes to the clamp floor as y itself;
+ *  - 2^22 <= y < 2^31: z >= 2^24 and positive floats order as their patterns, so the result
+ *    is >= 2^22 and requantizes to the clamp ceiling as round-half-even(y) does;
+ *  - NaN, |y| >= 2^31: replaced by -2^22 (where aarch64 gives INT32_MIN): the clamp floor.
+ * (|r| >= 2^22 lands far outside 0..255 after adding the zero point.)  NEON's flush-to-zero
+ * changes only products below 2^-126, which round to 0 either way.
  */
 QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y)
 {
-    const float32x4_t lim = vdupq_n_f32(2147483648.0f);
-    const uint32x4_t ok = vandq_u32(vcgeq_f32(y, vnegq_f32(lim)), vcltq_f32(y, lim));
+    /* |y| < 2^31 (false for NaN); y = -2^31 fails it but its value is INT32_MIN anyway */
+    const uint32x4_t ok = vcaltq_f32(y, vdupq_n_f32(2147483648.0f));
 #if defined(__aarch64__)
     const int32x4_t r = vcvtnq_s32_f32(y);
 #else
-    const float32x4_t big = vdupq_n_f32(4194304.0f), magic = vdupq_n_f32(12582912.0f);
-    const float32x4_t yc = vminq_f32(vmaxq_f32(y, vnegq_f32(big)), big);
-    const int32x4_t r = vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(yc, magic)),
-                                  vreinterpretq_s32_f32(magic));
+    /* the replaced lanes take -2^22 instead of INT32_MIN: the same clamp floor, one
+     * constant less (armv7 has 16 vector registers) */
+    const float32x4_t magic = vdupq_n_f32(12582912.0f), floor = vdupq_n_f32(-4194304.0f);
+    const float32x4_t z = vaddq_f32(vmaxq_f32(vbslq_f32(ok, y, floor), floor), magic);
+    return vsubq_s32(vreinterpretq_s32_f32(z), vreinterpretq_s32_f32(magic));
 #endif
+#if defined(__aarch64__)
     return vbslq_s32(ok, r, vdupq_n_s32(INT32_MIN));
+#endif
 }
 
 /** Per-output-channel constants of the depthwise path's requantization. */
 typedef struct {
-    int32x4_t bias;   /**< int32 bias (added with wrapping, as paddd) */
+    int32x4_t bias;    /**< int32 bias: the accumulators' start (sums wrap, as paddd) */
     float32x4_t scale;
-    int16x8_t zero;   /**< output zero point */
+    int16x8_t zero;    /**< output zero point */
     uint8x16_t lo, hi; /**< clamp */
 } qrt__neon_rq;
 
 /**
- * 16 accumulators -> 16 uint8, bit-exact with qrt_requant_fp32_u8(wrap(acc + bias), ...):
- * y = f32(f32(acc) * scale) (vcvtq_f32_s32 rounds to nearest like the scalar conversion);
- * r = qrt__neon_cvt_rne(y); then r + zero clamped to [lo, hi] through saturating narrowings
- * (int32 -> int16, + zero in int16, int16 -> uint8, then the clamp): each saturation is
- * monotone and the identity on 0..255 ⊇ [lo, hi], so the result equals clamp(r + zero).
+ * 16 accumulators (bias included) -> 16 uint8, bit-exact with
+ * qrt_requant_fp32_u8(wrap(acc + bias), ...): the int32 lanes wrap modulo 2^32 like the
+ * reference's wrapping bias add (the exact sum fits int32), y = f32(f32(acc) * scale)
+ * (vcvtq_f32_s32 rounds to nearest like the scalar conversion), r = qrt__neon_cvt_rne(y), then
+ * r + zero clamped to [lo, hi] through saturating narrowings (int32 -> int16, + zero in int16,
+ * int16 -> uint8, then the clamp): each saturation is monotone and the identity on 0..255,
+ * which holds [lo, hi], so the result equals clamp(r + zero).
  */
 QRT_NEON_FN static inline uint8x16_t qrt__neon_requant16(int32x4_t a0, int32x4_t a1,
                                                          int32x4_t a2, int32x4_t a3,
                                                          const qrt__neon_rq *c)
 {
-#define QRT__RQ4(a) qrt__neon_cvt_rne(vmulq_f32(vcvtq_f32_s32(vaddq_s32(a, c->bias)), c->scale))
-    const int16x8_t l = vqaddq_s16(vcombine_s16(vqmovn_s32(QRT__RQ4(a0)), vqmovn_s32(QRT__RQ4(a1))),
-                                   c->zero);
-    const int16x8_t h = vqaddq_s16(vcombine_s16(vqmovn_s32(QRT__RQ4(a2)), vqmovn_s32(QRT__RQ4(a3))),
-                                   c->zero);
+#define QRT__RQ4(a) vqmovn_s32(qrt__neon_cvt_rne(vmulq_f32(vcvtq_f32_s32(a), c->scale)))
+    const int16x8_t l = vqaddq_s16(vcombine_s16(QRT__RQ4(a0), QRT__RQ4(a1)), c->zero);
+    const int16x8_t h = vqaddq_s16(vcombine_s16(QRT__RQ4(a2), QRT__RQ4(a3)), c->zero);
 #undef QRT__RQ4
     const uint8x16_t u = vcombine_u8(vqmovun_s16(l), vqmovun_s16(h));
     return vminq_u8(vmaxq_u8(u, c->lo), c->hi);
 }
 
-/** a[0..3] += (xv - xz) * wk over 16 lanes (int16 products widened into int32, exact). */
+/** a0..a3 += (xv - xz) * wk over 16 lanes (int16 products widened into int32, exact). */
+#if defined(__aarch64__)
 #define QRT__DW_MAC(xv, wk)                                                                      \
     do {                                                                                         \
+        const int16_t w_ = (wk);                                                                 \
+        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
+        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_high_u8(xv, vxzq));                   \
+        a0 = vmlal_n_s16(a0, vget_low_s16(xl_), w_);                                             \
+        a1 = vmlal_high_n_s16(a1, xl_, w_);                                                      \
+        a2 = vmlal_n_s16(a2, vget_low_s16(xh_), w_);                                             \
+        a3 = vmlal_high_n_s16(a3, xh_, w_);                                                      \
+    } while (0)
+#else /* armv7: the tap is a dup'ed vector (a scalar operand costs a lane move per use) */
+#define QRT__DW_MAC(xv, wk)                                                                      \
+    do {                                                                                         \
+        const int16x4_t w_ = (wk);                                                               \
         const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
         const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(xv), vxz));           \
-        a0 = vmlal_n_s16(a0, vget_low_s16(xl_), (wk));                                           \
-        a1 = vmlal_n_s16(a1, vget_high_s16(xl_), (wk));                                          \
-        a2 = vmlal_n_s16(a2, vget_low_s16(xh_), (wk));                                           \
-        a3 = vmlal_n_s16(a3, vget_high_s16(xh_), (wk));                                          \
+        a0 = vmlal_s16(a0, vget_low_s16(xl_), w_);                                               \
+        a1 = vmlal_s16(a1, vget_high_s16(xl_), w_);                                              \
+        a2 = vmlal_s16(a2, vget_low_s16(xh_), w_);                                               \
+        a3 = vmlal_s16(a3, vget_high_s16(xh_), w_);                                              \
     } while (0)
+#endif
+#if defined(__aarch64__)
+typedef int16_t qrt__dw_tap; /**< one tap's w - w_zero as the MAC takes it */
+#define QRT__DW_TAP(v) ((int16_t)(v))
+#else
+typedef int16x4_t qrt__dw_tap;
+#define QRT__DW_TAP(v) vdup_n_s16((int16_t)(v))
+#endif
+
+/** Everything one output row of the depthwise path needs (besides the taps). */
+typedef struct {
+    const uint8_t *xr; /**< input row, len_in bytes */
+    uint8_t *yr;       /**< output row, len_out bytes */
+    const int8_t *wr;  /**< the row's K taps */
+    int64_t len_in, len_out, kernel, dilation, pad, stride;
+    int32_t wz, xz; /**< weight and input zero points */
+    qrt__neon_rq c;
+} qrt__dw_row;
 
 /**
- * One output row of the depthwise path: yr[t] for t < len_out from the input row xr[0, L)
- * and the K taps wr (zero point wz).  `kc` is K when the caller knows it at compile time
- * (always_inline lets the tap loop unroll), else the same run-time value.
+ * Output positions [t0, t0 + 16) (stored: those below len_out) with every tap checked: a
+ * tap inside the row loads in place, one wholly in the padding is skipped (it adds 0), one that
+ * straddles an end goes through a 16-byte copy holding input_zero in the padding.  Reads only
+ * [xr, xr + len_in) and writes only [yr, yr + len_out).
+ */
+QRT_NEON_FN static void qrt__conv1d_dw_edge__neon(const qrt__dw_row *r, int64_t t0)
+{
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)r->xz);
+#if defined(__aarch64__)
+    const uint8x16_t vxzq = vdupq_n_u8((uint8_t)r->xz);
+#endif
+    const int64_t s = r->stride, L = r->len_in, width = 16 * s;
+    const int64_t b = t0 * s - r->pad;
+    int32x4_t a0 = r->c.bias, a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t k = 0; k < r->kernel; ++k) {
+        const int64_t sk = b + k * r->dilation;
+        uint8x16_t xv;
+        if (sk >= 0 && sk + width <= L) {
+            xv = s == 1 ? vld1q_u8(r->xr + sk) : vld2q_u8(r->xr + sk).val[0];
+        } else if (sk >= L || sk + 15 * s < 0) {
+            continue; /* all 16 positions are padding */
+        } else {
+            uint8_t tmp[16];
+            for (int i = 0; i < 16; ++i) {
+                const int64_t pos = sk + i * s;
+                tmp[i] = (pos >= 0 && pos < L) ? r->xr[pos] : (uint8_t)r->xz;
+            }
+            xv = vld1q_u8(tmp);
+        }
+        QRT__DW_MAC(xv, QRT__DW_TAP((int32_t)r->wr[k] - r->wz));
+    }
+    const uint8x16_t yv = qrt__neon_requant16(a0, a1, a2, a3, &r->c);
+    if (t0 + 16 <= r->len_out) {
+        vst1q_u8(r->yr + t0, yv);
+    } else {
+        uint8_t tmp[16];
+        vst1q_u8(tmp, yv);
+        for (int64_t i = 0; t0 + i < r->len_out; ++i)
+            r->yr[t0 + i] = tmp[i];
+    }
+}
+
+/**
+ * One output row: edge blocks (qrt__conv1d_dw_edge__neon) at both ends, and in between the
+ * interior blocks, whose every tap lies inside the row: no branch, no check.  `kc` is the
+ * kernel size, a compile-time constant for the common kernels (always_inline: the tap loop
+ * unrolls and the taps stay in registers).
  */
 QRT_NEON_FN static inline __attribute__((always_inline)) void
-qrt__conv1d_dw_row__neon(const uint8_t *xr, int64_t L, const int8_t *wr, int32_t wz,
-                         const int64_t kc, int64_t d, int64_t pad, int64_t s, int32_t xz,
-                         const qrt__neon_rq *c, uint8_t *yr, int64_t len_out)
+qrt__conv1d_dw_row__neon(const qrt__dw_row *r, const int64_t kc)
 {
-    const uint8x8_t vxz = vdup_n_u8((uint8_t)xz);
-    const int64_t width = 16 * s; /* bytes one tap's vector load covers */
-    const int64_t reach = (kc - 1) * d + width;
-    for (int64_t t0 = 0; t0 < len_out; t0 += 16) {
-        int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
-        const int64_t b = t0 * s - pad; /* first input position of tap 0 */
-        if (b >= 0 && b + reach <= L) { /* interior: every tap loads in place */
-            const uint8_t *xb = xr + b;
+    const int64_t s = r->stride, d = r->dilation, pad = r->pad;
+    /* interior block starts t: t*s >= pad and t*s - pad + (kc-1)*d + 16*s <= len_in (the last
+     * tap's vector load ends inside the row), and t + 16 <= len_out (a whole store) */
+    const int64_t t_lo = (pad + s - 1) / s;
+    const int64_t room = r->len_in + pad - (kc - 1) * d - 16 * s;
+    int64_t t_hi = room < 0 ? -1 : room / s; /* last interior start */
+    if (t_hi > r->len_out - 16)
+        t_hi = r->len_out - 16;
+    int64_t t = 0;
+    for (; t < r->len_out && t < t_lo; t += 16)
+        qrt__conv1d_dw_edge__neon(r, t);
+    if (t <= t_hi) {
+        qrt__dw_tap wk[16]; /* w - w_zero, for kernels up to 16 taps */
+        const int32_t wz = r->wz;
+        for (int64_t k = 0; k < kc && k < 16; ++k)
+            wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - wz);
+        const uint8x8_t vxz = vdup_n_u8((uint8_t)r->xz);
+#if defined(__aarch64__)
+        const uint8x16_t vxzq = vdupq_n_u8((uint8_t)r->xz);
+#endif
+        const qrt__neon_rq c = r->c;
+        const uint8_t *xb = r->xr + (t * s - pad);
+        uint8_t *yb = r->yr + t;
+        const ptrdiff_t nb = (ptrdiff_t)((t_hi - t) / 16 + 1), step = (ptrdiff_t)(16 * s);
+        const int8_t *wr = r->wr;
+        for (ptrdiff_t i = 0; i < nb; ++i, xb += step, yb += 16) {
+            int32x4_t a0 = c.bias, a1 = a0, a2 = a0, a3 = a0;
             if (s == 1) {
                 for (int64_t k = 0; k < kc; ++k) {
                     const uint8x16_t xv = vld1q_u8(xb + k * d);
-                    QRT__DW_MAC(xv, (int16_t)((int32_t)wr[k] - wz));
+                    QRT__DW_MAC(xv, kc <= 16 ? wk[k] : QRT__DW_TAP((int32_t)wr[k] - wz));
                 }
             } else {
                 for (int64_t k = 0; k < kc; ++k) {
                     const uint8x16_t xv = vld2q_u8(xb + k * d).val[0];
-                    QRT__DW_MAC(xv, (int16_t)((int32_t)wr[k] - wz));
+                    QRT__DW_MAC(xv, kc <= 16 ? wk[k] : QRT__DW_TAP((int32_t)wr[k] - wz));
                 }
             }
-        } else { /* an edge: check each tap */
-            for (int64_t k = 0; k < kc; ++k) {
-                const int64_t sk = b + k * d;
-                uint8x16_t xv;
-                if (sk >= 0 && sk + width <= L) {
-                    xv = s == 1 ? vld1q_u8(xr + sk) : vld2q_u8(xr + sk).val[0];
-                } else if (sk >= L || sk + 15 * s < 0) {
-                    continue; /* all 16 positions are padding: they add 0 */
-                } else {
-                    uint8_t tmp[16];
-                    for (int i = 0; i < 16; ++i) {
-                        const int64_t pos = sk + i * s;
-                        tmp[i] = (pos >= 0 && pos < L) ? xr[pos] : (uint8_t)xz;
-                    }
-                    xv = vld1q_u8(tmp);
-                }
-                QRT__DW_MAC(xv, (int16_t)((int32_t)wr[k] - wz));
-            }
+            vst1q_u8(yb, qrt__neon_requant16(a0, a1, a2, a3, &c));
         }
-        const uint8x16_t yv = qrt__neon_requant16(a0, a1, a2, a3, c);
-        if (t0 + 16 <= len_out) {
-            vst1q_u8(yr + t0, yv);
-        } else {
-            uint8_t tmp[16];
-            vst1q_u8(tmp, yv);
-            for (int64_t i = 0; t0 + i < len_out; ++i)
-                yr[t0 + i] = tmp[i];
-        }
+        t += (int64_t)nb * 16;
     }
+    for (; t < r->len_out; t += 16)
+        qrt__conv1d_dw_edge__neon(r, t);
 }
 #undef QRT__DW_MAC
+#undef QRT__DW_TAP
 
 /**
  * @brief The depthwise path of qrt_conv1d_u8__neon() (p already checked, qrt__conv1d_dw_ok(p)).
@@ -267,32 +345,33 @@ QRT_NEON_FN static void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const u
                                              const int8_t *w, const qrt_conv1d_quant *q,
                                              uint8_t *out)
 {
-    const int64_t og = p->c_out / p->groups, kk = p->kernel, d = p->dilation;
-    const int64_t pad = p->pad_left, s = p->stride, L = p->len_in, lo = p->len_out;
+    const int64_t og = p->c_out / p->groups, kk = p->kernel;
+    qrt__dw_row r;
+    r.len_in = p->len_in, r.len_out = p->len_out, r.kernel = kk, r.dilation = p->dilation;
+    r.pad = p->pad_left, r.stride = p->stride, r.xz = p->input_zero;
+    r.c.zero = vdupq_n_s16((int16_t)p->output_zero);
+    r.c.lo = vdupq_n_u8((uint8_t)p->output_min);
+    r.c.hi = vdupq_n_u8((uint8_t)p->output_max);
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t oc = 0; oc < p->c_out; ++oc) {
-            const uint8_t *xr = x + n * p->x_stride_n + (oc / og) * p->x_stride_c;
-            uint8_t *yr = out + n * p->y_stride_n + oc * p->y_stride_c;
-            const int8_t *wr = w + oc * kk;
-            const int32_t wz = q->weight_zero[oc];
-            qrt__neon_rq c;
-            c.bias = vdupq_n_s32(q->bias_q[oc]);
-            c.scale = vdupq_n_f32(q->scale[oc]);
-            c.zero = vdupq_n_s16((int16_t)p->output_zero);
-            c.lo = vdupq_n_u8((uint8_t)p->output_min);
-            c.hi = vdupq_n_u8((uint8_t)p->output_max);
+            r.xr = x + n * p->x_stride_n + (oc / og) * p->x_stride_c;
+            r.yr = out + n * p->y_stride_n + oc * p->y_stride_c;
+            r.wr = w + oc * kk;
+            r.wz = q->weight_zero[oc];
+            r.c.bias = vdupq_n_s32(q->bias_q[oc]);
+            r.c.scale = vdupq_n_f32(q->scale[oc]);
             switch (kk) { /* common kernels get an unrolled tap loop */
             case 3:
-                qrt__conv1d_dw_row__neon(xr, L, wr, wz, 3, d, pad, s, p->input_zero, &c, yr, lo);
+                qrt__conv1d_dw_row__neon(&r, 3);
                 break;
             case 5:
-                qrt__conv1d_dw_row__neon(xr, L, wr, wz, 5, d, pad, s, p->input_zero, &c, yr, lo);
+                qrt__conv1d_dw_row__neon(&r, 5);
                 break;
             case 9:
-                qrt__conv1d_dw_row__neon(xr, L, wr, wz, 9, d, pad, s, p->input_zero, &c, yr, lo);
+                qrt__conv1d_dw_row__neon(&r, 9);
                 break;
             default:
-                qrt__conv1d_dw_row__neon(xr, L, wr, wz, kk, d, pad, s, p->input_zero, &c, yr, lo);
+                qrt__conv1d_dw_row__neon(&r, kk);
                 break;
             }
         }
