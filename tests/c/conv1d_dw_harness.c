@@ -249,6 +249,8 @@ static int one_case(int c, int dot, long *calls)
     p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
     if (p.len_out > MAXL + 60)
         p.len_out = MAXL + 60;
+    if (rnd(6) == 0) /* fewer outputs than the input allows (the right padding is implied) */
+        p.len_out = 1 + rnd(p.len_out);
     /* input rows: one per data page, ending at the next guard page or starting after one */
     const int at_end = (int)rnd(2);
     const int64_t row_stride = 2 * PAGE;
