@@ -14,9 +14,8 @@
  * input, dilations and strides 1..3, multipliers 1..3, asymmetric weight zero points, full-range
  * int32 biases (wrapping) and scales whose products tie, overflow int32, are inf or NaN.
  *
- * stdin:  uint32 mode, cases, seed, dot   (mode 0: random test; 1/2/3: one run of the benchmark
- *         shape "depthwise" (n 1, c 64, L 1000, K 3, pad 1, groups 64) through the reference /
- *         __neon / __neondot, for instruction counts; dot: also test __neondot)
+ * stdin:  uint32 mode, cases, seed, dot   (mode 0: random test, dot: also test __neondot;
+ *         otherwise one run of a benchmark shape for instruction counts, see bench())
  * stdout: "ok <cases> <calls> <dw-calls>" or "MISMATCH ..." / "CANARY ..." (exit 1).
  */
 #include <stddef.h>
@@ -351,37 +350,45 @@ static int one_case(int c, int dot, long *calls)
     return qrt__conv1d_dw_ok(&p);
 }
 
-/* The benchmark shape "depthwise" once through fn (mode 1: ref, 2: neon, 3: neondot). */
+/* One benchmark shape once (for instruction counts): mode % 10 = 1: reference, 2: __neon,
+ * 3: __neondot; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1, groups 64),
+ * 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4); 9: setup only. */
 static void bench(int mode)
 {
-    static uint8_t x[64 * 1000], y[64 * 1000];
+    static uint8_t x[64000], y[256000];
+    const int af = mode / 10 == 1;
     qrt_conv1d_params p;
     memset(&p, 0, sizeof p);
-    p.n = 1, p.c_in = 64, p.c_out = 64, p.len_in = 1000, p.len_out = 1000, p.kernel = 3;
-    p.stride = 1, p.dilation = 1, p.pad_left = 1, p.groups = 64;
-    p.x_stride_n = 64000, p.x_stride_c = 1000, p.x_stride_t = 1;
-    p.y_stride_n = 64000, p.y_stride_c = 1000, p.y_stride_t = 1;
+    p.n = 1, p.c_in = af ? 1 : 64, p.c_out = af ? 16 : 64, p.len_in = af ? 16000 : 1000;
+    p.len_out = p.len_in, p.kernel = af ? 9 : 3, p.pad_left = af ? 4 : 1;
+    p.stride = 1, p.dilation = 1, p.groups = af ? 1 : 64;
+    p.x_stride_n = (int64_t)p.c_in * p.len_in, p.x_stride_c = p.len_in, p.x_stride_t = 1;
+    p.y_stride_n = (int64_t)p.c_out * p.len_out, p.y_stride_c = p.len_out, p.y_stride_t = 1;
     p.input_zero = 128, p.output_zero = 120, p.output_min = 0, p.output_max = 255;
-    for (int i = 0; i < 64000; ++i)
+    const int nx = (int)(p.c_in * p.len_in), ny = (int)(p.c_out * p.len_out);
+    for (int i = 0; i < nx; ++i)
         x[i] = (uint8_t)rnd(256);
-    for (int i = 0; i < 64 * 3; ++i)
+    for (uint32_t i = 0; i < p.c_out * p.kernel; ++i)
         wbuf[i] = (int8_t)((int)rnd(256) - 128);
     static int32_t bwz[64], bbq[64];
     static float bsc[64], bbf[64];
     for (int o = 0; o < 64; ++o)
         bwz[o] = 0, bbq[o] = (int32_t)rnd(2001) - 1000, bsc[o] = 1e-3f, bbf[o] = 0;
     const qrt_conv1d_quant q = {bwz, bbq, bsc, bbf};
-    qrt_status st = QRT_ERR_ARG;
-    if (mode == 1)
-        st = qrt_conv1d_u8_ref(&p, x, wbuf, &q, y);
-    else if (mode == 2)
-        st = qrt_conv1d_u8__neon(&p, x, wbuf, &q, y);
+    /* called through a volatile pointer, as the library calls them: with run-time parameters,
+     * not constants the compiler could specialize the kernel for */
+    conv_fn volatile fn = 0;
+    if (mode % 10 == 1)
+        fn = qrt_conv1d_u8_ref;
+    else if (mode % 10 == 2)
+        fn = qrt_conv1d_u8__neon;
 #if defined(__aarch64__)
-    else if (mode == 3)
-        st = qrt_conv1d_u8__neondot(&p, x, wbuf, &q, y);
+    else if (mode % 10 == 3)
+        fn = qrt_conv1d_u8__neondot;
 #endif
+    const qrt_status st = fn ? fn(&p, x, wbuf, &q, y) : QRT_ERR_ARG;
     uint32_t h = 0;
-    for (int i = 0; i < 64000; ++i)
+    for (int i = 0; i < ny; ++i)
         h = h * 31u + y[i];
     out("bench");
     outi(mode);
