@@ -235,12 +235,14 @@ static int one_case(int c, int dot, long *calls)
     p.c_in = cg * p.groups;
     p.c_out = og * p.groups;
     p.kernel = rnd(8) == 0 ? 10 + rnd(40) : 1 + rnd(9);
-    p.dilation = 1 + rnd(3);
+    p.dilation = rnd(12) == 0 ? 60 + rnd(150) : 1 + rnd(3); /* wide: edge runs over 1 KiB */
     p.stride = rnd(3) == 0 ? 2 : 1;
     if (odd && rnd(2))
         p.stride = 3;
     p.len_in = rnd(6) == 0 ? 1 + rnd(MAXL) : EDGE[rnd(NEDGE)];
-    p.pad_left = rnd(5) == 0 ? p.len_in + rnd(p.kernel * p.dilation + 20) : rnd(p.kernel + 4);
+    p.pad_left = rnd(5) == 0 ? p.len_in + rnd(p.kernel * p.dilation + 20)
+                 : rnd(12) == 0 ? 1000 + rnd(1200) /* a left edge run over 1 KiB */
+                               : rnd(p.kernel + 4);
     const uint32_t span = p.dilation * (p.kernel - 1) + 1;
     uint32_t pad_r = rnd(5) == 0 ? rnd(p.kernel * p.dilation + 20) : rnd(p.kernel + 4);
     if (p.len_in + p.pad_left + pad_r < span)
