@@ -19,13 +19,14 @@
  * stride 1 or 2; see qrt__conv1d_dw_ok): lanes over time.  For each output channel and each
  * block of 16 output positions, every tap loads the 16 input bytes it meets (vld1q, or vld2q's
  * even lanes for stride 2), widens x - x_zero to int16 (vsubl_u8) and multiply-accumulates by
- * the tap's w - w_zero into four int32x4 lanes (vmlal_n_s16): exact, as above.  A block whose
- * every tap lies inside the row loads without a branch; an edge block checks each tap: inside
- * -> load, wholly in the padding -> skipped (it adds 0), straddling -> a 16-byte copy with
- * input_zero in the padding.  No byte outside [row, row + len_in) is ever read and a last
- * partial block stores only its own bytes.  Requantization is vectorized and bit-exact with
- * qrt_requant_fp32_u8: see qrt__neon_requant16.  Other cases with under 16 taps (strided
- * input, float output, stride > 2) still fill no vector, so they run the reference.
+ * the tap's w - w_zero into four int32x4 lanes (vmlal_n_s16): exact, as above; the lanes start
+ * at the int32 bias.  Interior blocks (every tap inside the row) load in place without a check;
+ * the blocks at each end run once over a small copy of the row end with input_zero in the
+ * padding (qrt__conv1d_dw_run__neon; past 1 KiB of it, block by block with each tap checked).
+ * No byte outside [row, row + len_in) is ever read and a last partial block stores only its
+ * own bytes.  Requantization is vectorized and bit-exact with qrt_requant_fp32_u8: see
+ * qrt__neon_requant16 and qrt__neon_cvt_rne.  Other cases with under 16 taps (strided input,
+ * float output, stride > 2) still fill no vector, so they run the reference.
  *
  * armv7: Debian armhf's baseline has no NEON, so these functions carry target("fpu=neon") and
  * conv1d.h only calls them when AT_HWCAP reports NEON.  aarch64: NEON is the baseline.
