@@ -12,6 +12,8 @@
  * summed over the vector part with two sdot streams (x'.w and 1.w), plus the row sum of
  * (x - xz), which is shared by every output channel.  The terms are combined modulo 2^32; the
  * true sum fits int32 (qrt_conv1d_check), so the wrapped result equals the reference exactly.
+ * Depthwise calls (qrt__conv1d_dw_ok) take conv1d_neon.h's depthwise path: one tap per output
+ * position leaves nothing for a 4-byte dot product.
  */
 #ifndef QRT_CONV1D_NEONDOT_H
 #define QRT_CONV1D_NEONDOT_H
@@ -78,9 +80,13 @@ QRT_NEONDOT_FN static qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params 
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK)
         return st;
+    if (qrt__conv1d_dw_ok(p)) { /* depthwise / c_in = 1: conv1d_neon.h's lanes over time */
+        qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
+        return QRT_OK;
+    }
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const int64_t taps = cg * (int64_t)p->kernel;
-    if (taps < 16) /* no full vector per output (e.g. depthwise): the plain loop is faster */
+    if (taps < 16) /* no full vector per output: the plain loop is faster */
         return qrt_conv1d_u8_ref(p, x, w, q, out);
     uint8_t buf[QRT__NEON_CHUNK];
     const int32_t xz = p->input_zero;
