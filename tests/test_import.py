@@ -48,11 +48,14 @@ print(json.dumps({"torch": sorted(m for m in sys.modules if m == "torch" or
 
 def test_import_is_fast():
     """Generous bound (200 ms beyond numpy) for loaded CI machines; the real figure is ~5 ms
-    from a wheel install (docs/quantization.md)."""
+    from a wheel install (docs/quantization.md).  Under qemu-user every instruction is emulated
+    (200-240 ms seen on a busy host), so the bound there is 1 s: it still catches an import of
+    torch or of a large dependency."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # let bytecode caches work, as in an install
     _run(_TIMED, env)  # warm-up: bytecode, page cache
     runs = [_run(_TIMED, env) for _ in range(5)]
     assert not any(r["torch"] for r in runs)
     median = statistics.median(r["dt"] for r in runs)
-    assert median < 0.200, f"import qrt took {median * 1e3:.1f} ms beyond numpy"
+    bound = 1.0 if os.environ.get("QRT_UNDER_QEMU") == "1" else 0.200
+    assert median < bound, f"import qrt took {median * 1e3:.1f} ms beyond numpy"
