@@ -391,11 +391,61 @@ def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: b
     return res
 
 
-def _avg(x, rows, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
+def _avg_args(x, rows, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
     sf = _F32(x._scale)
     scale = _F32(sf / _F32(sf * _F32(k))) if qnnp else 0.0
-    _ops.avg_pool1d(rows, out2d, k, s, p, x._zero_point, qnnp, count_include_pad, scale,
-                    nhwc_vec)
+    return (rows, out2d, k, s, p, x._zero_point, qnnp, count_include_pad, scale, nhwc_vec)
+
+
+def _avg(x, rows, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec=False):
+    _ops.avg_pool1d(*_avg_args(x, rows, out2d, k, s, p, qnnp, count_include_pad, nhwc_vec))
+
+
+_POOL_ATTRS = {
+    "max_pool1d": {"kernel_size", "stride", "padding", "dilation", "ceil_mode"},
+    "avg_pool1d": {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"},
+    "adaptive_avg_pool1d": {"output_size"},
+}
+
+
+def pool_binding(kind: str, input: QTensor, out: QTensor, attrs: dict):
+    """``(kernel, args)`` running pooling op ``kind`` (``max_pool1d``, ``avg_pool1d`` or
+    ``adaptive_avg_pool1d`` with keyword attributes ``attrs``) from ``input`` into ``out`` as one
+    kernel call on fixed buffers: what a model plan binds once, so a call skips the argument
+    checks.  The same decisions as the functions above; None where only they can run it (the
+    [N, C>1, 1] layout quirk, or an ``out`` / input that is not a plain contiguous view)."""
+    known = _POOL_ATTRS.get(kind)
+    if known is None or not set(attrs) <= known:
+        return None  # the function itself names what it does not take
+    x = _pool_input(input)
+    if x.ndim == 3 and x.shape[-1] == 1 and x.shape[1] > 1:
+        return None
+    if kind == "adaptive_avg_pool1d":
+        lo = _int(attrs["output_size"], "output_size")
+        if lo < 1:
+            raise ValueError(f"output_size must be >= 1, got {lo}")
+    else:
+        d = attrs.get("dilation", 1) if kind == "max_pool1d" else 1
+        k, s, p, d, lo = _pool_geometry(x, attrs["kernel_size"], attrs.get("stride"),
+                                        attrs.get("padding", 0), d, attrs.get("ceil_mode", False))
+    res, flat, rows = _pool_out(x, x.shape[:-1] + (lo,), out)
+    if res is not out or not np.shares_memory(rows, x.int_repr()):
+        return None
+    o2d = flat.reshape(-1, lo)
+    if kind == "max_pool1d":
+        return _ops.max_pool1d, (rows, o2d, k, s, p, d)
+    if kind == "avg_pool1d":
+        cip = attrs.get("count_include_pad", True)
+        if not isinstance(cip, (bool, np.bool_)):
+            raise TypeError("count_include_pad must be a bool")
+        qnnp = (x._dtype is quint8 and not attrs.get("ceil_mode", False) and k > 1
+                and (cip or p == 0))
+        return _ops.avg_pool1d, _avg_args(x, rows, o2d, k, s, p, qnnp, bool(cip))
+    L = x.shape[-1]
+    if x._dtype is quint8 and L % lo == 0 and L != lo:
+        k = L // lo
+        return _ops.avg_pool1d, _avg_args(x, rows, o2d, k, k, 0, True, True)
+    return _ops.adaptive_avg_pool1d, (rows, o2d)
 
 
 def adaptive_avg_pool1d(input: QTensor, output_size, *,
