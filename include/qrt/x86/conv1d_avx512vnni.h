@@ -59,6 +59,7 @@ static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_
 
 #define QRT__DW_MAXSPAN 63 /* (K-1)*dilation + 1 <= 64: at most 16 weight blocks */
 #define QRT__DW_MAXBLK 16
+#define QRT__DW_SHORT 192 /* rows of at most this many outputs run from a padded copy */
 
 /** Whether the depthwise four-phase path serves p (described below; else the packed
  *  path runs). */
@@ -596,9 +597,10 @@ qrt__dw_step(const uint8_t *xr, int64_t len_in, int64_t pad, uint8_t *yr, int64_
 }
 
 static inline __attribute__((always_inline)) QRT_VNNI void
-qrt__dw_row(const uint8_t *xr, int64_t len_in, int64_t pad, uint8_t *yr, int64_t len_out,
-            const qrt__dw_blocks *B, const int NB, const int ASYM, uint32_t c0, int32_t wz,
-            float scale, int32_t oz, int32_t lo, int32_t hi, uint8_t xz)
+qrt__dw_row(const uint8_t *xr, int64_t xsn, int64_t len_in, int64_t pad, uint8_t *yr,
+            int64_t ysn, int64_t len_out, int64_t nrows, const qrt__dw_blocks *B, const int NB,
+            const int ASYM, uint32_t c0, int32_t wz, float scale, int32_t oz, int32_t lo,
+            int32_t hi, uint8_t xz)
 {
     __m512i vw[QRT__DW_MAXBLK], vone[QRT__DW_MAXBLK];
     for (int b = 0; b < NB; ++b) {
@@ -611,26 +613,42 @@ qrt__dw_row(const uint8_t *xr, int64_t len_in, int64_t pad, uint8_t *yr, int64_t
     const __m512i vperm = _mm512_broadcast_i32x4(
         _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
     const __m512 vs = _mm512_set1_ps(scale);
-    /* Steps whose loads stay inside the row and whose store is whole run without masks. */
     const int64_t reach = 3 + 4 * (int64_t)(NB - 1) + 64; /* bytes a step reads past t0-pad */
-    for (int64_t t0 = 0; t0 < len_out; t0 += 64) {
-        if (t0 >= pad && t0 - pad + reach <= len_in && t0 + 64 <= len_out)
-            qrt__dw_step(xr, len_in, pad, yr, len_out, t0, vw, vone, NB, ASYM, 0, vc0, vwz, vs,
-                         voz16, vlo8, vhi8, vperm, vxz);
-        else
-            qrt__dw_step(xr, len_in, pad, yr, len_out, t0, vw, vone, NB, ASYM, 1, vc0, vwz, vs,
-                         voz16, vlo8, vhi8, vperm, vxz);
+    /* Short rows (every step an edge step): copy the bytes the steps read, zero-point padded,
+     * into a stack buffer once, so no load needs a mask. */
+    const int64_t span = (len_out - 1) / 64 * 64 + reach;
+    uint8_t buf[QRT__DW_SHORT + 192] __attribute__((aligned(64)));
+    for (int64_t n = 0; n < nrows; ++n, xr += xsn, yr += ysn) {
+        if (len_out <= QRT__DW_SHORT) {
+            memset(buf, xz, (size_t)span);
+            const int64_t cnt = len_in < span - pad ? len_in : span - pad;
+            if (cnt > 0)
+                memcpy(buf + pad, xr, (size_t)cnt);
+            for (int64_t t0 = 0; t0 < len_out; t0 += 64)
+                qrt__dw_step(buf, span, 0, yr, len_out, t0, vw, vone, NB, ASYM, 1, vc0, vwz, vs,
+                             voz16, vlo8, vhi8, vperm, vxz);
+            continue;
+        }
+        /* Steps whose loads stay inside the row and whose store is whole run without masks. */
+        for (int64_t t0 = 0; t0 < len_out; t0 += 64) {
+            if (t0 >= pad && t0 - pad + reach <= len_in && t0 + 64 <= len_out)
+                qrt__dw_step(xr, len_in, pad, yr, len_out, t0, vw, vone, NB, ASYM, 0, vc0, vwz,
+                             vs, voz16, vlo8, vhi8, vperm, vxz);
+            else
+                qrt__dw_step(xr, len_in, pad, yr, len_out, t0, vw, vone, NB, ASYM, 1, vc0, vwz,
+                             vs, voz16, vlo8, vhi8, vperm, vxz);
+        }
     }
 }
 
 #define QRT__DW_ROW(NB, ASYM)                                                                  \
     static QRT_VNNI void qrt__dw_row_##NB##_##ASYM(                                            \
-        const uint8_t *xr, int64_t len_in, int64_t pad, uint8_t *yr, int64_t len_out,           \
-        const qrt__dw_blocks *B, int nb, uint32_t c0, int32_t wz, float scale, int32_t oz,      \
-        int32_t lo, int32_t hi, uint8_t xz)                                                     \
+        const uint8_t *xr, int64_t xsn, int64_t len_in, int64_t pad, uint8_t *yr, int64_t ysn,  \
+        int64_t len_out, int64_t nrows, const qrt__dw_blocks *B, int nb, uint32_t c0,           \
+        int32_t wz, float scale, int32_t oz, int32_t lo, int32_t hi, uint8_t xz)                \
     {                                                                                          \
-        qrt__dw_row(xr, len_in, pad, yr, len_out, B, NB ? NB : nb, ASYM, c0, wz, scale, oz, lo, \
-                    hi, xz);                                                                   \
+        qrt__dw_row(xr, xsn, len_in, pad, yr, ysn, len_out, nrows, B, NB ? NB : nb, ASYM, c0,  \
+                    wz, scale, oz, lo, hi, xz);                                                \
     }
 #define QRT__DW_ROWS(NB) QRT__DW_ROW(NB, 0) QRT__DW_ROW(NB, 1)
 QRT__DW_ROWS(0) /* any block count (runtime loop) */
@@ -650,9 +668,9 @@ static QRT_VNNI qrt_status qrt__dw_run(const qrt_conv1d_params *p, const uint8_t
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(1u, K);
     const int64_t per_oc = (int64_t)l.kc * l.cq * 4, d = p->dilation;
     const int nb = (int)(((int64_t)(K - 1) * d) / 4 + 1);
-    typedef void (*row_fn)(const uint8_t *, int64_t, int64_t, uint8_t *, int64_t,
-                           const qrt__dw_blocks *, int, uint32_t, int32_t, float, int32_t,
-                           int32_t, int32_t, uint8_t);
+    typedef void (*row_fn)(const uint8_t *, int64_t, int64_t, int64_t, uint8_t *, int64_t,
+                           int64_t, int64_t, const qrt__dw_blocks *, int, uint32_t, int32_t,
+                           float, int32_t, int32_t, int32_t, uint8_t);
     static const row_fn rows[4][2] = {{qrt__dw_row_0_0, qrt__dw_row_0_1},
                                       {qrt__dw_row_1_0, qrt__dw_row_1_1},
                                       {qrt__dw_row_2_0, qrt__dw_row_2_1},
@@ -662,24 +680,24 @@ static QRT_VNNI qrt_status qrt__dw_run(const qrt_conv1d_params *p, const uint8_t
         B.ones[b] = 0;
     for (uint32_t k = 0; k < K; ++k)
         B.ones[k * d / 4] |= 1 << (8 * (k * d % 4));
-    for (int64_t n = 0; n < p->n; ++n)
-        for (int64_t oc = 0; oc < p->c_out; ++oc) {
-            const int8_t *w = wpack + oc * per_oc;
-            uint32_t wb[QRT__DW_MAXBLK] = {0};
-            for (uint32_t k = 0; k < K; ++k)
-                wb[k * d / 4] |= (uint32_t)(uint8_t)w[k] << (8 * (k * d % 4));
-            for (int b = 0; b < nb; ++b)
-                B.w[b] = (int32_t)wb[b];
-            const int32_t wz = q->weight_zero[oc];
-            const uint32_t c0 = (uint32_t)K * (uint32_t)p->input_zero * (uint32_t)wz -
-                                (uint32_t)p->input_zero * (uint32_t)wsum[oc] +
-                                (uint32_t)q->bias_q[oc];
-            rows[nb <= 3 ? nb : 0][wz != 0](
-                x + n * p->x_stride_n + (oc / mult) * p->x_stride_c, p->len_in, p->pad_left,
-                y + n * p->y_stride_n + oc * p->y_stride_c, p->len_out, &B, nb, c0, wz,
-                q->scale[oc], p->output_zero, p->output_min, p->output_max,
-                (uint8_t)p->input_zero);
-        }
+    /* channels outer: a channel's weight blocks are built once for every batch row */
+    for (int64_t oc = 0; oc < p->c_out; ++oc) {
+        const int8_t *w = wpack + oc * per_oc;
+        uint32_t wb[QRT__DW_MAXBLK] = {0};
+        for (uint32_t k = 0; k < K; ++k)
+            wb[k * d / 4] |= (uint32_t)(uint8_t)w[k] << (8 * (k * d % 4));
+        for (int b = 0; b < nb; ++b)
+            B.w[b] = (int32_t)wb[b];
+        const int32_t wz = q->weight_zero[oc];
+        const uint32_t c0 = (uint32_t)K * (uint32_t)p->input_zero * (uint32_t)wz -
+                            (uint32_t)p->input_zero * (uint32_t)wsum[oc] +
+                            (uint32_t)q->bias_q[oc];
+        rows[nb <= 3 ? nb : 0][wz != 0](x + (oc / mult) * p->x_stride_c, p->x_stride_n,
+                                        p->len_in, p->pad_left, y + oc * p->y_stride_c,
+                                        p->y_stride_n, p->len_out, p->n, &B, nb, c0, wz,
+                                        q->scale[oc], p->output_zero, p->output_min,
+                                        p->output_max, (uint8_t)p->input_zero);
+    }
     return QRT_OK;
 }
 
