@@ -97,10 +97,9 @@ def test_variant_linear_and_dynamic(v):
         np.testing.assert_array_equal(d1(xf).view(np.uint32), d0(xf).view(np.uint32))
 
 
-@pytest.mark.slow
-def test_sanitizers_c_driver(tmp_path):
-    """tests/c/conv1d_sanitize.c under AddressSanitizer + UBSan: every variant and thread count
-    on exact-size buffers == the reference (the command recorded in docs/kernels.md)."""
+def _c_driver(tmp_path, flags, cases, seed):
+    """Build tests/c/conv1d_sanitize.c with `flags` and run it: every variant and thread count
+    on exact-size buffers == the reference."""
     import pathlib
     import shutil
     import subprocess
@@ -109,14 +108,35 @@ def test_sanitizers_c_driver(tmp_path):
         pytest.skip("no C compiler")
     root = pathlib.Path(__file__).resolve().parents[1]
     exe = tmp_path / "conv1d_sanitize"
-    cmd = [cc, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", "-ffp-contract=off", f"-I{root / 'include'}",
+    cmd = [cc, "-std=c11", "-g", "-ffp-contract=off", *flags, f"-I{root / 'include'}",
            str(root / "tests" / "c" / "conv1d_sanitize.c"), "-o", str(exe), "-lpthread", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        pytest.skip(f"cannot build with sanitizers: {r.stderr[-500:]}")
-    r = subprocess.run([str(exe), "150", "3"], capture_output=True, text=True, timeout=600)
+        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
+    r = subprocess.run([str(exe), str(cases), str(seed)], capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+
+
+SANITIZE = ["-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", [None, 1], ids=["default", "chunked"])
+def test_sanitizers_c_driver(tmp_path, chunk):
+    """tests/c/conv1d_sanitize.c under AddressSanitizer + UBSan (the command recorded in
+    docs/kernels.md); `chunked` also forces the VNNI position chunks on every long row."""
+    extra = [] if chunk is None else [f"-DQRT__C1_CHUNK_BYTES={chunk}"]
+    _c_driver(tmp_path, SANITIZE + extra, 150, 3)
+
+
+@pytest.mark.skipif(_conv1d.ISA_NAMES[_conv1d.isa()] != "avx512vnni",
+                    reason="the position chunks belong to the AVX-512 VNNI variant")
+def test_variant_position_chunks_c_driver(tmp_path):
+    """Long rows of big layers run as position chunks (each packs its own window); built with
+    chunks of 96 positions, every row over 144 outputs is cut, including chunks whose windows
+    reach into the right padding.  (This driver found a chunk made only of padding.)"""
+    _c_driver(tmp_path, ["-O2", "-DQRT__C1_CHUNK_BYTES=1"], 1500, 53)  # ~6 s; case 1216 was it
 
 
 @pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
@@ -142,6 +162,18 @@ def test_variant_depthwise_edges(v):
                  pad_right=pr, asym=bool(i % 3 == 0), relu=bool(i % 2))
         if i % 7 == 0:  # huge outputs: the clamp and the out-of-range rule
             c["out_scale"] = c["out_scale"] * 1e-9
+        x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+        np.testing.assert_array_equal(layer(c, v)(x).int_repr(), expected(c),
+                                      err_msg=str(cfg_str(c)))
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+def test_variant_long_rows_of_big_layers(v):
+    """Rows whose packed input passes the VNNI chunk budget (128 KiB: 256 input channels x
+    more than 720 positions) run as position chunks; right padding wider than a chunk, dilation
+    and asymmetric weights included."""
+    for i, (L, pl, pr, d) in enumerate([(1200, 1, 1, 1), (1001, 2, 700, 2), (750, 0, 0, 1)]):
+        c = make(1 + i % 2, 256, 11, L, 3, 1, pl, d, seed=80 + i, pad_right=pr, asym=i == 1)
         x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
         np.testing.assert_array_equal(layer(c, v)(x).int_repr(), expected(c),
                                       err_msg=str(cfg_str(c)))

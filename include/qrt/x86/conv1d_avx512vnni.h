@@ -26,6 +26,9 @@
 #define QRT_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define QRT__C1_NR 8 /* output channels per tile */
 #define QRT__C1_MT 3 /* 16-position vectors per tile */
+#ifndef QRT__C1_CHUNK_BYTES
+#define QRT__C1_CHUNK_BYTES (128 * 1024) /* packed input per position chunk (L2) */
+#endif
 #ifndef QRT__C1_GROUP_BUDGET
 #define QRT__C1_GROUP_BUDGET (32 * 1024) /* bytes of packed input per group chunk (L1) */
 #endif
@@ -718,6 +721,41 @@ static QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p,
         return st;
     if (qrt__dw_ok(p))
         return qrt__dw_run(p, x, wpack, wsum, q, (uint8_t *)out);
+#ifndef QRT__C1_NOCHUNK
+    {
+        /* Long rows of a big layer: run the call over position chunks whose packed input stays
+         * in L2 (each chunk packs only its own window), instead of packing the whole row. */
+        const qrt_conv1d_layout l0 = qrt_conv1d_layout_of(p->c_in / p->groups, p->kernel);
+        const int64_t per_pos = (int64_t)l0.cq * 4; /* packed bytes per position */
+        int64_t chunk = ((int64_t)QRT__C1_CHUNK_BYTES / (per_pos > 0 ? per_pos : 1)) / 48 * 48;
+        chunk = chunk < 96 ? 96 : chunk; /* tests build with QRT__C1_CHUNK_BYTES=1: 96 */
+        if (p->groups == 1 && p->stride == 1 && p->len_in > 0 &&
+            p->len_out > chunk + chunk / 2) {
+            const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
+            for (int64_t u0 = 0, u1; u0 < p->len_out; u0 = u1) {
+                /* the last chunk takes a short tail, and every output whose window lies in
+                 * the right padding alone: each chunk's first window overlaps the input */
+                u1 = u0 + chunk;
+                if (u1 + chunk / 2 >= p->len_out || u1 - (int64_t)p->pad_left >= p->len_in)
+                    u1 = p->len_out;
+                qrt_conv1d_params r = *p;
+                const int64_t start = u0 - (int64_t)p->pad_left; /* first tap of u0 */
+                const int64_t span = (u1 - u0 - 1) + (int64_t)(p->kernel - 1) * p->dilation + 1;
+                const int64_t x0 = start > 0 ? start : 0;
+                const int64_t avail = (int64_t)p->len_in - x0, need = start + span - x0;
+                r.pad_left = (uint32_t)(start < 0 ? -start : 0);
+                r.len_in = (uint32_t)(avail < 0 ? 0 : avail < need ? avail : need);
+                r.len_out = (uint32_t)(u1 - u0);
+                const qrt_status s2 = qrt_conv1d_u8__avx512vnni(
+                    &r, x + x0 * p->x_stride_t, wpack, wsum, q,
+                    (uint8_t *)out + (ptrdiff_t)(u0 * p->y_stride_t) * (ptrdiff_t)es, scratch);
+                if (s2 != QRT_OK)
+                    return s2;
+            }
+            return QRT_OK;
+        }
+    }
+#endif
     const uint32_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, p->kernel);
     const int64_t U = qrt__c1_row(p, &l), phases = l.im2col ? 1 : p->stride;
