@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # CI step: cross-build qrt's Raspberry Pi wheels (aarch64, armv7l) on this x86-64 Debian host and
-# run the test suite on them under qemu-user, on two CPU models per architecture for the first
-# CPython (one per architecture, cortex-a76 / cortex-a7, for the later ones, to keep CI short):
+# run the test suite on them under qemu-user (CPU models below: five runs in all, to keep CI
+# short):
 #   aarch64: cortex-a72 (Pi 4, no dot product) and cortex-a76 (Pi 5, dot product)
-#   armv7l:  cortex-a7 (Pi 2) and cortex-a15
+#   armv7l:  cortex-a7 (Pi 2)
 # Called from .ci/run (needs root for apt-get the first time on a machine). Everything that is
 # downloaded (Debian cross toolchains via apt, target sysroots unpacked from Debian arm64/armhf
 # debs, target numpy/pytest wheels from PyPI, the build venv) is cached in $QRT_ARM_CACHE and
@@ -14,6 +14,7 @@
 #      QRT_ARM_ARCHES  (default "aarch64 armv7l")
 #      QRT_ARM_CACHE   (default /var/cache/qrt-ci/arm when writable, else ~/.cache/qrt-arm)
 #      QRT_ARM_TIMEOUT seconds for the whole step (default 1500)
+#      QRT_ARM_CPUS_aarch64 / _armv7l  qemu CPU models for the first CPython
 #      QRT_ARM_LATER_CPUS_aarch64 / _armv7l  qemu CPU models for the later CPythons
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,11 +32,15 @@ DEADLINE=$((SECONDS + ${QRT_ARM_TIMEOUT:-1500}))
 
 t0=$SECONDS
 echo "== arm: cache $QRT_ARM_CACHE, CPython $PYVERS, $ARCHES"
+# CPU models: the first CPython runs cortex-a72 and cortex-a76 (aarch64: without and with the dot
+# product) and cortex-a7 (armv7: one NEON variant; cortex-a15 runs the same code, add it with
+# QRT_ARM_CPUS_armv7l="cortex-a7 cortex-a15"); later CPythons one model per architecture:
+# cortex-a76 runs both aarch64 variants (neondot, and neon forced by the tests).
+export QEMU_CPUS_aarch64=${QRT_ARM_CPUS_aarch64:-cortex-a72 cortex-a76}
+export QEMU_CPUS_armv7l=${QRT_ARM_CPUS_armv7l:-cortex-a7}
 first=1
 for v in $PYVERS; do
   if [ $first = 0 ]; then
-    # Later CPythons: one CPU model per architecture (the first CPython ran all four).  cortex-a76
-    # runs both aarch64 variants (neondot, and neon forced by the tests); armv7 has one variant.
     export QEMU_CPUS_aarch64=${QRT_ARM_LATER_CPUS_aarch64:-cortex-a76}
     export QEMU_CPUS_armv7l=${QRT_ARM_LATER_CPUS_armv7l:-cortex-a7}
   fi
