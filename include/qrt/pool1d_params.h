@@ -89,6 +89,37 @@ static inline int qrt_pool1d_flat(const qrt_pool1d_params *p)
            (uint64_t)p->len_in == (uint64_t)p->len_out * p->stride;
 }
 
+/**
+ * The optimized variants' row driver, shared by every ISA.  When qrt_pool1d_flat() holds, all
+ * rows run as one long row; otherwise each row's border outputs take the reference's
+ * one-output function OUT(p, x, t) and its interior outputs [qa, qb) (qrt_pool1d_interior()
+ * with dilation DIL) the variant: the statement given last, which may use qx (the input row),
+ * qn (its length), qa, qb and qy (the output row).
+ */
+#define QRT_POOL1D_DRIVE(p, T, in, out, DIL, OUT, ...)                                         \
+    do {                                                                                       \
+        const int64_t qL = (p)->len_in, qLo = (p)->len_out;                                    \
+        if (qrt_pool1d_flat(p)) {                                                              \
+            const T *qx = (in);                                                                \
+            T *qy = (out);                                                                     \
+            const int64_t qn = (int64_t)(p)->rows * qL, qa = 0, qb = (int64_t)(p)->rows * qLo; \
+            __VA_ARGS__;                                                                       \
+            break;                                                                             \
+        }                                                                                      \
+        int64_t qa, qb;                                                                        \
+        qrt_pool1d_interior(qL, qLo, (p)->kernel, (p)->stride, (p)->pad, (DIL), &qa, &qb);     \
+        for (uint32_t qr = 0; qr < (p)->rows; ++qr) {                                          \
+            const T *qx = (in) + (size_t)qr * (size_t)qL;                                      \
+            T *qy = (out) + (size_t)qr * (size_t)qLo;                                          \
+            const int64_t qn = qL;                                                             \
+            for (int64_t qt = 0; qt < qa; ++qt)                                                \
+                qy[qt] = OUT(p, qx, qt);                                                       \
+            __VA_ARGS__;                                                                       \
+            for (int64_t qt = qb; qt < qLo; ++qt)                                              \
+                qy[qt] = OUT(p, qx, qt);                                                       \
+        }                                                                                      \
+    } while (0)
+
 /** Whether [qmin, qmax] lies inside the code type's range (the variants' precondition). */
 static inline int qrt_pool1d_range_ok(const qrt_pool1d_params *p, int is_signed)
 {

@@ -75,28 +75,15 @@
     QRT__POOL_NEON_FN static void qrt_max_pool1d_##sfx##__neon(const qrt_pool1d_params *p,   \
                                                                const T *in, T *out)            \
     {                                                                                          \
-        const int64_t L = p->len_in, Lo = p->len_out, k = p->kernel, s = p->stride;           \
+        const int64_t k = p->kernel, s = p->stride;                                            \
         const int64_t pad = p->pad, d = p->dilation;                                           \
         if (p->qmin > (SGN ? -128 : 0)) {                                                      \
             qrt_max_pool1d_##sfx##_ref(p, in, out);                                            \
             return;                                                                            \
         }                                                                                      \
-        if (qrt_pool1d_flat(p)) {                                                              \
-            const int64_t n = (int64_t)p->rows * L, no = (int64_t)p->rows * Lo;                \
-            qrt__max_pool1d_rows_##sfx##__neon(in, n, 0, no, k, s, 0, d, out);                 \
-            return;                                                                            \
-        }                                                                                      \
-        int64_t a, b;                                                                          \
-        qrt_pool1d_interior(L, Lo, k, s, pad, d, &a, &b);                                      \
-        for (uint32_t r = 0; r < p->rows; ++r) {                                               \
-            const T *x = in + (size_t)r * p->len_in;                                           \
-            T *y = out + (size_t)r * p->len_out;                                               \
-            for (int64_t t = 0; t < a; ++t)                                                    \
-                y[t] = qrt_max_pool1d_out_##sfx(p, x, t);                                      \
-            qrt__max_pool1d_rows_##sfx##__neon(x, L, a, b, k, s, pad, d, y);                   \
-            for (int64_t t = b; t < Lo; ++t)                                                   \
-                y[t] = qrt_max_pool1d_out_##sfx(p, x, t);                                      \
-        }                                                                                      \
+        /* flat rows have pad == 0 */                                                          \
+        QRT_POOL1D_DRIVE(p, T, in, out, d, qrt_max_pool1d_out_##sfx,                           \
+                         qrt__max_pool1d_rows_##sfx##__neon(qx, qn, qa, qb, k, s, pad, d, qy));  \
     }
 
 QRT__MAXPOOL_NEON(uint8_t, u8, 0, uint8x16, vld1q_u8, vld2q_u8, vst1q_u8, vmaxq_u8)
@@ -184,23 +171,10 @@ QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params
     QRT__POOL_NEON_FN static void qrt_avg_pool1d_##sfx##__neon(const qrt_pool1d_params *p,    \
                                                                const T *in, T *out)            \
     {                                                                                          \
-        const int64_t L = p->len_in, Lo = p->len_out, s = p->stride;                          \
-        if (qrt_pool1d_flat(p)) {                                                              \
-            qrt__avg_pool1d_rows__neon(p, (const uint8_t *)in, (int64_t)p->rows * L, 0,       \
-                                       (int64_t)p->rows * Lo, s, SGN, (uint8_t *)out);         \
-            return;                                                                            \
-        }                                                                                      \
-        int64_t a, b;                                                                          \
-        qrt_pool1d_interior(L, Lo, p->kernel, s, p->pad, 1, &a, &b);                           \
-        for (uint32_t r = 0; r < p->rows; ++r) {                                               \
-            const T *x = in + (size_t)r * p->len_in;                                           \
-            T *y = out + (size_t)r * p->len_out;                                               \
-            for (int64_t t = 0; t < a; ++t)                                                    \
-                y[t] = qrt_avg_pool1d_out_##sfx(p, x, t);                                      \
-            qrt__avg_pool1d_rows__neon(p, (const uint8_t *)x, L, a, b, s, SGN, (uint8_t *)y); \
-            for (int64_t t = b; t < Lo; ++t)                                                   \
-                y[t] = qrt_avg_pool1d_out_##sfx(p, x, t);                                      \
-        }                                                                                      \
+        const int64_t s = p->stride;                                                           \
+        QRT_POOL1D_DRIVE(p, T, in, out, 1, qrt_avg_pool1d_out_##sfx,                           \
+                         qrt__avg_pool1d_rows__neon(p, (const uint8_t *)qx, qn, qa, qb, s, SGN,   \
+                                                    (uint8_t *)qy));                           \
     }                                                                                          \
     /** @brief Same contract as qrt_adaptive_avg_pool1d_##sfx##_ref(); bit-exact with it. */   \
     QRT__POOL_NEON_FN static void qrt_adaptive_avg_pool1d_##sfx##__neon(                       \
