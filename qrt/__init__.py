@@ -12,13 +12,13 @@ from qrt._tensor import (QDType, QScheme, QTensor, dequantize, from_int_repr,
                          per_tensor_affine, per_tensor_symmetric, qint8, qint32,
                          quantize_per_channel, quantize_per_tensor, quint8)
 from qrt._conv1d import get_num_threads, set_num_threads
-from qrt import functional, nn, quantization
+from qrt import functional, nn, ops, quantization
 from qrt.loader import FormatError, load
 from qrt.model import Model
 from qrt.tensors_io import load_tensors, save
 from qrt.custom_ops import register_op, registered_ops, unregister_op
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Storage", "QDType", "QScheme", "QTensor", "quint8", "qint8", "qint32",
@@ -26,7 +26,7 @@ __all__ = [
     "quantize_per_tensor", "quantize_per_channel", "dequantize", "from_int_repr",
     "from_int_repr_per_channel", "functional", "nn", "quantization", "load", "Model",
     "FormatError", "get_include", "set_num_threads", "get_num_threads", "__version__", "save",
-    "load_tensors", "register_op", "unregister_op", "registered_ops",
+    "load_tensors", "register_op", "unregister_op", "registered_ops", "ops",
 ]
 
 

@@ -82,8 +82,7 @@ def _inspect(args) -> int:
         print(f"  {t.index:>4} {t.kind[:5]:<5} {t.dtype:<8} [{shape}]{q} {t.name}{where}")
     print(f"ops ({len(blob.ops)}):")
     for o in blob.ops:
-        attrs = o.attrs.get("kwargs", o.attrs.get("config", {}))
-        a = json.dumps(attrs, separators=(",", ":"))
+        a = json.dumps(o.attrs, separators=(",", ":"))
         if len(a) > 80:
             a = a[:77] + "..."
         print(f"  {o.index:>4} {o.kind:<20} {o.name:<20} in={o.inputs} out={o.outputs}"

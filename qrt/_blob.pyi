@@ -21,6 +21,7 @@ FLAG_TENSORS: int
 TENSOR_BATCHED: int
 SECTION: Dict[str, int]
 SECTION_NAMES: Dict[int, str]
+SECTION_OPTIONAL: int
 DTYPES: Dict[int, Tuple[str, np.dtype]]
 DTYPE_COUNT: int
 DTYPE_CODE: Dict[str, int]
@@ -29,9 +30,6 @@ QSCHEME: Dict[str, int]
 QSCHEME_NAMES: Dict[int, str]
 TENSOR_KIND: Dict[str, int]
 TENSOR_KIND_NAMES: Dict[int, str]
-OPS: Dict[str, int]
-OP_NAMES: Dict[int, str]
-OP_COUNT: int
 HEADER_SIZE: int
 SECTION_SIZE: int
 TENSOR_SIZE: int

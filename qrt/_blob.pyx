@@ -18,7 +18,7 @@ cdef extern from "qrt/blob.h" nogil:
     unsigned int QRT_BLOB_ALIGN, QRT_BLOB_MAX_SECTIONS, QRT_BLOB_MAX_TENSORS, QRT_BLOB_MAX_OPS
     unsigned int QRT_BLOB_MAX_NDIM, QRT_BLOB_MAX_ATTR_BYTES, QRT_BLOB_MAX_META_BYTES
     unsigned int QRT_BLOB_NONE, QRT_BLOB_FLAG_FIXED_BATCH, QRT_BLOB_TENSOR_BATCHED
-    unsigned int QRT_BLOB_FLAG_TENSORS
+    unsigned int QRT_BLOB_FLAG_TENSORS, QRT_SECTION_OPTIONAL
     enum:
         QRT_SECTION_STRINGS, QRT_SECTION_TENSORS, QRT_SECTION_OPERANDS, QRT_SECTION_OPS
         QRT_SECTION_IO, QRT_SECTION_META, QRT_SECTION_DATA
@@ -32,13 +32,6 @@ cdef extern from "qrt/blob.h" nogil:
         QRT_BLOB_QSCHEME_PER_CHANNEL_AFFINE
     enum:
         QRT_BLOB_TENSOR_CONSTANT, QRT_BLOB_TENSOR_ACTIVATION
-    enum:
-        QRT_OP_QUANTIZE, QRT_OP_DEQUANTIZE, QRT_OP_CONV1D, QRT_OP_CONV_RELU1D, QRT_OP_LINEAR
-        QRT_OP_LINEAR_RELU, QRT_OP_LINEAR_DYNAMIC, QRT_OP_RELU, QRT_OP_ADD, QRT_OP_ADD_RELU
-        QRT_OP_MAX_POOL1D, QRT_OP_AVG_POOL1D, QRT_OP_ADAPTIVE_AVG_POOL1D, QRT_OP_HARDSWISH
-        QRT_OP_SIGMOID, QRT_OP_CAT, QRT_OP_FLATTEN, QRT_OP_RESHAPE, QRT_OP_IDENTITY
-        QRT_OP_CUSTOM
-        QRT_OP_COUNT
 
     ctypedef struct qrt_blob_header:
         char magic[4]
@@ -97,6 +90,7 @@ SECTION = {"STRINGS": QRT_SECTION_STRINGS, "TENSORS": QRT_SECTION_TENSORS,
            "OPERANDS": QRT_SECTION_OPERANDS, "OPS": QRT_SECTION_OPS, "IO": QRT_SECTION_IO,
            "META": QRT_SECTION_META, "DATA": QRT_SECTION_DATA}
 SECTION_NAMES = {v: k for k, v in SECTION.items()}
+SECTION_OPTIONAL = QRT_SECTION_OPTIONAL
 
 # dtype code -> (name, numpy dtype)
 DTYPES = {
@@ -123,19 +117,7 @@ QSCHEME_NAMES = {v: k for k, v in QSCHEME.items()}
 TENSOR_KIND = {"constant": QRT_BLOB_TENSOR_CONSTANT, "activation": QRT_BLOB_TENSOR_ACTIVATION}
 TENSOR_KIND_NAMES = {v: k for k, v in TENSOR_KIND.items()}
 
-OPS = {
-    "quantize": QRT_OP_QUANTIZE, "dequantize": QRT_OP_DEQUANTIZE, "conv1d": QRT_OP_CONV1D,
-    "conv_relu1d": QRT_OP_CONV_RELU1D, "linear": QRT_OP_LINEAR,
-    "linear_relu": QRT_OP_LINEAR_RELU, "linear_dynamic": QRT_OP_LINEAR_DYNAMIC,
-    "relu": QRT_OP_RELU, "add": QRT_OP_ADD, "add_relu": QRT_OP_ADD_RELU,
-    "max_pool1d": QRT_OP_MAX_POOL1D, "avg_pool1d": QRT_OP_AVG_POOL1D,
-    "adaptive_avg_pool1d": QRT_OP_ADAPTIVE_AVG_POOL1D, "hardswish": QRT_OP_HARDSWISH,
-    "sigmoid": QRT_OP_SIGMOID, "cat": QRT_OP_CAT, "flatten": QRT_OP_FLATTEN,
-    "reshape": QRT_OP_RESHAPE, "identity": QRT_OP_IDENTITY,
-    "custom": QRT_OP_CUSTOM,
-}
-OP_NAMES = {v: k for k, v in OPS.items()}
-OP_COUNT = QRT_OP_COUNT
+# Op kind codes are defined with each op in qrt/ops (qrt.ops.BY_CODE / CODE_OF).
 
 
 cdef size_t _off(const void* field, const void* base):

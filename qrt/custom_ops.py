@@ -97,27 +97,21 @@ def registered_ops() -> Tuple[str, ...]:
 
 
 # ---- used by qrt.Model -------------------------------------------------------------------------
-def prepare(op, ins, outs, err):
-    """Resolve a blob op of kind ``custom`` at load: (registration, attrs, out entry).
-
-    ``err(op, msg, rule)`` builds the FormatError.
-    """
-    name = op.attrs.get("op")
-    attrs = op.attrs.get("attrs", {})
-    if not isinstance(name, str) or not isinstance(attrs, dict) or \
-            set(op.attrs) - {"op", "attrs"}:
-        raise err(op, "custom op attributes must be {\"op\": <name>, \"attrs\": {...}}", "R24")
+def prepare(node):
+    """Resolve a blob op of kind ``custom`` at load: (registration, attrs) (R24)."""
+    name = node.attrs["op"]
+    attrs = node.attrs["attrs"]
     if not _NAME.match(name):
-        raise err(op, f"custom op name {name!r} is not a valid op name", "R24")
+        raise node.fail(f"custom op name {name!r} is not a valid op name", "R24")
     if any(not isinstance(k, str) or not k.isidentifier() for k in attrs):
-        raise err(op, f"custom op {name!r}: attribute names must be identifiers", "R24")
+        raise node.fail(f"custom op {name!r}: attribute names must be identifiers", "R24")
     reg = _REGISTRY.get(name)
     if reg is None:
-        raise err(op, f"the model needs custom op {name!r}, which is not registered; call "
-                  f"qrt.register_op({name!r}, fn) before qrt.load", "R24")
-    if len(outs) != 1:
-        raise err(op, "custom ops have exactly one output", "R24")
-    return reg, attrs, outs[0]
+        raise node.fail(f"the model needs custom op {name!r}, which is not registered; call "
+                        f"qrt.register_op({name!r}, fn) before qrt.load", "R24")
+    if len(node.outputs) != 1:
+        raise node.fail("custom ops have exactly one output", "R24")
+    return reg, attrs
 
 
 def binder(reg: _Op, attrs: dict, out_entry, name: str):

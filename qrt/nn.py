@@ -62,6 +62,7 @@ import operator
 import numpy as np
 
 from qrt import _conv1d, _quant
+from qrt._geometry import conv_out_len
 from qrt._storage import Storage
 from qrt._tensor import (QTensor, _check_scale, _check_zero_point, _contiguous_strides, qint8,
                          quint8, per_channel_affine, per_tensor_affine)
@@ -164,6 +165,7 @@ class _Base:
 
     _relu = False
     _dynamic = False
+    _clamp = None  # (lo, hi) output codes of a fused clamp (relu6, hardtanh), set by qrt.ops
 
     # ---- construction ------------------------------------------------------------------------
     def _init_geometry(self, c_in, c_out, kernel, stride, pad_l, pad_r, dilation, groups):
@@ -199,6 +201,19 @@ class _Base:
         self._wscale32 = wscale.astype(np.float32)
         self._cache = {}
         self._plans = {}
+
+    def _install_raw(self, w3, wscale, wzp, bias, qscheme):
+        """Adopt raw weights read in place (validated by the caller) and pack them once, into
+        one allocation holding the packed weight and the weight sums (what a loaded model
+        does: blobs store each weight once, raw)."""
+        n = _conv1d.packed_weight_size(self._c_out, self._cg, self._k)
+        head = -(-n // 64) * 64
+        buf = np.empty(head + 4 * self._c_out, np.uint8)
+        wpack = buf[:n].view(np.int8)
+        wsum = buf[head:].view(np.int32)
+        _conv1d.pack_weights(w3, wpack, wsum)
+        self._adopt(w3, wpack, wsum, wscale, wzp, bias, qscheme)
+        return self
 
     def _set(self, qweight, bias, ndim):
         ints, sc, zp, qs = _weight_parts(qweight, ndim)
@@ -317,8 +332,7 @@ class _Base:
         return bq, rs
 
     def _len_out(self, len_in):
-        span = self._d * (self._k - 1) + 1
-        return (len_in + self._pl + self._pr - span) // self._s + 1
+        return conv_out_len(len_in, self._k, self._s, self._pl, self._pr, self._d)
 
     def _make_plan(self, x_shape, x_strides, y_shape, y_strides, in_scale, in_zp, rs=None):
         """A prepared kernel call for [n, c, t] input / output geometry (element strides)."""
@@ -335,6 +349,8 @@ class _Base:
             bq, rs = self._requant(in_scale)
             oz = self.zero_point
             lo, hi = (oz if self._relu else 0), 255
+            if self._clamp is not None:  # a fused activation's code bounds (qrt.ops.conv)
+                lo, hi = self._clamp
         return _conv1d.Plan(self._w, self._wpack, self._wsum, self._wzp, bq, rs, self._bias_f(),
                             x_shape, x_strides, y_shape, y_strides, stride=self._s,
                             dilation=self._d, pad_left=self._pl, groups=self._g,

@@ -22,7 +22,7 @@ from qrt import _blob as B
 from qrt._storage import Storage
 from qrt._tensor import (QTensor, _contiguous_strides, _per_channel_params, as_dtype,
                          per_channel_affine, per_tensor_affine)
-from qrt.loader import FormatError, read_blob
+from qrt._format.reader import FormatError, read_blob
 
 __all__ = ["save", "load_tensors"]
 
@@ -52,7 +52,7 @@ def save(tensors: Mapping[str, Union[QTensor, np.ndarray]], path, *, meta=None) 
     meta : dict, optional
         Extra JSON-serialisable metadata stored in the file's META section.
     """
-    from qrt_export._writer import BlobBuilder  # the single blob writer (torch-free)
+    from qrt._format.writer import BlobBuilder  # the single blob writer (torch-free)
     if not isinstance(tensors, Mapping):
         raise TypeError(f"tensors must be a dict of name -> QTensor/ndarray, got "
                         f"{type(tensors).__name__}")

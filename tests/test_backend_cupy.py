@@ -333,8 +333,8 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
     cpu = qrt.load(path)
     dev = qrt.load(path, device="cuda")
     assert isinstance(dev, be.cb.DeviceModel)
-    kinds = {o.kind for o in dev.blob.ops}
-    assert {"conv_relu1d", "conv1d", "linear", "max_pool1d", "avg_pool1d", "hardswish",
+    kinds = {n.label for n in dev.graph.nodes}
+    assert {"conv1d+relu", "conv1d", "linear", "max_pool1d", "avg_pool1d", "hardswish",
             "adaptive_avg_pool1d", "sigmoid", "cat"} <= kinds, kinds
     rng = np.random.default_rng(5)
     for batch in (2, 5, 2):
@@ -347,23 +347,31 @@ def test_backend_cupy_exported_model_equals_cpu(be, tmp_path, torch):
         np.testing.assert_array_equal(host(be, got_dev), want)
 
 
-def test_backend_cupy_model_refuses_ops_without_kernels(be):
-    t = [_entry(0, "in", "quint8", (1, 4), scale=0.1, zp=0),
-         _entry(1, "out", "quint8", (1, 4), scale=1 / 256, zp=0)]
-    ops = [types.SimpleNamespace(index=0, kind="softmax", name="sm", inputs=[0], outputs=[1],
-                                 params=[], attrs={})]
-    blob = types.SimpleNamespace(tensors=t, ops=ops, inputs=[0], outputs=[1])
-    with pytest.raises(be.cb.UnsupportedOnDevice, match="no GPU kernel for op 0 'softmax'"):
-        be.cb.DeviceModel(blob)
+def test_backend_cupy_model_refuses_ops_without_kernels(be, tmp_path):
+    from qrt._format.reader import read_blob
+    from qrt_export import BlobBuilder
+    qrt.register_op("gpu_less", lambda x: x, overwrite=True)
+    try:
+        b = BlobBuilder()
+        x = b.activation("in", "quint8", (1, 4), scale=0.1, zero_point=0)
+        y = b.activation("out", "quint8", (1, 4), scale=0.1, zero_point=0)
+        b.op("custom", "c0", [x], [y], attrs={"op": "gpu_less", "attrs": {}})
+        b.inputs, b.outputs = [x], [y]
+        b.write(tmp_path / "c.bin")
+        with pytest.raises(be.cb.UnsupportedOnDevice, match="no GPU kernel for op 0 'custom'"):
+            be.cb.DeviceModel(read_blob(tmp_path / "c.bin"))
+    finally:
+        qrt.unregister_op("gpu_less")
     # an add QNNPACK refuses (the CPU then runs ATen's float add): refused at load, not at run
-    t = [_entry(0, "a", "quint8", (1, 4), scale=0.1, zp=0),
-         _entry(1, "b", "quint8", (1, 4), scale=0.1, zp=0),
-         _entry(2, "y", "quint8", (1, 4), scale=1e-4, zp=0)]
-    ops = [types.SimpleNamespace(index=0, kind="add", name="add0", inputs=[0, 1], outputs=[2],
-                                 params=[], attrs={"kwargs": {"scale": 1e-4, "zero_point": 0}})]
-    blob = types.SimpleNamespace(tensors=t, ops=ops, inputs=[0, 1], outputs=[2])
+    b = BlobBuilder()
+    x0 = b.activation("a", "quint8", (1, 4), scale=0.1, zero_point=0)
+    x1 = b.activation("b", "quint8", (1, 4), scale=0.1, zero_point=0)
+    y = b.activation("y", "quint8", (1, 4), scale=1e-4, zero_point=0)
+    b.op("add", "add0", [x0, x1], [y])
+    b.inputs, b.outputs = [x0, x1], [y]
+    b.write(tmp_path / "a.bin")
     with pytest.raises(be.cb.UnsupportedOnDevice, match="QNNPACK refuses"):
-        be.cb.DeviceModel(blob)
+        be.cb.DeviceModel(read_blob(tmp_path / "a.bin"))
 
 
 def test_backend_cupy_demo_model_equals_cpu(be):

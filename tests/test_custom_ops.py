@@ -141,7 +141,7 @@ def test_unknown_op_kind_is_refused(tmp_path, registered):
     blob = read_blob(p)
     at = blob.sections["OPS"]["offset"] + 1 * B.OP_SIZE
     del blob
-    buf[at:at + 4] = (B.OP_COUNT).to_bytes(4, "little")
+    buf[at:at + 4] = (999).to_bytes(4, "little")
     import zlib
     c0, c1 = B.CRC_FIELDS
     h = np.frombuffer(bytes(buf[:B.HEADER_SIZE]), B.HEADER_DTYPE)[0]
@@ -153,7 +153,7 @@ def test_unknown_op_kind_is_refused(tmp_path, registered):
     buf[c0:c0 + 4] = zlib.crc32(bytes(buf[:d0])).to_bytes(4, "little")
     buf[c1:c1 + 4] = zlib.crc32(bytes(buf[d0:])).to_bytes(4, "little")
     p.write_bytes(bytes(buf))
-    with pytest.raises(FormatError, match=f"unknown op kind {B.OP_COUNT}") as e:
+    with pytest.raises(FormatError, match=f"unknown op kind 999") as e:
         qrt.load(p)
     assert e.value.rule == "R17"
 

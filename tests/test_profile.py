@@ -25,7 +25,7 @@ def test_profile_rows_shares_outputs(conv_path, which, batch):
     prof = m.profile(*xs, iters=7, warmup=1)
     assert prof.batch == batch and prof.iters == 7
     assert [r["index"] for r in prof.rows] == [op.index for op in m.ops]
-    assert [r["op"] for r in prof.rows] == [op.kind for op in m.ops]
+    assert [r["op"] for r in prof.rows] == [n.label for n in m.graph.nodes]
     assert [r["name"] for r in prof.rows] == [op.name for op in m.ops]
     assert all(r["us"] >= 0 for r in prof.rows)
     assert sum(r["us"] for r in prof.rows) == pytest.approx(prof.ops_us)

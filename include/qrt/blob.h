@@ -22,8 +22,10 @@
 
 #define QRT_BLOB_MAGIC "QRTB"       /**< bytes [0, 4) */
 #define QRT_BLOB_VERSION_MAJOR 1u   /**< readers reject any other major */
-#define QRT_BLOB_VERSION_MINOR 1u   /**< bumped when fields are appended; 1.1: tensor files,
-                                         custom ops (docs/blob-format.md, "Format 1.1") */
+#define QRT_BLOB_VERSION_MINOR 2u   /**< the newest minor this reader knows; 1.1: tensor files,
+                                         custom ops; 1.2: op attribute schemas, raw weights
+                                         only, fused activations, optional sections
+                                         (docs/blob-format.md, "Versions") */
 #define QRT_BLOB_MIN_READER 100u    /**< qrt 0.1.0 is the first reader of format 1.0 */
 #define QRT_BLOB_MIN_ALIGN 16u      /**< payload alignment floor (one NEON q-register) */
 #define QRT_BLOB_MAX_ALIGN 65536u    /**< payload alignment ceiling */
@@ -52,6 +54,11 @@ typedef enum {
     QRT_SECTION_META = 6,     /**< one UTF-8 JSON object (exporter, torch version, source) */
     QRT_SECTION_DATA = 7,     /**< weight payloads, each aligned to header.alignment */
 } qrt_blob_section_kind;
+
+/** 1.2: a section kind with this bit set is optional: a reader that does not know the kind
+ * skips it (its bytes still count for the metadata CRC, placement and overlap rules). Kinds
+ * without it are required knowledge: an unknown one is an error (R10). */
+#define QRT_SECTION_OPTIONAL 0x100u
 
 /** Element types of blob tensors. 1..7 equal qrt_dtype in types.h; 8.. are blob-only. */
 typedef enum {
@@ -86,31 +93,9 @@ typedef enum {
 /** Tensor flags. */
 #define QRT_BLOB_TENSOR_BATCHED 1u /**< dims[0] is the batch dimension (scales with it) */
 
-/** Operator codes, stored in qrt_blob_op.kind. Append only. */
-typedef enum {
-    QRT_OP_QUANTIZE = 1,
-    QRT_OP_DEQUANTIZE = 2,
-    QRT_OP_CONV1D = 3,
-    QRT_OP_CONV_RELU1D = 4,
-    QRT_OP_LINEAR = 5,
-    QRT_OP_LINEAR_RELU = 6,
-    QRT_OP_LINEAR_DYNAMIC = 7,
-    QRT_OP_RELU = 8,
-    QRT_OP_ADD = 9,
-    QRT_OP_ADD_RELU = 10,
-    QRT_OP_MAX_POOL1D = 11,
-    QRT_OP_AVG_POOL1D = 12,
-    QRT_OP_ADAPTIVE_AVG_POOL1D = 13,
-    QRT_OP_HARDSWISH = 14,
-    QRT_OP_SIGMOID = 15,
-    QRT_OP_CAT = 16,
-    QRT_OP_FLATTEN = 17,
-    QRT_OP_RESHAPE = 18,
-    QRT_OP_IDENTITY = 19,
-    QRT_OP_CUSTOM = 20, /**< 1.1: an op registered with qrt.register_op; attributes
-                             {"op": name, "attrs": {...}}; R24 */
-    QRT_OP_COUNT = 21, /**< one past the last code */
-} qrt_blob_op_kind;
+/** Operator codes (qrt_blob_op.kind) are defined with each op, once, in qrt/ops/ (the
+ * `code` of its definition; append only, pinned by tests/test_op_registry.py). docs/ops.md
+ * lists them. */
 
 /** At offset 0. Grows only by appending fields before `reserved` and raising header_size.
  * Bytes [0, 52) (magic .. min_reader) keep their meaning in every major version, so any

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qrt._geometry import conv_out_len, pool_out_len
+
 __all__ = ["conv_requant_scales", "quantize_bias_qint32", "add_scale_ratios", "ADD_RATIO_MIN",
            "ADD_RATIO_MAX", "avg_pool_scale", "conv1d_len_out", "pool1d_len_out",
            "MAX_TAPS"]
@@ -68,14 +70,7 @@ def avg_pool_scale(scale: float, kernel: int) -> np.float32:
 
 def conv1d_len_out(len_in: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
     """(L + 2p - d(K-1) - 1) // s + 1 (may be <= 0: the caller rejects that)."""
-    return (len_in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+    return conv_out_len(len_in, kernel, stride, padding, padding, dilation)
 
 
-def pool1d_len_out(len_in: int, kernel: int, stride: int, padding: int, dilation: int,
-                   ceil_mode: bool) -> int:
-    """torch's pooling output length (pooling_output_shape)."""
-    num = len_in + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
-    out = num // stride + 1
-    if ceil_mode and (out - 1) * stride >= len_in + padding:
-        out -= 1
-    return out
+pool1d_len_out = pool_out_len  # torch's pooling output length (qrt/_geometry.py)

@@ -20,6 +20,7 @@ import numpy as np
 
 from qrt import backends as _registry
 from qrt._tensor import QTensor, as_dtype, from_int_repr, qint8, quint8
+from qrt._geometry import conv_out_len
 from qrt.backends import _qparams as Q
 
 __all__ = ["check_available", "DeviceQTensor", "to_device", "functional", "DeviceConv1d",
@@ -297,8 +298,8 @@ class DeviceConv1d:
             return rows, tuple(shape[:-1]) + (self.c_out,)
         if len(shape) != 3 or shape[1] != self.cg * self.groups:
             raise ValueError(f"conv1d input must be [N][{self.cg * self.groups}][L], got {shape}")
-        span = self.dilation * (self.kernel - 1) + 1
-        lo = (shape[2] + self.pad_left + self.pad_right - span) // self.stride + 1
+        lo = conv_out_len(shape[2], self.kernel, self.stride, self.pad_left, self.pad_right,
+                          self.dilation)
         if lo <= 0:
             raise ValueError(f"conv1d input length {shape[2]} is too short for kernel "
                              f"{self.kernel}, dilation {self.dilation} and padding "
@@ -681,183 +682,130 @@ functional = SimpleNamespace(
 )
 
 
-# ---- models --------------------------------------------------------------------------------
+# ---- models: the shared executor (qrt/executor.py) over this backend --------------------------
 _ALIGN = 256
-#: model op kind -> device functional op (inputs, then attrs["kwargs"], then out=)
-_FUNCTIONAL_OPS = {"relu": _relu, "add": _add, "add_relu": _add_relu, "max_pool1d": _max_pool1d,
-                   "avg_pool1d": _avg_pool1d, "adaptive_avg_pool1d": _adaptive_avg_pool1d,
-                   "hardswish": _hardswish, "sigmoid": _sigmoid, "cat": _cat}
-_MODULE_OPS = ("conv1d", "conv_relu1d", "linear", "linear_relu", "linear_dynamic")
-_ALIAS_OPS = ("flatten", "reshape", "identity")
+quantize_per_tensor = _quantize_per_tensor
+dequantize = _dequantize
+
+
+def require_q(node, entry, dtypes=("quint8",)):
+    """UnsupportedOnDevice unless ``entry`` is a per-tensor tensor of one of ``dtypes``."""
+    if entry.qscheme != "per_tensor_affine" or entry.dtype not in dtypes:
+        raise UnsupportedOnDevice(f"op {node.index} {node.kind!r} ({node.name}): tensor "
+                                  f"{entry.name!r} is {entry.dtype} {entry.qscheme}; the GPU "
+                                  f"kernel needs per-tensor {'/'.join(dtypes)}")
+
+
+def require_add(node, ins, scale, zero_point, relu):
+    for e in list(ins) + list(node.outputs):
+        require_q(node, e)
+    probe = [DeviceQTensor._wrap(np.zeros(1), as_dtype(e.dtype), e.scale, e.zero_point)
+             for e in ins]
+    why = _add_supported(probe[0], probe[1], scale, zero_point, relu)
+    if why is not None:  # decided at load from the qparams
+        raise UnsupportedOnDevice(f"op {node.index} {node.kind!r} ({node.name}): {why} has no "
+                                  "GPU kernel")
+
+
+def layer_from_node(node, opdef):
+    """A DeviceConv1d from a conv1d / linear / linear_dynamic node's raw weights."""
+    what = f"op {node.index} {node.kind!r} ({node.name})"
+    linear = opdef.name != "conv1d"
+    a = node.attrs
+    if a.get("activation", "none") not in ("none", "relu"):
+        raise UnsupportedOnDevice(f"{what}: fused {a['activation']} has no GPU kernel")
+    if opdef.name != "linear_dynamic":
+        require_q(node, node.inputs[0])
+        require_q(node, node.outputs[0])
+        if a.get("activation") == "relu" and node.outputs[0].zero_point == 255:
+            raise UnsupportedOnDevice(f"{what}: fused relu with zero point 255")
+    kw = {} if linear else dict(stride=a["stride"], padding=a["padding"],
+                                dilation=a["dilation"], groups=a["groups"])
+    try:
+        layer = DeviceConv1d(node.array("weight"), node.array("weight_scale"),
+                             node.array("weight_zero_point"), node.array("bias"),
+                             linear=linear, **kw)
+    except (KeyError, ValueError, TypeError) as e:
+        raise UnsupportedOnDevice(f"{what}: cannot build the GPU layer ({e})") from None
+    node.cuda_state = layer
+    return layer
+
+
+class CupyBackend:
+    """The executor's GPU backend: one CuPy arena, device views, each op's ``bind_cuda``."""
+
+    name = "cupy"
+
+    def __init__(self, device_index: int):
+        self.device_index = device_index
+
+    def supports(self, node):
+        from qrt.ops import OpDef
+        if type(node.op).prepare_cuda is OpDef.prepare_cuda:
+            return "no GPU kernel"
+        return None
+
+    @staticmethod
+    def unsupported(missing):
+        raise UnsupportedOnDevice(
+            "this model cannot run on device 'cuda': no GPU kernel for " + ", ".join(
+                f"op {n.index} {n.kind!r} ({n.name})" for n, _ in missing)
+            + ". Load it on the CPU (qrt.load(path)).")
+
+    def prepare(self, node):
+        import sys
+        with cp.cuda.Device(self.device_index):
+            node.cuda_ready = node.op.prepare_cuda(node, sys.modules[__name__])
+
+    @staticmethod
+    def alloc(nbytes, zero=False):
+        return cp.zeros(nbytes, dtype=cp.uint8) if zero else cp.empty(nbytes, dtype=cp.uint8)
+
+    @staticmethod
+    def view(arena, offset, e, shape):
+        nb = int(np.prod(shape, dtype=np.int64)) * e.np_dtype.itemsize
+        arr = arena[offset:offset + nb].view(e.np_dtype).reshape(shape)
+        if e.qscheme == "per_tensor_affine":
+            return DeviceQTensor._wrap(arr, as_dtype(e.dtype), e.scale, e.zero_point)
+        return arr
+
+    def bind(self, node, ins, outs):
+        import sys
+        fn = node.op.bind_cuda(node, ins, outs, sys.modules[__name__])
+        return None if fn is None else (fn, (), {})
+
+    @staticmethod
+    def input_view(v):
+        return v.int_repr() if isinstance(v, DeviceQTensor) else v
+
+    @staticmethod
+    def fill_neutral(plan, entries):
+        for e, v in zip(entries, plan.in_views):
+            v[...] = e.zero_point if e.qscheme == "per_tensor_affine" else 0
+
+    @staticmethod
+    def reset_state(plan):
+        for st in plan.state_buffers.values():
+            st[...] = 0
 
 
 class DeviceModel:
-    """A qrt model (the blob format of qrt.loader / qrt.model) lowered to the GPU.
+    """A qrt model (the blob format of qrt._format) run on the GPU by the shared executor.
 
     Weights are copied to the device once, here; activations live in one device arena per input
-    shape (a shape pass sizes every activation, one allocation holds them all), reused across
+    shape (the executor's planner places them by lifetime, as on the CPU), reused across
     calls.  Ops without a GPU kernel make the constructor raise :class:`UnsupportedOnDevice`.
     """
 
-    SUPPORTED = ("quantize", "dequantize") + _MODULE_OPS + tuple(_FUNCTIONAL_OPS) + _ALIAS_OPS
-
     def __init__(self, blob, device_index: int = 0):
+        from qrt.executor import Executor, Graph
         self.blob = blob
         self.device_index = int(device_index)
         self._t = blob.tensors
-        missing = [f"op {o.index} {o.kind!r} ({o.name})" for o in blob.ops
-                   if o.kind not in self.SUPPORTED]
-        if missing:
-            raise UnsupportedOnDevice(
-                "this model cannot run on device 'cuda': no GPU kernel for " + ", ".join(missing)
-                + ". Load it on the CPU (qrt.load(path)).")
-        with cp.cuda.Device(self.device_index):
-            self.steps = [self._lower(o) for o in blob.ops]
-        self._plan_key = None
-        self._arena = None
-        self._views: Dict[int, object] = {}
-
-    # -- lowering ------------------------------------------------------------------------
-    def _q(self, i, what, dtypes=("quint8",)):
-        e = self._t[i]
-        if e.qscheme != "per_tensor_affine" or e.dtype not in dtypes:
-            raise UnsupportedOnDevice(f"{what}: tensor {e.name!r} is {e.dtype} {e.qscheme}; the "
-                                      f"GPU kernel needs per-tensor {'/'.join(dtypes)}")
-        return e
-
-    def _dq(self, buf, e):
-        return DeviceQTensor._wrap(buf, as_dtype(e.dtype), e.scale, e.zero_point)
-
-    def _lower(self, op):
-        what = f"op {op.index} {op.kind!r} ({op.name})"
-        k, ins, outs = op.kind, list(op.inputs), list(op.outputs)
-        if len(outs) != 1 or not ins:
-            raise UnsupportedOnDevice(f"{what}: expected inputs and one output")
-        o = outs[0]
-        eo = self._t[o]
-        if k == "quantize":
-            self._q(o, what, ("quint8", "qint8"))
-
-            def run(b):
-                _quantize_per_tensor(b[ins[0]], eo.scale, eo.zero_point, eo.dtype, out=b[o])
-
-            return run, lambda s: s[0]
-        if k == "dequantize":
-            ei = self._q(ins[0], what, ("quint8", "qint8"))
-
-            def run(b):
-                _dequantize(self._dq(b[ins[0]], ei), out=b[o])
-
-            return run, lambda s: s[0]
-        if k in _MODULE_OPS:
-            names, config = op.attrs.get("params"), op.attrs.get("config")
-            if not isinstance(names, list) or not isinstance(config, dict) or \
-                    len(names) != len(op.params):
-                raise UnsupportedOnDevice(f"{what}: attributes need 'config' and 'params'")
-            arrays = {str(n): self._t[i].array for n, i in zip(names, op.params)}
-            try:
-                layer = DeviceConv1d.from_packed(config, arrays)
-            except (KeyError, ValueError, TypeError) as e:
-                raise UnsupportedOnDevice(f"{what}: cannot build the GPU layer ({e})") from None
-            if k == "linear_dynamic":
-                def run(b):
-                    layer.dynamic(b[ins[0]], out=b[o])
-            else:
-                ei = self._q(ins[0], what)
-                self._q(o, what)
-                relu = k in ("conv_relu1d", "linear_relu")
-                if relu and eo.zero_point == 255:
-                    raise UnsupportedOnDevice(f"{what}: fused relu with zero point 255")
-
-                def run(b):
-                    layer(self._dq(b[ins[0]], ei), eo.scale, eo.zero_point, relu=relu, out=b[o])
-            return run, lambda s: layer.output_shape(s[0])
-        if k in _FUNCTIONAL_OPS:
-            fn = _FUNCTIONAL_OPS[k]
-            kw = dict(op.attrs.get("kwargs", {}))
-            dts = ("quint8", "qint8") if k in ("relu", "hardswish", "sigmoid", "cat") \
-                else ("quint8",)
-            es = [self._q(i, what, dts) for i in ins]
-            self._q(o, what, dts)
-            if k in ("add", "add_relu"):
-                why = _add_supported(self._dq(np.zeros(1), es[0]), self._dq(np.zeros(1), es[1]),
-                                     kw.get("scale", eo.scale), kw.get("zero_point",
-                                                                       eo.zero_point),
-                                     k == "add_relu")
-                if why is not None:  # decided at load from the qparams (shapes: at run time)
-                    raise UnsupportedOnDevice(f"{what}: {why} has no GPU kernel")
-
-            def run(b):
-                args = [self._dq(b[i], e) for i, e in zip(ins, es)]
-                if k == "cat":
-                    args = [args]
-                fn(*args, **kw, out=b[o])
-
-            def infer(s):
-                if k in ("add", "add_relu") and s[0] != s[1]:
-                    raise UnsupportedOnDevice(f"{what}: broadcasting {s[0]} and {s[1]} has no "
-                                              "GPU kernel")
-                if k in ("max_pool1d", "avg_pool1d"):
-                    from qrt.functional._ops import _pool_geometry
-                    kk = dict(kernel_size=kw.get("kernel_size"), stride=kw.get("stride"),
-                              padding=kw.get("padding", 0), dilation=kw.get("dilation", 1),
-                              ceil_mode=kw.get("ceil_mode", False))
-                    lo = _pool_geometry(_ShapeOnly(s[0]), **kk)[-1]
-                    return tuple(s[0][:-1]) + (lo,)
-                if k == "cat":
-                    from qrt.functional._ops import _int
-                    d = _int(kw.get("dim", 0), "dim") % len(s[0])
-                    shp = list(s[0])
-                    shp[d] = sum(x[d] for x in s)
-                    return tuple(shp)
-                if k == "adaptive_avg_pool1d":
-                    from qrt.functional._ops import _int
-                    return tuple(s[0][:-1]) + (_int(kw.get("output_size"), "output_size"),)
-                return tuple(s[0])
-
-            return run, infer
-        if k in _ALIAS_OPS:
-            ei = self._t[ins[0]]
-            if ei.dtype != eo.dtype or (ei.scale, ei.zero_point) != (eo.scale, eo.zero_point):
-                raise UnsupportedOnDevice(f"{what}: a view cannot change dtype or qparams")
-
-            def run(b):
-                b[o][...] = b[ins[0]].reshape(b[o].shape)
-
-            def infer(s):
-                n = int(np.prod(s[0], dtype=np.int64))
-                if eo.batched and s[0]:
-                    rest = int(np.prod(eo.shape[1:], dtype=np.int64))
-                    if rest == 0 or n % rest:
-                        raise ValueError(f"{what}: cannot view {s[0]} as (N,)+{eo.shape[1:]}")
-                    return (n // rest,) + tuple(eo.shape[1:])
-                return tuple(eo.shape)
-            return run, infer
-        raise UnsupportedOnDevice(f"{what}: no GPU kernel")
-
-    # -- execution -----------------------------------------------------------------------
-    def _plan(self, in_shapes: Dict[int, tuple]):
-        key = tuple(sorted(in_shapes.items()))
-        if key == self._plan_key:
-            return
-        shapes = dict(in_shapes)
-        for op, (_, infer) in zip(self.blob.ops, self.steps):
-            shapes[op.outputs[0]] = tuple(int(d) for d in infer([shapes[i] for i in op.inputs]))
-        offsets, total = {}, 0
-        for i, shp in shapes.items():
-            if i in in_shapes:
-                continue
-            nb = int(np.prod(shp, dtype=np.int64)) * self._t[i].np_dtype.itemsize
-            offsets[i] = total
-            total += -(-max(nb, 1) // _ALIGN) * _ALIGN
-        self._arena = cp.empty(max(total, 1), dtype=cp.uint8)  # the one activation arena
-        self._views = {}
-        for i, off in offsets.items():
-            e = self._t[i]
-            shp = shapes[i]
-            nb = int(np.prod(shp, dtype=np.int64)) * e.np_dtype.itemsize
-            self._views[i] = self._arena[off:off + nb].view(e.np_dtype).reshape(shp)
-        self._plan_key = key
+        graph = Graph(blob)
+        self._exec = Executor(graph, CupyBackend(self.device_index))
+        self._exec.prepare()
+        self.graph = graph
 
     def _input_array(self, i, x):
         e = self._t[i]
@@ -874,11 +822,9 @@ class DeviceModel:
         arr = cp.ascontiguousarray(cp.asarray(x))
         if arr.dtype != e.np_dtype:
             raise TypeError(f"input {e.name!r} must be {e.np_dtype}, got {arr.dtype}")
-        want = tuple(e.shape[1:]) if e.batched else tuple(e.shape)
-        got = tuple(arr.shape[1:]) if e.batched else tuple(arr.shape)
-        if got != want or (e.batched and arr.ndim == 0):
+        if arr.ndim != len(e.shape) or (e.batched and arr.shape[0] < 1):
             raise ValueError(f"input {e.name!r} has shape {tuple(arr.shape)}, expected "
-                             f"{('N',) + want if e.batched else want}")
+                             f"{('N',) + tuple(e.shape[1:]) if e.batched else e.shape}")
         return arr
 
     def __call__(self, *inputs, as_cupy: bool = False):
@@ -889,34 +835,25 @@ class DeviceModel:
         if len(inputs) != len(ids):
             raise TypeError(f"the model takes {len(ids)} input(s), got {len(inputs)}")
         with cp.cuda.Device(self.device_index):
-            arrs = {i: self._input_array(i, x) for i, x in zip(ids, inputs)}
-            self._plan({i: tuple(a.shape) for i, a in arrs.items()})
-            bufs = dict(self._views)
-            bufs.update(arrs)
-            for run, _ in self.steps:
-                run(bufs)
-            outs = []
-            for i in self.blob.outputs:
-                e = self._t[i]
-                r = bufs[i].copy()  # the arena is reused by the next call
-                if e.qscheme == "per_tensor_affine":
-                    r = self._dq(r, e)
-                    outs.append(r if as_cupy else r.cpu())
-                else:
-                    outs.append(r if as_cupy else cp.asnumpy(r))
+            arrs = [self._input_array(i, x) for i, x in zip(ids, inputs)]
+            plan = self._exec.plan([tuple(a.shape) for a in arrs])
+
+            def copy_in(dst, a):
+                dst[...] = a
+
+            def copy_out(v):
+                r = v.int_repr().copy() if isinstance(v, DeviceQTensor) else v.copy()
+                if isinstance(v, DeviceQTensor):
+                    r = DeviceQTensor._wrap(r, v.dtype, v.q_scale(), v.q_zero_point())
+                    return r if as_cupy else r.cpu()
+                return r if as_cupy else cp.asnumpy(r)
+            outs = self._exec.run(plan, arrs, copy_in, copy_out)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     run = __call__
 
 
-class _ShapeOnly:
-    """A stand-in input for the shape pass (qrt.functional's geometry checks read .shape)."""
-
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-
-
 def load(path, device_index: int = 0, verify: bool = True, **_ignored) -> DeviceModel:
-    """Read and validate a ``.bin`` blob (qrt.loader.read_blob) and lower it to the GPU."""
-    from qrt.loader import read_blob
+    """Read and validate a ``.bin`` blob (qrt._format.reader) and lower it to the GPU."""
+    from qrt._format.reader import read_blob
     return DeviceModel(read_blob(path, verify=verify), device_index)

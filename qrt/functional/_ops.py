@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from qrt import _ops
+from qrt._geometry import pool_out_len
 from qrt._storage import Storage
 from qrt._tensor import (QTensor, _check_scale, _check_zero_point, _contiguous_strides,
                          per_tensor_affine, qint8, qint32, quint8)
@@ -136,13 +137,7 @@ def _pool_into(x: QTensor, flat: np.ndarray, lo: int, generic: bool, kernel) -> 
     flat[:] = (tmp.transpose(0, 2, 1) if lo > 1 else tmp).reshape(-1)
 
 
-def _pool_len(L, k, s, p, d, ceil_mode) -> int:
-    """torch's pooling_output_shape."""
-    num = L + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
-    lo = num // s + 1
-    if ceil_mode and (lo - 1) * s >= L + p:
-        lo -= 1
-    return lo
+_pool_len = pool_out_len  # torch's pooling_output_shape (qrt/_geometry.py)
 
 
 # (L, kernel_size, stride, padding, dilation, ceil_mode) -> _pool_geometry's result, for plain

@@ -19,18 +19,13 @@ from qrt_export import custom
 
 EXPORTER_VERSION = "0.1.0"
 
-SUPPORTED = (
-    "quantize (QuantStub/Quantize, torch.quantize_per_tensor)",
-    "dequantize (DeQuantStub/DeQuantize, Tensor.dequantize)",
-    "quantized Conv1d, ConvReLU1d (eager, FX, QAT-converted)",
-    "quantized Linear, LinearReLU; dynamic quantized Linear",
-    "relu (nn.ReLU, F.relu, torch.relu)",
-    "quantized add / add_relu (FloatFunctional, QFunctional, FX)",
-    "max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions)",
-    "hardswish (quantized), sigmoid", "cat",
-    "flatten, reshape/view, identity, dropout (eval)",
-    "user modules registered with qrt_export.register (custom ops, format 1.1)",
-)
+def _supported():
+    from qrt_export import rules
+    return tuple(rules.SUPPORTED) + ("user modules registered with qrt_export.register "
+                                     "(custom ops, format 1.1)",)
+
+
+SUPPORTED = _supported()
 
 
 class UnsupportedError(ValueError):
@@ -326,23 +321,41 @@ class _Converter:
         out = self._tensor(node)
         self.b.op(kind, node.name, ins, [out], params, attrs or {}, _source(node, self.gm))
 
-    def _module_op(self, kind, node, qmod):
-        arrays = qmod.packed_arrays()
-        names, params = [], []
-        for k, arr in arrays.items():
-            names.append(k)
-            params.append(self.b.constant(f"{node.name}.{k}", np.asarray(arr)))
-        self._emit(kind, node, [node.args[0]], params,
-                   {"config": _plain(qmod.config()), "params": names})
+    # helpers the lowering rules (qrt_export/rules) call
+    emit = _emit
+
+    def unsupported(self, node, what):
+        self._unsupported(node, what)
+
+    def tensor(self, node) -> int:
+        return self._tensor(node)
+
+    @staticmethod
+    def int1(v):
+        return _int1(v)
+
+    def layer(self, kind, node, module_kind, m):
+        """A conv/linear op from torch module ``m``: raw weights, fused activation attribute
+        (the op definition's ``encode``)."""
+        import qrt.ops
+        from qrt_export._modules import qrt_module
+        qmod = qrt_module(module_kind, m)
+        attrs, arrays = qrt.ops.get(kind).encode(qmod)
+        params = [self.b.constant(f"{node.name}.{k}", np.asarray(a)) for k, a in arrays.items()]
+        self._emit(kind, node, [node.args[0]], params, attrs)
+
+    def quantize(self, node):
+        self._quantize(node, node.args[0], self.v.get(node.name))
+
+    def pool(self, kind, node, k, s, p, **kw):
+        self._pool(kind, node, node.args[0], k, s, p, **kw)
+
+    def fpool(self, kind, node, names):
+        self._fpool(kind, node, names)
 
     def convert(self):
         import torch
-        import torch.ao.nn.intrinsic.quantized as nniq
-        import torch.ao.nn.quantized as nnq
-        import torch.ao.nn.quantized.dynamic as nnqd
-        import torch.nn as nn
-        import torch.nn.functional as Fn
-        from qrt_export._modules import qrt_module
+        from qrt_export import rules
 
         gm = self.gm
         b = self.b
@@ -371,7 +384,6 @@ class _Converter:
                                                                    operator.floordiv):
                     continue
                 self._unsupported(node, f"{node.op} {node.target} (non-tensor result)")
-            a0 = node.args[0] if node.args else None
             if node.op == "call_module":
                 m = gm.get_submodule(node.target)
                 spec = custom.lookup(m)
@@ -382,98 +394,23 @@ class _Converter:
                     self._emit("custom", node, list(node.args),
                                attrs=custom.attrs_for(m, spec))
                     continue
-                if isinstance(m, nnq.Quantize):
-                    self._quantize(node, a0, val)
-                elif isinstance(m, nnq.DeQuantize):
-                    self._emit("dequantize", node, [a0])
-                elif isinstance(m, nniq.ConvReLU1d):
-                    self._module_op("conv_relu1d", node, qrt_module("conv_relu1d", m))
-                elif isinstance(m, nnq.Conv1d):
-                    self._module_op("conv1d", node, qrt_module("conv1d", m))
-                elif isinstance(m, nniq.LinearReLU):
-                    self._module_op("linear_relu", node, qrt_module("linear_relu", m))
-                elif isinstance(m, nnqd.Linear):
-                    self._module_op("linear_dynamic", node, qrt_module("linear_dynamic", m))
-                elif isinstance(m, nnq.Linear):
-                    self._module_op("linear", node, qrt_module("linear", m))
-                elif isinstance(m, (nn.ReLU, nnq.ReLU6)) and not isinstance(m, nnq.ReLU6):
-                    self._emit("relu", node, [a0])
-                elif isinstance(m, nnq.Hardswish):
-                    self._emit("hardswish", node, [a0], attrs={"kwargs": {
-                        "scale": float(m.scale), "zero_point": int(m.zero_point)}})
-                elif isinstance(m, nn.Sigmoid):
-                    self._emit("sigmoid", node, [a0])
-                elif isinstance(m, nn.MaxPool1d):
-                    self._pool("max_pool1d", node, a0, m.kernel_size, m.stride, m.padding,
-                               dilation=m.dilation, ceil_mode=m.ceil_mode)
-                elif isinstance(m, nn.AvgPool1d):
-                    self._pool("avg_pool1d", node, a0, m.kernel_size, m.stride, m.padding,
-                               ceil_mode=m.ceil_mode, count_include_pad=m.count_include_pad)
-                elif isinstance(m, nn.AdaptiveAvgPool1d):
-                    self._emit("adaptive_avg_pool1d", node, [a0], attrs={"kwargs": {
-                        "output_size": _int1(m.output_size)}})
-                elif isinstance(m, nn.Flatten):
-                    self._emit("flatten", node, [a0])
-                elif isinstance(m, (nn.Identity, nn.Dropout)):
-                    self._emit("identity", node, [a0])
-                else:
+                rule = rules.find_module_rule(m)
+                if rule is None:
                     self._unsupported(node, f"module {type(m).__module__}.{type(m).__name__}")
-                continue
-            target = node.target
-            if node.op == "call_function":
-                if target is torch.quantize_per_tensor:
-                    self._quantize(node, a0, val)
-                elif target is torch.dequantize:
-                    self._emit("dequantize", node, [a0])
-                elif target in (torch.relu, Fn.relu, torch.relu_):
-                    self._emit("relu", node, [a0])
-                elif target in (torch.ops.quantized.add, torch.ops.quantized.add.default,
-                                torch.ops.quantized.add_relu,
-                                torch.ops.quantized.add_relu.default):
-                    kind = "add_relu" if "relu" in str(target) else "add"
-                    self._emit(kind, node, [node.args[0], node.args[1]], attrs={"kwargs": {
-                        "scale": float(val.q_scale()), "zero_point": int(val.q_zero_point())}})
-                elif target in (Fn.max_pool1d, torch.max_pool1d):
-                    self._fpool("max_pool1d", node, ("kernel_size", "stride", "padding",
-                                                     "dilation", "ceil_mode"))
-                elif target in (Fn.avg_pool1d, torch.avg_pool1d):
-                    self._fpool("avg_pool1d", node, ("kernel_size", "stride", "padding",
-                                                     "ceil_mode", "count_include_pad"))
-                elif target in (Fn.adaptive_avg_pool1d, torch.adaptive_avg_pool1d):
-                    os_ = node.kwargs.get("output_size", node.args[1] if len(node.args) > 1
-                                          else None)
-                    self._emit("adaptive_avg_pool1d", node, [a0], attrs={"kwargs": {
-                        "output_size": _int1(os_)}})
-                elif target in (torch.sigmoid,):
-                    self._emit("sigmoid", node, [a0])
-                elif target in (torch.cat, torch.concat, torch.ops.quantized.cat):
-                    self._cat(node, val)
-                elif target in (torch.flatten,):
-                    self._emit("flatten", node, [a0])
-                elif target in (torch.reshape,):
-                    self._emit("reshape", node, [a0])
-                elif target in (Fn.dropout,):
-                    self._emit("identity", node, [a0])
-                else:
-                    self._unsupported(node, f"function {getattr(target, '__name__', target)}")
-                continue
-            if node.op == "call_method":
-                if target == "dequantize":
-                    self._emit("dequantize", node, [a0])
-                elif target in ("relu", "relu_"):
-                    self._emit("relu", node, [a0])
-                elif target in ("flatten",):
-                    self._emit("flatten", node, [a0])
-                elif target in ("view", "reshape"):
-                    self._emit("reshape", node, [a0])
-                elif target in ("contiguous", "detach"):
-                    self._emit("identity", node, [a0])
-                elif target == "sigmoid":
-                    self._emit("sigmoid", node, [a0])
-                else:
-                    self._unsupported(node, f"method Tensor.{target}")
-                continue
-            self._unsupported(node, f"{node.op} {target}")
+                rule(self, node, m)
+            elif node.op == "call_function":
+                rule = rules.find_function_rule(node.target)
+                if rule is None:
+                    self._unsupported(node, "function "
+                                      f"{getattr(node.target, '__name__', node.target)}")
+                rule(self, node, node.target)
+            elif node.op == "call_method":
+                rule = rules.find_method_rule(node.target)
+                if rule is None:
+                    self._unsupported(node, f"method Tensor.{node.target}")
+                rule(self, node, node.target)
+            else:
+                self._unsupported(node, f"{node.op} {node.target}")
         if not b.inputs or not b.outputs:
             raise UnsupportedError("the traced graph has no tensor inputs or outputs")
         return b
@@ -493,7 +430,7 @@ class _Converter:
                 kwargs[key] = _int1(v) if v is not None else 1
             else:
                 kwargs[key] = bool(v)
-        self._emit(kind, node, [a0], attrs={"kwargs": kwargs})
+        self._emit(kind, node, [a0], attrs=kwargs)
 
     def _fpool(self, kind, node, names):
         # F.max_pool1d is a boolean_dispatch wrapper with a (*args, **kwargs) signature:
@@ -505,16 +442,6 @@ class _Converter:
         extra = {n: args[n] for n in names[3:] if n in args}
         self._pool(kind, node, node.args[0], args.get("kernel_size"), args.get("stride"),
                    args.get("padding", 0), **extra)
-
-    def _cat(self, node, val):
-        tensors = node.args[0]
-        dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else 0)
-        ins = [self._tensor(a) for a in tensors]
-        out = self._tensor(node)
-        kw = {"dim": int(dim)}
-        if val.is_quantized:
-            kw.update(scale=float(val.q_scale()), zero_point=int(val.q_zero_point()))
-        self.b.op("cat", node.name, ins, [out], (), {"kwargs": kw}, _source(node, self.gm))
 
 
 def _int1(v):
@@ -688,8 +615,3 @@ def load_class(spec: str):
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-def example_from(shapes: Sequence[Sequence[int]], seed=0):
-    rng = np.random.default_rng(seed)
-    return tuple(rng.standard_normal(s).astype(np.float32) for s in shapes)

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Element-wise ops: relu (quantized and float32), add (fused relu), hardswish, sigmoid."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qrt.ops._core import Choice, OpDef, ShapeError, define, legacy_kwargs, same_qparams
+
+_Q = ("quint8", "qint8")
+
+
+def _functional(name):
+    import qrt.functional as F
+    return getattr(F, name)
+
+
+@define
+class Relu(OpDef):
+    name, code, since = "relu", 8, (1, 0)
+    doc = "relu (nn.ReLU, F.relu, torch.relu): quantized max(q, zp), or float32"
+
+    def validate(self, node):
+        x, y = node.inputs[0], node.outputs[0]
+        if x.dtype == "float32":
+            if y.dtype != "float32":
+                raise node.fail("float32 relu must produce float32")
+        elif x.dtype in _Q:
+            same_qparams(node, x, y, "relu")
+        else:
+            raise node.fail(f"takes quint8, qint8 or float32, not {x.dtype}")
+
+    def bind(self, node, ins, outs):
+        if node.inputs[0].dtype == "float32":
+            return np.maximum, (ins[0], np.float32(0.0)), {"out": outs[0]}
+        return _functional("relu"), (ins[0],), {"out": outs[0]}
+
+    def prepare_cuda(self, node, dev):
+        dev.require_q(node, node.inputs[0], _Q)
+        return True
+
+    def bind_cuda(self, node, ins, outs, dev):
+        return lambda: dev.functional.relu(ins[0], out=outs[0])
+
+
+@define
+class Add(OpDef):
+    name, code = "add", 9
+    legacy = {"add_relu": (10, {"activation": "relu"})}
+    inputs = (2, 2)
+    doc = "quantized add / add_relu (FloatFunctional, QFunctional, FX), output qparams own"
+    attrs = {"activation": Choice("none", "relu", default="none")}
+
+    def upgrade(self, node, attrs, params, version):
+        kw = legacy_kwargs(node, attrs, out_qparams=True)
+        if kw:
+            raise node.fail(f"unknown keyword {sorted(kw)[0]!r}")
+        return {}, self.name_params(params, node.fail)
+
+    def validate(self, node):
+        for t in node.inputs + node.outputs:
+            if t.dtype != "quint8" or t.qscheme != "per_tensor_affine":
+                raise node.fail("adds per-tensor quint8 tensors")
+
+    def infer(self, node, shapes):
+        if tuple(shapes[0]) != tuple(shapes[1]):
+            raise ShapeError(f"input shapes {tuple(shapes[0])} and {tuple(shapes[1])} differ")
+        return [tuple(shapes[0])]
+
+    def bind(self, node, ins, outs):
+        y = node.outputs[0]
+        fn = _functional("add_relu" if node.attrs["activation"] == "relu" else "add")
+        return fn, (ins[0], ins[1], y.scale, y.zero_point), {"out": outs[0]}
+
+    def prepare_cuda(self, node, dev):
+        y = node.outputs[0]
+        dev.require_add(node, node.inputs, y.scale, y.zero_point,
+                        node.attrs["activation"] == "relu")
+        return True
+
+    def bind_cuda(self, node, ins, outs, dev):
+        y = node.outputs[0]
+        fn = dev.functional.add_relu if node.attrs["activation"] == "relu" else \
+            dev.functional.add
+        return lambda: fn(ins[0], ins[1], y.scale, y.zero_point, out=outs[0])
+
+
+class _Table(OpDef):
+    """An element-wise function of the 8-bit code (its output qparams are the tensor's)."""
+
+    def upgrade(self, node, attrs, params, version):
+        kw = legacy_kwargs(node, attrs, out_qparams=True)
+        if kw:
+            raise node.fail(f"unknown keyword {sorted(kw)[0]!r}")
+        return {}, {}
+
+    def validate(self, node):
+        x, y = node.inputs[0], node.outputs[0]
+        if x.dtype not in _Q or x.qscheme != "per_tensor_affine" or y.dtype != x.dtype or \
+                y.qscheme != "per_tensor_affine":
+            raise node.fail("maps a per-tensor quint8/qint8 tensor to one of the same dtype")
+
+    def prepare_cuda(self, node, dev):
+        dev.require_q(node, node.inputs[0], _Q)
+        return True
+
+
+@define
+class Hardswish(_Table):
+    name, code = "hardswish", 14
+    doc = "quantized hardswish (nnq.Hardswish)"
+
+    def bind(self, node, ins, outs):
+        y = node.outputs[0]
+        return _functional("hardswish"), (ins[0], y.scale, y.zero_point), {"out": outs[0]}
+
+    def bind_cuda(self, node, ins, outs, dev):
+        y = node.outputs[0]
+        return lambda: dev.functional.hardswish(ins[0], y.scale, y.zero_point, out=outs[0])
+
+
+@define
+class Sigmoid(_Table):
+    name, code = "sigmoid", 15
+    doc = "quantized sigmoid (output qparams fixed by torch: 1/256, 0 or -128)"
+
+    def bind(self, node, ins, outs):
+        return _functional("sigmoid"), (ins[0],), {"out": outs[0]}
+
+    def bind_cuda(self, node, ins, outs, dev):
+        return lambda: dev.functional.sigmoid(ins[0], out=outs[0])

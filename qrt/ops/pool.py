@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""1-d pooling: max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions)."""
+
+from __future__ import annotations
+
+from qrt._geometry import pool_out_len
+from qrt.ops._core import Bool, Int, OpDef, ShapeError, define, legacy_kwargs, same_qparams
+
+_K = 1 << 20
+
+
+class _Pool(OpDef):
+    def upgrade(self, node, attrs, params, version):
+        kw = legacy_kwargs(node, attrs)
+        if kw.get("stride", 0) is None:
+            kw.pop("stride")
+        return kw, {}
+
+    def validate(self, node):
+        x, y = node.inputs[0], node.outputs[0]
+        if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
+            raise node.fail("pools per-tensor quint8/qint8 tensors")
+        same_qparams(node, x, y, self.name)
+        a = node.attrs
+        if "padding" in a and a["padding"] > a["kernel_size"] // 2:
+            raise node.fail(f"attribute 'padding' must be at most half of kernel_size "
+                            f"({a['kernel_size']}), got {a['padding']}")
+
+    def geometry(self, node, L):
+        a = node.attrs
+        k = a["kernel_size"]
+        s = a.get("stride") or k
+        lo = pool_out_len(L, k, s, a.get("padding", 0), a.get("dilation", 1),
+                          a.get("ceil_mode", False))
+        return lo
+
+    def infer(self, node, shapes):
+        x = tuple(shapes[0])
+        if len(x) not in (2, 3) or x[-1] < 1:
+            raise ShapeError(f"input must be [N, C, L] or [C, L] with L >= 1, got {x}")
+        lo = self.geometry(node, x[-1])
+        if lo < 1:
+            raise ShapeError(f"input length {x[-1]} gives an output length of {lo}")
+        return [x[:-1] + (lo,)]
+
+    def kwargs(self, node):
+        return {k: v for k, v in node.attrs.items()}
+
+    def bind(self, node, ins, outs):
+        import qrt.functional as F
+        from qrt.functional._ops import pool_binding
+        kw = self.kwargs(node)
+        b = pool_binding(self.name, ins[0], outs[0], kw)
+        if b is not None:  # one kernel call on the plan's fixed buffers
+            return b[0], b[1], {}
+        return getattr(F, self.name), (ins[0],), dict(kw, out=outs[0])
+
+    def prepare_cuda(self, node, dev):
+        dev.require_q(node, node.inputs[0], ("quint8",))
+        return True
+
+    def bind_cuda(self, node, ins, outs, dev):
+        fn = getattr(dev.functional, self.name)
+        kw = self.kwargs(node)
+        return lambda: fn(ins[0], **kw, out=outs[0])
+
+
+_COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullable=True),
+           "padding": Int(0, _K // 2, default=0), "ceil_mode": Bool(default=False)}
+
+
+@define
+class MaxPool1d(_Pool):
+    name, code = "max_pool1d", 11
+    doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d)"
+    attrs = dict(_COMMON, dilation=Int(1, _K, default=1))
+
+
+@define
+class AvgPool1d(_Pool):
+    name, code = "avg_pool1d", 12
+    doc = "avg_pool1d (nn.AvgPool1d, F.avg_pool1d)"
+    attrs = dict(_COMMON, count_include_pad=Bool(default=True))
+
+
+@define
+class AdaptiveAvgPool1d(_Pool):
+    name, code = "adaptive_avg_pool1d", 13
+    doc = "adaptive_avg_pool1d (nn.AdaptiveAvgPool1d, F.adaptive_avg_pool1d)"
+    attrs = {"output_size": Int(1, _K)}
+
+    def validate(self, node):
+        x, y = node.inputs[0], node.outputs[0]
+        if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
+            raise node.fail("pools per-tensor quint8/qint8 tensors")
+        same_qparams(node, x, y, self.name)
+
+    def geometry(self, node, L):
+        return node.attrs["output_size"]

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Lowering rules: torch graph node -> qrt ops, one table for modules, functions and methods.
+
+A rule is a function ``rule(cx, node, target)`` registered for torch module classes, callables
+or Tensor method names; ``cx`` is the converter (its ``emit``, ``tensor``, ``layer``, ``pool``
+helpers write into the blob builder). Rules live in the modules of this package, found at
+import: adding an op's lowering touches one module here. ``SUPPORTED`` (what error messages
+and docs list) is built from the rules' ``doc`` strings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Callable, Dict, List, Tuple
+
+MODULES: List[Tuple[Callable[[], tuple], Callable, str]] = []   # (types thunk, rule, doc)
+FUNCTIONS: List[Tuple[Callable[[], tuple], Callable, str]] = []  # (callables thunk, rule, doc)
+METHODS: Dict[str, Tuple[Callable, str]] = {}
+SUPPORTED: List[str] = []
+
+
+def module(types: Callable[[], tuple], doc: str):
+    """Register a rule for torch modules of the classes ``types()`` returns (lazy: torch is
+    imported only when the exporter runs). Earlier registrations win (put subclasses first)."""
+    def wrap(fn):
+        MODULES.append((types, fn, doc))
+        SUPPORTED.append(doc)
+        return fn
+    return wrap
+
+
+def function(targets: Callable[[], tuple], doc: str):
+    def wrap(fn):
+        FUNCTIONS.append((targets, fn, doc))
+        SUPPORTED.append(doc)
+        return fn
+    return wrap
+
+
+def method(names: tuple, doc: str):
+    def wrap(fn):
+        for n in names:
+            METHODS[n] = (fn, doc)
+        SUPPORTED.append(doc)
+        return fn
+    return wrap
+
+
+_resolved: Dict[str, list] = {}
+
+
+def find_module_rule(m):
+    if "modules" not in _resolved:
+        _resolved["modules"] = [(tuple(t()), fn) for t, fn, _ in MODULES]
+    for types, fn in _resolved["modules"]:
+        if isinstance(m, types):
+            return fn
+    return None
+
+
+def find_function_rule(target):
+    if "functions" not in _resolved:
+        table = {}
+        for t, fn, _ in FUNCTIONS:
+            for x in t():
+                table.setdefault(x, fn)
+        _resolved["functions"] = table
+    try:
+        return _resolved["functions"].get(target)
+    except TypeError:  # unhashable target
+        return None
+
+
+def find_method_rule(name):
+    hit = METHODS.get(name)
+    return None if hit is None else hit[0]
+
+
+for _m in sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")):
+    importlib.import_module(f"{__name__}.{_m}")
+del _m

@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Rules for the ops of the 1-d core: quantize/dequantize, conv1d, linear (static, dynamic),
+relu, add, pooling, hardswish, sigmoid, cat, flatten/reshape/identity."""
+
+from __future__ import annotations
+
+from qrt_export.rules import function, method, module
+
+
+# ---- quantize / dequantize -------------------------------------------------------------------
+def _nnq():
+    import torch.ao.nn.quantized as nnq
+    return nnq
+
+
+@module(lambda: (_nnq().Quantize,), "quantize (QuantStub/Quantize, torch.quantize_per_tensor)")
+def quantize_module(cx, node, m):
+    cx.quantize(node)
+
+
+@function(lambda: (__import__("torch").quantize_per_tensor,), "torch.quantize_per_tensor")
+def quantize_fn(cx, node, target):
+    cx.quantize(node)
+
+
+@module(lambda: (_nnq().DeQuantize,), "dequantize (DeQuantStub/DeQuantize, Tensor.dequantize)")
+def dequantize_module(cx, node, m):
+    cx.emit("dequantize", node, [node.args[0]])
+
+
+@function(lambda: (__import__("torch").dequantize,), "torch.dequantize")
+def dequantize_fn(cx, node, target):
+    cx.emit("dequantize", node, [node.args[0]])
+
+
+@method(("dequantize",), "Tensor.dequantize")
+def dequantize_method(cx, node, name):
+    cx.emit("dequantize", node, [node.args[0]])
+
+
+# ---- layers ----------------------------------------------------------------------------------
+def _layers():
+    import torch.ao.nn.intrinsic.quantized as nniq
+    import torch.ao.nn.quantized.dynamic as nnqd
+    nnq = _nnq()
+    return nniq, nnq, nnqd
+
+
+@module(lambda: (_layers()[0].ConvReLU1d,), "quantized ConvReLU1d (eager, FX, QAT-converted)")
+def conv_relu1d(cx, node, m):
+    cx.layer("conv1d", node, "conv_relu1d", m)
+
+
+@module(lambda: (_layers()[1].Conv1d,), "quantized Conv1d (eager, FX, QAT-converted)")
+def conv1d(cx, node, m):
+    cx.layer("conv1d", node, "conv1d", m)
+
+
+@module(lambda: (_layers()[0].LinearReLU,), "quantized LinearReLU")
+def linear_relu(cx, node, m):
+    cx.layer("linear", node, "linear_relu", m)
+
+
+@module(lambda: (_layers()[2].Linear,), "dynamic quantized Linear (quantize_dynamic)")
+def linear_dynamic(cx, node, m):
+    cx.layer("linear_dynamic", node, "linear_dynamic", m)
+
+
+@module(lambda: (_layers()[1].Linear,), "quantized Linear")
+def linear(cx, node, m):
+    cx.layer("linear", node, "linear", m)
+
+
+# ---- element-wise ------------------------------------------------------------------------------
+def _relu_modules():
+    import torch.nn as nn
+    return (nn.ReLU,)
+
+
+@module(_relu_modules, "relu (nn.ReLU, F.relu, torch.relu, Tensor.relu)")
+def relu_module(cx, node, m):
+    if isinstance(m, _nnq().ReLU6):  # a subclass of nn.ReLU
+        cx.unsupported(node, "module torch.ao.nn.quantized.ReLU6")
+    cx.emit("relu", node, [node.args[0]])
+
+
+@function(lambda: (__import__("torch").relu, __import__("torch").nn.functional.relu,
+                   __import__("torch").relu_), "F.relu / torch.relu")
+def relu_fn(cx, node, target):
+    cx.emit("relu", node, [node.args[0]])
+
+
+@method(("relu", "relu_"), "Tensor.relu")
+def relu_method(cx, node, name):
+    cx.emit("relu", node, [node.args[0]])
+
+
+def _qadd():
+    import torch
+    q = torch.ops.quantized
+    return (q.add, q.add.default, q.add_relu, q.add_relu.default)
+
+
+@function(_qadd, "quantized add / add_relu (FloatFunctional, QFunctional, FX)")
+def add(cx, node, target):
+    act = "relu" if "relu" in str(target) else "none"
+    cx.emit("add", node, [node.args[0], node.args[1]], attrs={"activation": act})
+
+
+@module(lambda: (_nnq().Hardswish,), "hardswish (quantized)")
+def hardswish(cx, node, m):
+    cx.emit("hardswish", node, [node.args[0]])
+
+
+@module(lambda: (__import__("torch").nn.Sigmoid,), "sigmoid (nn.Sigmoid, torch.sigmoid)")
+def sigmoid_module(cx, node, m):
+    cx.emit("sigmoid", node, [node.args[0]])
+
+
+@function(lambda: (__import__("torch").sigmoid,), "torch.sigmoid")
+def sigmoid_fn(cx, node, target):
+    cx.emit("sigmoid", node, [node.args[0]])
+
+
+@method(("sigmoid",), "Tensor.sigmoid")
+def sigmoid_method(cx, node, name):
+    cx.emit("sigmoid", node, [node.args[0]])
+
+
+# ---- pooling -----------------------------------------------------------------------------------
+@module(lambda: (__import__("torch").nn.MaxPool1d,), "max_pool1d (nn.MaxPool1d, F.max_pool1d)")
+def max_pool1d_module(cx, node, m):
+    cx.pool("max_pool1d", node, m.kernel_size, m.stride, m.padding, dilation=m.dilation,
+            ceil_mode=m.ceil_mode)
+
+
+@module(lambda: (__import__("torch").nn.AvgPool1d,), "avg_pool1d (nn.AvgPool1d, F.avg_pool1d)")
+def avg_pool1d_module(cx, node, m):
+    cx.pool("avg_pool1d", node, m.kernel_size, m.stride, m.padding, ceil_mode=m.ceil_mode,
+            count_include_pad=m.count_include_pad)
+
+
+@module(lambda: (__import__("torch").nn.AdaptiveAvgPool1d,),
+        "adaptive_avg_pool1d (nn.AdaptiveAvgPool1d, F.adaptive_avg_pool1d)")
+def adaptive_avg_pool1d_module(cx, node, m):
+    cx.emit("adaptive_avg_pool1d", node, [node.args[0]],
+            attrs={"output_size": cx.int1(m.output_size)})
+
+
+def _F():
+    import torch
+    return torch, torch.nn.functional
+
+
+@function(lambda: (_F()[1].max_pool1d, _F()[0].max_pool1d), "F.max_pool1d")
+def max_pool1d_fn(cx, node, target):
+    cx.fpool("max_pool1d", node, ("kernel_size", "stride", "padding", "dilation", "ceil_mode"))
+
+
+@function(lambda: (_F()[1].avg_pool1d, _F()[0].avg_pool1d), "F.avg_pool1d")
+def avg_pool1d_fn(cx, node, target):
+    cx.fpool("avg_pool1d", node, ("kernel_size", "stride", "padding", "ceil_mode",
+                                  "count_include_pad"))
+
+
+@function(lambda: (_F()[1].adaptive_avg_pool1d, _F()[0].adaptive_avg_pool1d),
+          "F.adaptive_avg_pool1d")
+def adaptive_avg_pool1d_fn(cx, node, target):
+    os_ = node.kwargs.get("output_size", node.args[1] if len(node.args) > 1 else None)
+    cx.emit("adaptive_avg_pool1d", node, [node.args[0]], attrs={"output_size": cx.int1(os_)})
+
+
+# ---- shape ops ---------------------------------------------------------------------------------
+@function(lambda: (_F()[0].cat, _F()[0].concat, _F()[0].ops.quantized.cat), "cat / concat")
+def cat(cx, node, target):
+    tensors = node.args[0]
+    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else 0)
+    cx.emit("cat", node, list(tensors), attrs={"dim": int(dim)})
+
+
+def _flatten_attrs(node, default_start):
+    names = ("start_dim", "end_dim")
+    args = dict(zip(names, node.args[1:]))
+    args.update({k: v for k, v in node.kwargs.items() if k in names})
+    return {"start_dim": int(args.get("start_dim", default_start)),
+            "end_dim": int(args.get("end_dim", -1))}
+
+
+@module(lambda: (__import__("torch").nn.Flatten,), "flatten (nn.Flatten, torch.flatten)")
+def flatten_module(cx, node, m):
+    cx.emit("flatten", node, [node.args[0]],
+            attrs={"start_dim": int(m.start_dim), "end_dim": int(m.end_dim)})
+
+
+@function(lambda: (_F()[0].flatten,), "torch.flatten")
+def flatten_fn(cx, node, target):
+    cx.emit("flatten", node, [node.args[0]], attrs=_flatten_attrs(node, 0))
+
+
+@method(("flatten",), "Tensor.flatten")
+def flatten_method(cx, node, name):
+    cx.emit("flatten", node, [node.args[0]], attrs=_flatten_attrs(node, 0))
+
+
+@function(lambda: (_F()[0].reshape,), "reshape / view")
+def reshape_fn(cx, node, target):
+    cx.emit("reshape", node, [node.args[0]])
+
+
+@method(("view", "reshape"), "Tensor.view / Tensor.reshape")
+def reshape_method(cx, node, name):
+    cx.emit("reshape", node, [node.args[0]])
+
+
+@module(lambda: (__import__("torch").nn.Identity, __import__("torch").nn.Dropout),
+        "identity, dropout (eval)")
+def identity_module(cx, node, m):
+    cx.emit("identity", node, [node.args[0]])
+
+
+@function(lambda: (_F()[1].dropout,), "F.dropout (eval)")
+def dropout_fn(cx, node, target):
+    cx.emit("identity", node, [node.args[0]])
+
+
+@method(("contiguous", "detach"), "Tensor.contiguous / detach")
+def identity_method(cx, node, name):
+    cx.emit("identity", node, [node.args[0]])
