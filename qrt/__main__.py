@@ -275,6 +275,17 @@ def _demo(args) -> int:
     return EXIT_OK
 
 
+# ---- upgrade ----------------------------------------------------------------------------------
+def _upgrade(args) -> int:
+    from qrt._format.writer import rewrite
+    m = _load(args.model, verify=True)
+    b = rewrite(m.graph)
+    n = b.write(args.output)
+    v = b.format_version()
+    print(f"{args.output}: format {v[0]}.{v[1]}, {n} bytes (was {os.path.getsize(args.model)})")
+    return EXIT_OK
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="qrt", description="qrt: run PyTorch-quantized models "
                                 "without torch.")
@@ -310,6 +321,10 @@ def main(argv=None) -> int:
     s.add_argument("--batch", type=int, default=64)
     s.add_argument("--model", help=argparse.SUPPRESS)
     s.set_defaults(func=_demo)
+    s = sub.add_parser("upgrade", help="rewrite a blob of an older format in the current one")
+    s.add_argument("model")
+    s.add_argument("--output", "-o", required=True)
+    s.set_defaults(func=_upgrade)
     args = p.parse_args(argv)
     from qrt.loader import FormatError
     try:

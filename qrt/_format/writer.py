@@ -277,3 +277,43 @@ class BlobBuilder:
         with open(path, "wb") as f:
             f.write(blob)
         return len(blob)
+
+
+def rewrite(graph, meta=None) -> BlobBuilder:
+    """A builder holding a loaded model (a ``qrt.executor.Graph``) in the current format:
+    attributes as the op definitions validated them, parameters as named by their slots
+    (arrays of older layouts that no slot names, such as format 1.1's packed weights, are
+    dropped). What ``qrt upgrade old.bin -o new.bin`` writes."""
+    blob = graph.blob
+    T = blob.tensors
+    b = BlobBuilder()
+    b.flags = int(blob.header["flags"])
+    b.meta = dict(blob.meta if meta is None else meta)
+    index: Dict[int, int] = {}
+
+    def tensor(i):
+        if i in index:
+            return index[i]
+        t = T[i]
+        if t.kind == "constant":
+            if t.qscheme != "none":
+                raise ValueError(f"tensor {t.name!r}: quantized constants are not op params")
+            j = b.constant(t.name, np.array(t.array))
+        else:
+            j = b.activation(t.name, t.dtype, t.shape, batched=t.batched,
+                             scale=t.scale if t.qscheme != "none" else 0.0,
+                             zero_point=t.zero_point if t.qscheme != "none" else 0)
+        index[i] = j
+        return j
+    for i in blob.inputs:
+        tensor(i)
+    for n, op in zip(graph.nodes, blob.ops):
+        ins = [tensor(i) for i in op.inputs]
+        params = [tensor(t.index) for t in (n.params.get(p.name) for p in n.op.params)
+                  if t is not None]
+        outs = [tensor(i) for i in op.outputs]
+        attrs = {k: v for k, v in n.attrs.items() if v is not None}
+        b.op(n.op.name, n.name, ins, outs, params, attrs, n.source)
+    b.inputs = [index[i] for i in blob.inputs]
+    b.outputs = [index[i] for i in blob.outputs]
+    return b
