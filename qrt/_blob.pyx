@@ -31,7 +31,7 @@ cdef extern from "qrt/blob.h" nogil:
         QRT_BLOB_QSCHEME_NONE, QRT_BLOB_QSCHEME_PER_TENSOR_AFFINE
         QRT_BLOB_QSCHEME_PER_CHANNEL_AFFINE
     enum:
-        QRT_BLOB_TENSOR_CONSTANT, QRT_BLOB_TENSOR_ACTIVATION
+        QRT_BLOB_TENSOR_CONSTANT, QRT_BLOB_TENSOR_ACTIVATION, QRT_BLOB_TENSOR_STATE
 
     ctypedef struct qrt_blob_header:
         char magic[4]
@@ -114,7 +114,8 @@ DTYPE_CODE = {name: code for code, (name, _) in DTYPES.items()}
 QSCHEME = {"none": QRT_BLOB_QSCHEME_NONE, "per_tensor_affine": QRT_BLOB_QSCHEME_PER_TENSOR_AFFINE,
            "per_channel_affine": QRT_BLOB_QSCHEME_PER_CHANNEL_AFFINE}
 QSCHEME_NAMES = {v: k for k, v in QSCHEME.items()}
-TENSOR_KIND = {"constant": QRT_BLOB_TENSOR_CONSTANT, "activation": QRT_BLOB_TENSOR_ACTIVATION}
+TENSOR_KIND = {"constant": QRT_BLOB_TENSOR_CONSTANT, "activation": QRT_BLOB_TENSOR_ACTIVATION,
+               "state": QRT_BLOB_TENSOR_STATE}
 TENSOR_KIND_NAMES = {v: k for k, v in TENSOR_KIND.items()}
 
 # Op kind codes are defined with each op in qrt/ops (qrt.ops.BY_CODE / CODE_OF).

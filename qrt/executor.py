@@ -51,7 +51,7 @@ def tensor_class(t: TensorEntry) -> str:
     """The planner's kind of a tensor entry (see the module docstring)."""
     if t.kind == "constant":
         return "constant"
-    if getattr(t, "state", False):
+    if t.kind == "state":
         return "state"
     return "float" if t.qscheme == "none" else "activation"
 
@@ -135,15 +135,25 @@ class Graph:
         """Every activation's shape from the model inputs' shapes; ShapeError names the first
         op that refuses (``err.node``)."""
         shapes: Dict[int, tuple] = {i: tuple(s) for i, s in zip(self.inputs, in_shapes)}
+        batch = next((tuple(s)[0] for i, s in zip(self.inputs, in_shapes)
+                      if self.tensors[i].batched and len(s)), None)
+        for t in self.tensors:  # state: the stored shape, at the inputs' batch size
+            if t.kind == "state":
+                shapes[t.index] = ((batch,) + tuple(t.shape[1:]) if t.batched and
+                                   batch is not None else tuple(t.shape))
         for n in self.nodes:
             ins = [shapes[i] for i in n.input_ids]
             try:
                 outs = n.op.infer(n, ins)
+                for i, s in zip(n.output_ids, outs):
+                    s = tuple(int(d) for d in s)
+                    if self.tensors[i].kind == "state" and s != shapes[i]:
+                        raise ShapeError(f"writes state {self.tensors[i].name!r} with shape "
+                                         f"{s}, the state has shape {shapes[i]}")
+                    shapes[i] = s
             except ShapeError as e:
                 e.node = n
                 raise
-            for i, s in zip(n.output_ids, outs):
-                shapes[i] = tuple(int(d) for d in s)
         return shapes
 
     def check_exported_shapes(self):

@@ -156,7 +156,7 @@ class Model:
         self.graph = Graph(blob)
         ins = [self._t[i] for i in blob.inputs]
         self._batch0 = ins[0].shape[0] if ins[0].batched else None
-        batches = {t.shape[0] for t in self._t if t.kind == "activation" and t.batched}
+        batches = {t.shape[0] for t in self._t if t.kind != "constant" and t.batched}
         if len(batches) > 1 or (batches and self._batch0 is None):
             raise FormatError("R22", f"batched tensors disagree on the exported batch size "
                               f"({sorted(batches)[:4]}; the first input is "
@@ -179,6 +179,12 @@ class Model:
     @property
     def _plans(self):
         return self._exec._plans
+
+    def reset_state(self) -> None:
+        """Zero every state tensor (streaming windows, recurrent state) of every plan."""
+        with self._lock:
+            for plan in self._exec._plans.values():
+                CPUBackend.reset_state(plan)
 
     # ---- shapes -------------------------------------------------------------------------------
     def _spec(self, t: TensorEntry) -> TensorSpec:

@@ -59,3 +59,25 @@ def test_import_is_fast():
     median = statistics.median(r["dt"] for r in runs)
     bound = 1.0 if os.environ.get("QRT_UNDER_QEMU") == "1" else 0.200
     assert median < bound, f"import qrt took {median * 1e3:.1f} ms beyond numpy"
+
+
+def test_runtime_never_imports_the_exporter():
+    """The format's reader and writer live in the runtime: loading, running, saving tensors
+    and upgrading a blob import neither torch nor qrt_export."""
+    code = r"""
+import sys, json, os, tempfile
+import numpy as np
+import qrt
+from qrt.__main__ import main
+demo = os.path.join(os.path.dirname(qrt.__file__), "data", "demo.bin")
+m = qrt.load(demo)
+m(np.zeros((2, 1, 128), np.float32)); m.summary()
+d = tempfile.mkdtemp()
+qrt.save({"w": np.zeros(3, np.float32)}, os.path.join(d, "t.bin"))
+qrt.load_tensors(os.path.join(d, "t.bin"))
+main(["upgrade", demo, "-o", os.path.join(d, "u.bin")])
+main(["inspect", os.path.join(d, "u.bin")])
+print(json.dumps({"torch": sorted(m for m in sys.modules if m.split(".")[0] in
+                                  ("torch", "qrt_export"))}))
+"""
+    assert _run(code)["torch"] == []

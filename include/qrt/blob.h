@@ -88,6 +88,9 @@ typedef enum {
 typedef enum {
     QRT_BLOB_TENSOR_CONSTANT = 0,   /**< payload in DATA (weights, packed arrays) */
     QRT_BLOB_TENSOR_ACTIVATION = 1, /**< no payload; placed in the arena at load */
+    QRT_BLOB_TENSOR_STATE = 2,      /**< 1.2: no payload; persists between calls (streaming
+                                         windows, RNN state): zero at the first call, then
+                                         what the one op that writes it left there */
 } qrt_blob_tensor_kind;
 
 /** Tensor flags. */

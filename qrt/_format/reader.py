@@ -76,7 +76,7 @@ class TensorEntry:
     dtype: str            # "quint8", "float32", ...
     np_dtype: np.dtype
     shape: tuple
-    kind: str             # "constant" | "activation"
+    kind: str             # "constant" | "activation" | "state" (1.2)
     batched: bool
     qscheme: str          # "none" | "per_tensor_affine" | "per_channel_affine"
     scale: float
@@ -355,7 +355,9 @@ class _Reader:
             if any(int(r) for r in e["reserved"]):
                 raise fail("R5", "reserved fields are not zero")
             flags = int(e["flags"])
-            if flags & ~B.TENSOR_BATCHED or (flags and (kind != "activation" or ndim == 0)):
+            if kind == "state" and int(h["version_minor"]) < 2:
+                raise fail("R14", "state tensors need format 1.2")
+            if flags & ~B.TENSOR_BATCHED or (flags and (kind == "constant" or ndim == 0)):
                 raise fail("R14", f"invalid flags {flags:#x}")
             qs = B.QSCHEME_NAMES.get(int(e["qscheme"]))
             scale, zp, axis = float(e["scale"]), int(e["zero_point"]), int(e["axis"])
@@ -474,10 +476,10 @@ class _Reader:
                     if v >= len(tensors):
                         raise fail("R17", f"{what} tensor index {v} >= tensor count "
                                    f"{len(tensors)}")
-                    want = "constant" if what == "param" else "activation"
-                    if tensors[v].kind != want:
+                    want = ("constant",) if what == "param" else ("activation", "state")
+                    if tensors[v].kind not in want:
                         raise fail("R17", f"{what} tensor {v} ({tensors[v].name}) is a "
-                                   f"{tensors[v].kind}, expected a {want}")
+                                   f"{tensors[v].kind}, expected {' or '.join(want)}")
                 lists[what] = idx
             name = self.string(secs, e["name_offset"], e["name_size"], "op name", at, "OPS",
                                op=i, max_size=1024)
@@ -521,15 +523,24 @@ class _Reader:
         if not ins or not outs or len(set(ins)) != len(ins) or len(set(outs)) != len(outs):
             raise self.err("R18", "a model needs >= 1 input and >= 1 output, each listed once",
                            section="IO", offset=s["offset"])
-        # R19: single assignment, topological order: read only after written.
+        # R19: single assignment, topological order: read only after written. A state tensor
+        # (1.2) holds the previous call's value: readable from the start, written by <= 1 op.
         written = set(ins)
+        state = {t.index for t in tensors if t.kind == "state"}
+        state_written = set()
         for op in ops:
             for t in op.inputs:
-                if t not in written:
+                if t not in written and t not in state:
                     raise self.err("R19", f"reads tensor {t} ({tensors[t].name}) before any "
                                    "op writes it (ops must be in execution order)", section="OPS",
                                    op=op.index)
             for t in op.outputs:
+                if t in state:
+                    if t in state_written:
+                        raise self.err("R19", f"state tensor {t} ({tensors[t].name}) is written "
+                                       "by two ops", section="OPS", op=op.index)
+                    state_written.add(t)
+                    continue
                 if t in written:
                     raise self.err("R19", f"tensor {t} ({tensors[t].name}) is written twice "
                                    "(or is a model input)", section="OPS", op=op.index)

@@ -88,6 +88,13 @@ class BlobBuilder:
                       bool(batched), float(scale), int(zero_point))
         return self._add(t)
 
+    def state(self, name, dtype, shape, *, batched=False, scale=0.0, zero_point=0) -> int:
+        """A tensor that persists between calls (format 1.2): zero at the first call."""
+        i = self.activation(name, dtype, shape, batched=batched, scale=scale,
+                            zero_point=zero_point)
+        self.tensors[i].kind = "state"
+        return i
+
     def constant(self, name, array: np.ndarray) -> int:
         arr = np.asarray(array, order="C")  # keeps 0-d arrays 0-d
         code = {v[1]: k for k, v in B.DTYPES.items() if v[0] not in ("quint8", "qint8", "qint32")}
@@ -142,7 +149,7 @@ class BlobBuilder:
         need += [BY_NAME[op.kind].since for op in self.ops]
         if self.flags & B.FLAG_TENSORS:
             need.append((1, 1))
-        if self.optional_sections:
+        if self.optional_sections or any(t.kind == "state" for t in self.tensors):
             need.append((1, 2))
         return max(need)
 
@@ -196,7 +203,7 @@ class BlobBuilder:
                 payloads.append((data_off, t.data))
                 data_off += t.data.nbytes
             else:
-                e["kind"] = B.TENSOR_KIND["activation"]
+                e["kind"] = B.TENSOR_KIND[t.kind]
                 e["flags"] = B.TENSOR_BATCHED if t.batched else 0
         data_size = _align(data_off, align)
 
