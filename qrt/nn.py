@@ -63,9 +63,10 @@ import numpy as np
 
 from qrt import _conv1d, _quant
 from qrt._geometry import conv_out_len
+from qrt.quantization import choose_qparams  # noqa: F401  (qrt.nn.choose_qparams)
 from qrt._storage import Storage
 from qrt._tensor import (QTensor, _check_scale, _check_zero_point, _contiguous_strides, qint8,
-                         quint8, per_channel_affine, per_tensor_affine)
+                         quint8, per_tensor_affine)
 
 __all__ = ["Conv1d", "ConvReLU1d", "Linear", "LinearReLU", "DynamicLinear"]
 
@@ -634,54 +635,6 @@ class LinearReLU(Linear):
     """Linear followed by relu, fused as torch's ``LinearReLU``: output clamped at zero_point."""
 
     _relu = True
-
-
-def choose_qparams(x_min: float, x_max: float, qmin: int = 0, qmax: int = 255,
-                   reduce_range: bool = False):
-    """torch's ``ChooseQuantizationParams`` (aten/.../cpu/QuantUtils.h), exactly.
-
-    Returns ``(scale, zero_point)``; scale is the double torch returns (kernels use f32(scale)).
-    """
-    f32 = np.float32
-    mn, mx = f32(x_min), f32(x_max)
-    if not (math.isfinite(mn) and math.isfinite(mx)):
-        raise ValueError(f"choose_qparams: min/max must be finite, got {x_min!r}, {x_max!r}")
-    if not mn <= mx:
-        raise ValueError(f"choose_qparams: min ({x_min}) must be <= max ({x_max})")
-    if reduce_range:
-        qmin, qmax = qmin // 2, qmax // 2
-    mn = min(mn, f32(0.0))
-    mx = max(mx, f32(0.0))
-    scale = (float(mx) - float(mn)) / float(qmax - qmin)
-    s32 = f32(scale)
-    with np.errstate(divide="ignore", over="ignore"):
-        bad = s32 == 0 or math.isinf(f32(1.0) / s32)
-    if bad:
-        scale = 0.1
-    small = f32(6.1e-5)
-    if scale < float(small):
-        org = f32(scale)
-        scale = float(small)
-        if mn == 0:
-            mx = f32(small * f32(qmax - qmin))
-        elif mx == 0:
-            mn = f32(-small * f32(qmax - qmin))
-        else:
-            amp = f32(small / org)
-            mn = f32(mn * amp)
-            mx = f32(mx * amp)
-    zmin = qmin - float(mn) / scale
-    zmax = qmax - float(mx) / scale
-    emin = abs(qmin) - abs(float(mn) / scale)
-    emax = abs(qmax) - abs(float(mx) / scale)
-    z0 = zmin if emin < emax else zmax
-    if z0 < qmin:
-        zp = qmin
-    elif z0 > qmax:
-        zp = qmax
-    else:
-        zp = int(np.rint(z0))
-    return scale, zp
 
 
 class DynamicLinear(Linear):

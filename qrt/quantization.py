@@ -7,6 +7,7 @@ torch to the bit and zero points exactly.  Only numpy is used.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -15,7 +16,7 @@ from qrt._tensor import (QDType, QScheme, as_dtype, per_channel_affine, per_chan
                          per_tensor_affine, per_tensor_symmetric, qint8, qint32, quint8)
 
 __all__ = ["MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
-           "MovingAveragePerChannelMinMaxObserver", "calculate_qmin_qmax"]
+           "MovingAveragePerChannelMinMaxObserver", "calculate_qmin_qmax", "choose_qparams"]
 
 _F32 = np.float32
 _EPS = float(np.finfo(np.float32).eps)
@@ -281,3 +282,52 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
             self.max_val = (self.max_val + (c * (mm[1] - self.max_val)).astype(np.float32)
                             ).astype(np.float32)
         return x
+
+
+# ---- ChooseQuantizationParams (dynamic quantization) ----------------------------------------
+def choose_qparams(x_min: float, x_max: float, qmin: int = 0, qmax: int = 255,
+                   reduce_range: bool = False):
+    """torch's ``ChooseQuantizationParams`` (aten/.../cpu/QuantUtils.h), exactly.
+
+    Returns ``(scale, zero_point)``; scale is the double torch returns (kernels use f32(scale)).
+    """
+    f32 = np.float32
+    mn, mx = f32(x_min), f32(x_max)
+    if not (math.isfinite(mn) and math.isfinite(mx)):
+        raise ValueError(f"choose_qparams: min/max must be finite, got {x_min!r}, {x_max!r}")
+    if not mn <= mx:
+        raise ValueError(f"choose_qparams: min ({x_min}) must be <= max ({x_max})")
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    mn = min(mn, f32(0.0))
+    mx = max(mx, f32(0.0))
+    scale = (float(mx) - float(mn)) / float(qmax - qmin)
+    s32 = f32(scale)
+    with np.errstate(divide="ignore", over="ignore"):
+        bad = s32 == 0 or math.isinf(f32(1.0) / s32)
+    if bad:
+        scale = 0.1
+    small = f32(6.1e-5)
+    if scale < float(small):
+        org = f32(scale)
+        scale = float(small)
+        if mn == 0:
+            mx = f32(small * f32(qmax - qmin))
+        elif mx == 0:
+            mn = f32(-small * f32(qmax - qmin))
+        else:
+            amp = f32(small / org)
+            mn = f32(mn * amp)
+            mx = f32(mx * amp)
+    zmin = qmin - float(mn) / scale
+    zmax = qmax - float(mx) / scale
+    emin = abs(qmin) - abs(float(mn) / scale)
+    emax = abs(qmax) - abs(float(mx) / scale)
+    z0 = zmin if emin < emax else zmax
+    if z0 < qmin:
+        zp = qmin
+    elif z0 > qmax:
+        zp = qmax
+    else:
+        zp = int(np.rint(z0))
+    return scale, zp
