@@ -315,3 +315,23 @@ def test_executor_cpu_and_device_agree_at_two_lengths(be, conv_pool):
         dev(np.zeros((1, 3, 2), np.float32))
     with pytest.raises(ValueError, match="avg_pool1d 'ap'"):
         dev(np.zeros((1, 3, 6), np.float32))
+
+
+def test_device_model_refuses_what_the_cpu_refuses(be, tmp_path):
+    """R22 (stored shapes disagree with inference) and R27 (memory bomb) are file rules: the
+    device loader applies them at load too, before any device memory is allocated."""
+    from qrt._format.reader import read_blob
+    bomb_blob(tmp_path / "bomb.bin")
+    with pytest.raises(qrt.FormatError) as ei:
+        be.cb.DeviceModel(read_blob(tmp_path / "bomb.bin"))
+    assert ei.value.rule == "R27"
+    b, _ = conv_pool_blob()
+    for t in b.tensors:
+        if t.name in ("a", "y"):
+            assert t.shape == (2, 4, 3)
+            t.shape = (2, 4, 4)   # inference says (2, 4, 3)
+    b.write(tmp_path / "r22.bin")
+    for load_ in (qrt.load, lambda p: be.cb.DeviceModel(read_blob(p))):
+        with pytest.raises(qrt.FormatError) as ei:
+            load_(tmp_path / "r22.bin")
+        assert ei.value.rule == "R22", str(ei.value)
