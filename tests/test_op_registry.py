@@ -176,9 +176,14 @@ def test_pool_padding_beyond_half_kernel(tmp_path, kind, attrs):
 def test_pool_output_qparams_must_match_input(tmp_path, kind, attrs, lo, qp):
     """defect 5: a pool whose output qparams differ from its input's is a bad file
     (FormatError at load), not a ValueError from the kernel at the first call."""
+    from qrt._format.reader import read_blob
+    from qrt.executor import Graph
     b = one_op_blob(kind, attrs, out_len=lo, out_scale=qp[0], out_zp=qp[1])
     e = expect_format(tmp_path, b, "R21", kind)
-    assert "qparams" in str(e)
+    assert "the output must have the input's dtype and qparams" in str(e)
+    # refused by the op's validation (no kernel involved), not by the load-time dry run
+    with pytest.raises(qrt.FormatError, match="input's dtype and qparams"):
+        Graph(read_blob(tmp_path / "m.bin"))
     # the same pool with matching qparams loads and runs
     m = load(tmp_path, one_op_blob(kind, attrs, out_len=lo), "ok.bin")
     assert m(np.zeros((2, 4, 16), np.float32)).shape == (2, 4, lo)
