@@ -425,3 +425,50 @@ def test_demo_blob_format_1_0_loads():
     x = np.random.default_rng(0).normal(0, 1, shape).astype(np.float32)
     y1, y2 = m(x), qrt.load(DEMO)(x)
     np.testing.assert_array_equal(np.asarray(y1), np.asarray(y2))
+
+
+HOSTILE_VALUES = [True, False, None, "1", "", 10**30, -10**30, 10**400, -1, 1.5, 1e308,
+                  float("inf"), float("nan"), [], [1] * 100, [True, 1], [10**400], {}, {"a": 1}]
+
+
+def _valid(spec):
+    from qrt.ops import Bool, Choice, Float, Int, Ints, Obj, Str
+    if isinstance(spec, Int):
+        return max(spec.lo, min(1, spec.hi))
+    if isinstance(spec, Ints):
+        return [max(spec.lo, 1)] * (spec.n if spec.n is not None else max(spec.min_len, 1))
+    if isinstance(spec, Choice):
+        return spec.values[0]
+    return {Bool: False, Float: 1.0, Obj: {}, Str: "a"}[type(spec)]
+
+
+def test_R25_every_attribute_of_every_op_refuses_hostile_values():
+    """Each schema type turns any JSON value into its value or an AttrError (R25 at load):
+    never TypeError, OverflowError, MemoryError..."""
+    from qrt.ops import Obj
+
+    class Fail(Exception):
+        pass
+
+    def fail(msg, rule="R25"):
+        return Fail(msg)
+    seen = set()
+    for d in qrt.ops.BY_NAME.values():
+        if id(d) in seen:
+            continue
+        seen.add(id(d))
+        base = {k: _valid(s) for k, s in d.attrs.items() if s.default is REQUIRED}
+        assert d.check_attrs(dict(base), fail) is not None, d.name
+        for k, spec in d.attrs.items():
+            for v in HOSTILE_VALUES:
+                try:
+                    got = d.check_attrs(dict(base, **{k: v}), fail)
+                except Fail as e:
+                    # custom ops name the attribute in their R24 message
+                    assert repr(k) in str(e) or f'"{k}"' in str(e), (d.name, k, v, str(e))
+                    continue
+                # accepted: it must be a value of the schema's type
+                assert spec.check(got[k]) == got[k], (d.name, k, v)
+                if v is not None and not isinstance(spec, (Obj,)):
+                    assert type(got[k]) is type(v) or isinstance(v, (int, tuple)), \
+                        (d.name, k, v, got[k])
