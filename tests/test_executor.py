@@ -335,3 +335,20 @@ def test_device_model_refuses_what_the_cpu_refuses(be, tmp_path):
         with pytest.raises(qrt.FormatError) as ei:
             load_(tmp_path / "r22.bin")
         assert ei.value.rule == "R22", str(ei.value)
+
+
+def test_executor_threads_share_a_model(conv_pool):
+    """Calls from several threads at different lengths (more shapes than the plan cache holds)
+    give the single-threaded answers."""
+    from concurrent.futures import ThreadPoolExecutor
+    p, mods = conv_pool
+    m = qrt.load(p)
+    rng = np.random.default_rng(26)
+    xs = [rng.normal(0, 1, (1 + i % 3, 3, 9 + (7 * i) % 60)).astype(np.float32)
+          for i in range(80)]
+    want = [chain(mods, x) for x in xs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(m, xs))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert len(m._plans) <= PLAN_CACHE_SIZE

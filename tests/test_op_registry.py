@@ -472,3 +472,18 @@ def test_R25_every_attribute_of_every_op_refuses_hostile_values():
                 if v is not None and not isinstance(spec, (Obj,)):
                     assert type(got[k]) is type(v) or isinstance(v, (int, tuple)), \
                         (d.name, k, v, got[k])
+
+
+def test_legacy_config_int_padding_and_other_length(tmp_path):
+    """A 1.1 conv config may give padding as one int (both sides); a graph with a linear
+    refuses another length with a ValueError naming the linear."""
+    old_b, mods = legacy_graph(True)
+    cfg = old_b.ops[1].attrs["config"]
+    assert cfg["padding"] == [1, 1]
+    old_b.ops[1].attrs["config"] = dict(cfg, padding=1)
+    m = load(tmp_path, old_b)
+    assert m.graph.nodes[1].attrs["padding"] == [1, 1]
+    x = np.random.default_rng(8).normal(0, 1, (2, 4, 20)).astype(np.float32)
+    np.testing.assert_array_equal(m(x), legacy_reference(mods, x))
+    with pytest.raises(ValueError, match=r"op 6 linear 'fc' cannot take input shape"):
+        m(np.zeros((2, 4, 22), np.float32))
