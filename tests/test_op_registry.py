@@ -17,7 +17,7 @@ import qrt.ops
 from qrt.ops import REQUIRED
 from qrt_export import BlobBuilder
 
-from _blobs import (RAW, add_layer, conv_blob, conv_layer, conv_len, linear_layer, load,
+from _blobs import (RAW, add_layer, conv_blob, conv_layer, linear_layer, load,
                     one_op_blob, raw_attrs)
 
 DEMO = os.path.join(os.path.dirname(qrt.__file__), "data", "demo.bin")
