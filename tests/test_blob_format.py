@@ -389,3 +389,124 @@ def test_read_blob_reports_meta(tmp_path, blob):
     assert [t.name for t in bl.tensors][:4] == ["x", "xq", "flat", "y"]
     assert json.loads(json.dumps(bl.sections))
     assert os.path.getsize(p) == bl.header["file_size"]
+
+
+# ---- rules added with qrt/ops and qrt/executor (R3 min_reader, R10 optional sections, R14 layer
+# parameters, R25 attribute schema, R26 conv padding, R27 memory bound) ---------------------------
+def _relu_builder():
+    b = BlobBuilder()
+    x = b.activation("x", "float32", (2, 4, 6), batched=True)
+    q = b.activation("xq", "quint8", (2, 4, 6), batched=True, scale=0.05, zero_point=120)
+    r = b.activation("r", "quint8", (2, 4, 6), batched=True, scale=0.05, zero_point=120)
+    y = b.activation("y", "float32", (2, 4, 6), batched=True)
+    b.op("quantize", "quant", [x], [q])
+    b.op("relu", "relu", [q], [r])
+    b.op("dequantize", "dequant", [r], [y])
+    b.inputs, b.outputs = [x], [y]
+    return b
+
+
+def _version(buf):
+    h = np.frombuffer(bytes(buf[:B.HEADER_SIZE]), H)[0]
+    return (int(h["version_major"]), int(h["version_minor"])), int(h["min_reader"])
+
+
+def test_R3_format_version_follows_the_ops(tmp_path):
+    from _blobs import conv_blob
+    b = _relu_builder()
+    assert b.format_version() == (1, 0)
+    buf = b.to_bytes()
+    assert _version(buf) == ((1, 0), 100)
+    assert load_bytes(tmp_path, buf)._blob.version == (1, 0)
+    cb, _ = conv_blob()
+    buf = cb.to_bytes()
+    assert _version(buf) == ((1, 2), 200)
+    assert load_bytes(tmp_path, buf)._blob.version == (1, 2)
+    b.optional_sections.append((7, b"x"))
+    assert b.format_version() == (1, 2)
+
+
+@pytest.mark.parametrize("need,shown", [(990000, "99.0.0"), (201, "0.2.1"), (10000, "1.0.0")])
+def test_R3_min_reader_newer_than_this_qrt(tmp_path, need, shown):
+    buf = bytearray(_relu_builder().to_bytes())
+    put(buf, hfield("min_reader"), need, "<u4")
+    e = expect(tmp_path, fix_crc(buf), "R3", "needs qrt >=")
+    assert shown in str(e) and qrt.__version__ in str(e)
+    put(buf, hfield("min_reader"), 200, "<u4")   # exactly this qrt: fine
+    load_bytes(tmp_path, fix_crc(buf))
+
+
+def test_R10_optional_section_round_trips(tmp_path):
+    b = _relu_builder()
+    b.optional_sections.append((0x55, b"future data the reader need not know"))
+    buf = bytearray(b.to_bytes())
+    assert _version(buf)[0] == (1, 2)
+    m = load_bytes(tmp_path, buf)
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
+    np.testing.assert_array_equal(m(x), load_bytes(tmp_path, _relu_builder().to_bytes())(x))
+    # the same kind without the optional bit is an unknown required section
+    put(buf, sec_entry(buf, "DATA") - B.SECTION_SIZE + B.SECTION_DTYPE.fields["kind"][1],
+        0x55, "<u4")
+    expect(tmp_path, fix_crc(buf), "R10", "unknown kind 85")
+
+
+def test_R10_optional_section_in_a_1_1_file(tmp_path):
+    b = _relu_builder()
+    b.version = (1, 1)
+    b.optional_sections.append((0x55, b"x"))
+    buf = b.to_bytes()
+    assert _version(buf)[0] == (1, 1)
+    expect(tmp_path, bytearray(buf), "R10", "unknown kind")
+
+
+def test_R14_layer_weight_parameters(tmp_path):
+    from _blobs import conv_blob, conv_layer
+    mod = conv_layer(np.random.default_rng(0), 4, 6, 3, padding=1)
+    _, arrs = qrt.ops.get("conv1d").encode(mod)
+    for name, v in (("weight_scale", 1e300), ("weight_scale", 1e-45),
+                    ("weight_scale", float("nan")), ("bias", float("nan")),
+                    ("bias", float("inf")), ("weight_zero_point", 200)):
+        a = arrs[name].copy()
+        a[0] = v
+        b, _ = conv_blob(mod, arrays={name: a})
+        e = expect(tmp_path, bytearray(b.to_bytes()), "R14", name)
+        assert "conv1d" in str(e)
+
+
+def test_R14_activation_scale_inf_as_float32(tmp_path):
+    b = _relu_builder()
+    b.tensors[2].scale = 3.5e38   # finite as float64, inf as float32
+    expect(tmp_path, bytearray(b.to_bytes()), "R14", "scale")
+
+
+def test_R25_attribute_schema(tmp_path):
+    for attrs, word in (({"start_dim": "1"}, "'start_dim'"), ({"start_dim": True}, "'start_dim'"),
+                        ({"start_dim": 10**30}, "'start_dim'"), ({"dim": 1}, "'dim'")):
+        b = make_builder()
+        b.ops[1].attrs = attrs
+        e = expect(tmp_path, bytearray(b.to_bytes()), "R25", word)
+        assert "flatten" in str(e) and e.op == 1
+
+
+def test_R26_conv_padding_beyond_reach(tmp_path):
+    from _blobs import conv_blob, conv_layer
+    mod = conv_layer(np.random.default_rng(0), 4, 6, 3, dilation=2)
+    b, _ = conv_blob(mod, attrs={"padding": [6, 0]}, out_len=18)
+    expect(tmp_path, bytearray(b.to_bytes()), "R26", "padding")
+    b, _ = conv_blob(mod, attrs={"padding": [5, 0]}, out_len=17)
+    load_bytes(tmp_path, b.to_bytes())
+
+
+def test_R27_activation_bytes_bound(tmp_path):
+    from _blobs import add_layer, conv_layer, conv_len
+    d = 1 << 20
+    c = conv_layer(np.random.default_rng(0), 1, 8, 2, dilation=d, padding=d)
+    b = BlobBuilder()
+    x = b.activation("x", "float32", (1024, 1, 1), batched=True)
+    q = b.activation("xq", "quint8", (1024, 1, 1), batched=True, scale=0.03, zero_point=128)
+    h = b.activation("h", "quint8", (1024, 8, conv_len(c, 1)), batched=True, scale=c.scale,
+                     zero_point=c.zero_point)
+    b.op("quantize", "q", [x], [q])
+    add_layer(b, "conv1d", c, q, h, "c")
+    b.inputs, b.outputs = [x], [h]
+    expect(tmp_path, bytearray(b.to_bytes()), "R27", "exported")

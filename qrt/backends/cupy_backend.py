@@ -803,7 +803,11 @@ class DeviceModel:
         self.device_index = int(device_index)
         self._t = blob.tensors
         graph = Graph(blob)
+        # the file rules qrt.Model applies before allocating: R22 (shapes), R27 (memory bound)
+        shapes = graph.check_exported_shapes()
         self._exec = Executor(graph, CupyBackend(self.device_index))
+        self._exec.arena_limit_check(shapes, sum(t.nbytes for t in self._t
+                                                 if t.kind == "constant"))
         self._exec.prepare()
         self.graph = graph
 

@@ -90,9 +90,13 @@ class Float(Attr):
         self.lo, self.hi, self.positive = lo, hi, positive
 
     def check(self, v):
-        if type(v) not in (int, float) or not math.isfinite(v):
+        try:  # an int beyond float range (10**400) is not a finite number either
+            f = float(v) if type(v) in (int, float) else math.nan
+        except OverflowError:
+            f = math.inf
+        if not math.isfinite(f):
             raise AttrError(f"must be a finite number, got {_show(v)}")
-        v = float(v)
+        v = f
         if not self.lo <= v <= self.hi or (self.positive and not v > 0):
             raise AttrError(f"must be {'> 0 and ' if self.positive else ''}in "
                             f"[{self.lo}, {self.hi}], got {v!r}")
