@@ -264,3 +264,34 @@ def test_export_register_arguments(torch):
         attrs_for(None, ("a.b", lambda m: {"x": float("nan")}))
     with pytest.raises(ValueError, match="JSON"):
         attrs_for(None, ("a.b", lambda m: {"x": object()}))
+
+
+def test_export_mismatch_names_the_first_diverging_op(qnnpack, tmp_path, rng):
+    """A qrt op that answers differently from torch fails the export op by op (MismatchError
+    naming it; no blob left behind) unless allow_mismatch; the CLI exits 4 without a traceback."""
+    torch = qnnpack
+    import qrt_export
+    model, QClamp = _torch_model(torch)
+
+    def off_by_one(x, *, min, max):   # noqa: A002 - the exporter's attribute names
+        y = qclamp(x, min=min, max=max)
+        codes = np.minimum(y.int_repr().astype(np.int16) + 1, 255).astype(np.uint8)
+        return qrt.from_int_repr(codes, y.q_scale(), y.q_zero_point())
+    qrt.register_op("test.qclamp", off_by_one, overwrite=True)
+    qrt_export.register(QClamp, "test.qclamp", lambda m: {"min": m.lo, "max": m.hi})
+    try:
+        x = torch.from_numpy((rng.standard_normal((5, 3, 8)) * 2).astype(np.float32))
+        with pytest.raises(qrt_export.MismatchError) as ei:
+            qrt_export.export(model, x, tmp_path / "m.bin", verbose=False)
+        msg = str(ei.value)
+        assert "first at op" in msg and "custom 'clamp'" in msg and "LSB" in msg, msg
+        assert not (tmp_path / "m.bin").exists()
+        rep = qrt_export.export(model, x, tmp_path / "m.bin", verbose=False,
+                                allow_mismatch=True)
+        assert (tmp_path / "m.bin").exists()
+        bad = [r for r in rep.ops if not r["ok"]]
+        assert bad and bad[0]["name"] == "clamp"
+        assert all(r["ok"] for r in rep.ops if r["index"] < bad[0]["index"])
+    finally:
+        qrt_export.unregister(QClamp)
+        qrt.unregister_op("test.qclamp")

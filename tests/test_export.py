@@ -270,7 +270,8 @@ def test_export_float_model_folds_bn_fuses_relu(tmp_path):
     net = nn.Sequential(nn.Conv1d(3, 8, 3), nn.BatchNorm1d(8), nn.ReLU(), nn.MaxPool1d(2),
                         nn.Flatten(), nn.Linear(8 * 9, 4), nn.ReLU()).eval()
     p = tmp_path / "s.bin"
-    rep = qrt_export.export(net, rand(4, 3, 20), p, verbose=False)
+    rep = qrt_export.export(net, rand(4, 3, 20), p, verbose=False,
+                            calibration_data=[rand(8, 3, 20, seed=k) for k in range(3)])
     qm = qrt.load(p)
     kinds = [n.label for n in qm.graph.nodes]
     assert "conv1d+relu" in kinds and "linear+relu" in kinds, kinds
@@ -303,11 +304,18 @@ def test_export_cli_state_dict(tmp_path):
         sys.modules.pop("mynets", None)
     np.save(tmp_path / "x.npy", rand(4, 1, 16))
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    r = subprocess.run([sys.executable, "-m", "qrt_export", "--model", "mynets:SmallNet",
-                        "--weights", str(tmp_path / "ckpt.pt"), "--input",
-                        str(tmp_path / "x.npy"), "-o", str(tmp_path / "s.bin")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    cmd = [sys.executable, "-m", "qrt_export", "--model", "mynets:SmallNet", "--weights",
+           str(tmp_path / "ckpt.pt"), "--input", str(tmp_path / "x.npy"), "-o",
+           str(tmp_path / "s.bin")]
+    # a float model is not quantized silently on one batch: --calibrate is required
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 3 and "--calibrate" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "s.bin").exists()
+    np.save(tmp_path / "calib.npy", rand(64, 1, 16, seed=3))
+    r = subprocess.run(cmd + ["--calibrate", str(tmp_path / "calib.npy")], capture_output=True,
+                       text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
+    assert "DeprecationWarning" not in r.stderr and "torch.ao" in r.stderr
     assert "vs torch (qnnpack)" in r.stderr and "100.0000 %" in r.stderr
     m = qrt.load(tmp_path / "s.bin")
     assert m(rand(2, 1, 16)).shape == (2, 3)
@@ -318,13 +326,14 @@ class Unsupported(nn.Module):
         super().__init__()
         self.q, self.dq = QuantStub(), DeQuantStub()
         self.c = nn.Conv1d(2, 2, 1)
-        self.act = nn.LeakyReLU()
 
     def forward(self, x):
-        return self.dq(self.act(self.c(self.q(x))))
+        y = self.dq(self.c(self.q(x)))
+        y = torch.cumsum(y, -1)
+        return torch.flip(y, [-1])
 
 
-def test_export_refuses_unsupported_op(tmp_path):
+def test_export_reports_every_unsupported_op(tmp_path):
     m = Unsupported().eval()
     m.qconfig = get_default_qconfig("qnnpack")
     with _engine("qnnpack"):
@@ -334,8 +343,10 @@ def test_export_refuses_unsupported_op(tmp_path):
     with pytest.raises(qrt_export.UnsupportedError) as ei:
         qrt_export.export(tm, rand(1, 2, 5), tmp_path / "u.bin", verbose=False)
     msg = str(ei.value)
-    assert "LeakyReLU" in msg and "max_pool1d" in msg  # the op and what is supported
-    assert "test_export.py\", line" in msg and "self.act" in msg, msg  # where
+    assert msg.startswith("2 unsupported op(s)"), msg
+    assert "cumsum" in msg and "flip" in msg            # every op, in one run
+    assert "test_export.py\", line" in msg and "torch.flip(y" in msg, msg  # where
+    assert "docs/ops.md" in msg and "max_pool1d" not in msg  # a pointer, not the whole list
     assert not (tmp_path / "u.bin").exists()
 
 

@@ -7,11 +7,13 @@ and writes one flat blob that ``qrt.load`` runs without torch. torch is imported
 a function here is called.
 """
 
-from qrt_export._export import (EXPORTER_VERSION, SUPPORTED, ExportReport, UnsupportedError,
-                                agreement, export, quantize_float_model)
+from qrt_export._export import (EXPORTER_VERSION, SUPPORTED, ExportError, ExportReport,
+                                MismatchError, UnsupportedError, agreement, check_ops, export,
+                                quantize_float_model)
 from qrt_export._writer import BlobBuilder
 from qrt_export.custom import register, unregister
 
 __version__ = EXPORTER_VERSION
 __all__ = ["export", "quantize_float_model", "agreement", "ExportReport", "UnsupportedError",
-           "BlobBuilder", "SUPPORTED", "__version__", "register", "unregister"]
+           "BlobBuilder", "SUPPORTED", "__version__", "register", "unregister", "ExportError",
+           "MismatchError", "check_ops"]

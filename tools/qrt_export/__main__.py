@@ -22,10 +22,22 @@ def main(argv=None) -> int:
                    help="write the tensors of a state_dict checkpoint (quantized or not) as "
                         "a qrt tensor file (qrt.load_tensors) instead of a model")
     p.add_argument("--input", help=".npy example input (float32), batch first")
-    p.add_argument("--calib", help=".npy calibration inputs for float models (default: --input)")
-    p.add_argument("-o", "--output", required=True, help="the .bin to write")
+    p.add_argument("--calibrate", "--calib", dest="calib", metavar="CALIB.npy",
+                   help=".npy calibration inputs (several batches, batch first): required "
+                        "for a float model, which qrt-export then quantizes with torch.ao FX")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="write the blob even when qrt differs from torch beyond the contract")
+    p.add_argument("--list-ops", action="store_true", help="list the torch ops qrt-export "
+                   "lowers and exit")
+    p.add_argument("-o", "--output", help="the .bin to write")
     p.add_argument("--no-check", action="store_true", help="skip the torch-vs-qrt comparison")
     args = p.parse_args(argv)
+    if args.list_ops:
+        from qrt_export._export import SUPPORTED
+        print("\n".join(SUPPORTED))
+        return 0
+    if not args.output:
+        p.error("the following arguments are required: -o/--output")
     if args.tensors:
         if args.model_file or args.model:
             p.error("--tensors takes no model")
@@ -46,7 +58,7 @@ def main(argv=None) -> int:
 
     import numpy as np
 
-    from qrt_export._export import UnsupportedError, export, load_class
+    from qrt_export._export import MismatchError, UnsupportedError, export, load_class
     try:
         x = np.load(args.input)
     except (OSError, ValueError) as e:
@@ -70,10 +82,13 @@ def main(argv=None) -> int:
         else:
             model, src = args.model_file, None
         export(model, x, args.output, calibration_data=calib, check=not args.no_check,
-               source=src)
+               source=src, allow_mismatch=args.allow_mismatch)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3
+    except MismatchError as e:
+        print(f"qrt-export: {e}", file=sys.stderr)
+        return 4
     except (OSError, ValueError, TypeError, ImportError, AttributeError) as e:
         print(f"qrt-export: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

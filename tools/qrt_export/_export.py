@@ -9,7 +9,7 @@ import operator
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -32,6 +32,20 @@ class UnsupportedError(ValueError):
     """The model uses an op or dtype that qrt does not run."""
 
 
+class ExportError(ValueError):
+    """torch failed while running the model for the export (wrapped with the op and source)."""
+
+
+class MismatchError(ExportError):
+    """qrt's result differs from torch's beyond the contract (docs/export.md); names the first
+    op whose output diverges. ``qrt_export.export(..., allow_mismatch=True)`` /
+    ``qrt-export --allow-mismatch`` writes the blob anyway."""
+
+
+class _Skip(Exception):
+    """An unsupported node was recorded; the converter goes on to find the others."""
+
+
 @dataclass
 class ExportReport:
     """What export() wrote and how well qrt agrees with torch on the example inputs."""
@@ -44,10 +58,23 @@ class ExportReport:
     n_ops: int
     agreement: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     torch_model: Any = field(default=None, repr=False)  # the quantized torch model exported
+    model_kind: str = ""
+    ops: List[Dict[str, Any]] = field(default_factory=list)   # check_ops rows
+    refused: Dict[str, str] = field(default_factory=dict)     # nodes qnnpack refused
 
     def __str__(self):
         lines = [f"wrote {self.path}: {self.nbytes} bytes ({self.n_ops} ops, weights "
                  f"{self.weights_nbytes} B, arena {self.arena_nbytes} B, {self.macs} MACs)"]
+        if self.model_kind:
+            lines.append(f"  model: {self.model_kind}, read with torch.ao (deprecated by torch "
+                         "2.13 in favour of torchao; still what qrt-export reads)")
+        for name, why in self.refused.items():
+            lines.append(f"  note: torch's qnnpack refuses node {name} ({why}); qrt runs it and "
+                         "was compared with torch's x86 engine there")
+        bad = [r for r in self.ops if not r["ok"]]
+        if self.ops:
+            lines.append(f"  op by op vs torch (qnnpack): {len(self.ops) - len(bad)}/"
+                         f"{len(self.ops)} ops within the contract")
         for eng, a in self.agreement.items():
             if "error" in a:
                 lines.append(f"  vs torch ({eng}): not compared ({a['error']})")
@@ -247,14 +274,33 @@ def _trace(model):
                           graph)
 
 
-def _run_nodes(gm, inputs) -> Dict[str, Any]:
+def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """Every node's value on ``inputs`` (under the current engine). A node the engine refuses
+    is an ExportError naming it and its source line; with ``refused`` (a dict), a node that
+    qnnpack refuses but takes no packed weights is run once more under the x86 engine and
+    recorded there (torch's qnnpack refuses e.g. a kernel-1 average pool that qrt runs)."""
     import torch
     import torch.fx as fx
     values: Dict[str, Any] = {}
 
     class _Rec(fx.Interpreter):
         def run_node(self, n):
-            v = super().run_node(n)
+            try:
+                v = super().run_node(n)
+            except Exception as e:  # noqa: BLE001 - torch raises many types
+                if refused is not None and torch.backends.quantized.engine == "qnnpack":
+                    try:
+                        with _engine("x86"):
+                            v = super().run_node(n)
+                    except Exception:  # noqa: BLE001
+                        v = None
+                    if v is not None:
+                        refused[n.name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+                        values[n.name] = v
+                        return v
+                raise ExportError(f"torch failed at {n.op} {getattr(n.target, '__name__', n.target)}"
+                                  f" ({_source(n, gm)}): {type(e).__name__}: "
+                                  f"{str(e).splitlines()[0] if str(e) else ''}") from e
             values[n.name] = v
             return v
     with torch.no_grad():
@@ -277,6 +323,7 @@ class _Converter:
         self.batch = batch
         self.b = BlobBuilder()
         self.tensor_of: Dict[str, int] = {}   # node name -> tensor index
+        self.missing: List[str] = []          # unsupported nodes (all reported at the end)
 
     # tensors
     def _tensor(self, node) -> int:
@@ -312,9 +359,8 @@ class _Converter:
         return idx
 
     def _unsupported(self, node, what):
-        raise UnsupportedError(
-            f"unsupported op {what} at {_source(node, self.gm)}; qrt supports: "
-            + "; ".join(SUPPORTED))
+        self.missing.append(f"{what} at {_source(node, self.gm)}")
+        raise _Skip()
 
     def _emit(self, kind, node, inputs, params=(), attrs=None):
         ins = [self._tensor(a) for a in inputs]
@@ -354,66 +400,81 @@ class _Converter:
         self._fpool(kind, node, names)
 
     def convert(self):
-        import torch
-        from qrt_export import rules
 
         gm = self.gm
         b = self.b
         for node in gm.graph.nodes:
-            val = self.v.get(node.name)
-            if node.op == "placeholder":
-                b.inputs.append(self._tensor(node))
-                continue
-            if node.op == "get_attr":
-                continue
-            if node.op == "output":
-                outs = node.args[0]
-                outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-                for o in outs:
-                    if not hasattr(o, "name") or o.name not in self.tensor_of:
-                        raise UnsupportedError(f"model output {o} is not a tensor computed "
-                                               "by a supported op")
-                    b.outputs.append(self.tensor_of[o.name])
-                continue
-            if not isinstance(val, torch.Tensor):
-                # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
-                if node.op == "call_method" and node.target in ("size", "dim"):
-                    continue
-                if node.op == "call_function" and node.target in (getattr, operator.getitem,
-                                                                   operator.mul,
-                                                                   operator.floordiv):
-                    continue
-                self._unsupported(node, f"{node.op} {node.target} (non-tensor result)")
-            if node.op == "call_module":
-                m = gm.get_submodule(node.target)
-                spec = custom.lookup(m)
-                if spec is not None:  # format 1.1: a user op (qrt_export.register)
-                    if node.kwargs or not all(hasattr(a, "name") for a in node.args):
-                        self._unsupported(node, "custom module called with non-tensor or "
-                                          "keyword arguments")
-                    self._emit("custom", node, list(node.args),
-                               attrs=custom.attrs_for(m, spec))
-                    continue
-                rule = rules.find_module_rule(m)
-                if rule is None:
-                    self._unsupported(node, f"module {type(m).__module__}.{type(m).__name__}")
-                rule(self, node, m)
-            elif node.op == "call_function":
-                rule = rules.find_function_rule(node.target)
-                if rule is None:
-                    self._unsupported(node, "function "
-                                      f"{getattr(node.target, '__name__', node.target)}")
-                rule(self, node, node.target)
-            elif node.op == "call_method":
-                rule = rules.find_method_rule(node.target)
-                if rule is None:
-                    self._unsupported(node, f"method Tensor.{node.target}")
-                rule(self, node, node.target)
-            else:
-                self._unsupported(node, f"{node.op} {node.target}")
+            try:
+                self._node(node)
+            except _Skip:
+                pass
+        if self.missing:
+            raise UnsupportedError(
+                f"{len(self.missing)} unsupported op(s): " + "; ".join(self.missing)
+                + ". The ops qrt runs are listed in docs/ops.md ('Supported torch ops'), or run "
+                "`qrt-export --list-ops`.")
         if not b.inputs or not b.outputs:
             raise UnsupportedError("the traced graph has no tensor inputs or outputs")
         return b
+
+    def _node(self, node):
+        import torch
+        from qrt_export import rules
+
+        gm, b = self.gm, self.b
+        val = self.v.get(node.name)
+        if node.op == "placeholder":
+            b.inputs.append(self._tensor(node))
+            return
+        if node.op == "get_attr":
+            return
+        if node.op == "output":
+            outs = node.args[0]
+            outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            for o in outs:
+                if not hasattr(o, "name") or o.name not in self.tensor_of:
+                    if self.missing:  # computed by an op already reported
+                        raise _Skip()
+                    raise UnsupportedError(f"model output {o} is not a tensor computed "
+                                           "by a supported op")
+                b.outputs.append(self.tensor_of[o.name])
+            return
+        if not isinstance(val, torch.Tensor):
+            # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
+            if node.op == "call_method" and node.target in ("size", "dim"):
+                return
+            if node.op == "call_function" and node.target in (getattr, operator.getitem,
+                                                               operator.mul,
+                                                               operator.floordiv):
+                return
+            self._unsupported(node, f"{node.op} {node.target} (non-tensor result)")
+        if node.op == "call_module":
+            m = gm.get_submodule(node.target)
+            spec = custom.lookup(m)
+            if spec is not None:  # format 1.1: a user op (qrt_export.register)
+                if node.kwargs or not all(hasattr(a, "name") for a in node.args):
+                    self._unsupported(node, "custom module called with non-tensor or "
+                                      "keyword arguments")
+                self._emit("custom", node, list(node.args),
+                           attrs=custom.attrs_for(m, spec))
+                return
+            rule = rules.find_module_rule(m)
+            if rule is None:
+                self._unsupported(node, f"module {type(m).__module__}.{type(m).__name__}")
+            rule(self, node, m)
+        elif node.op == "call_function":
+            rule = rules.find_function_rule(node.target)
+            if rule is None:
+                self._unsupported(node, "function "
+                                  f"{getattr(node.target, '__name__', node.target)}")
+            rule(self, node, node.target)
+        elif node.op == "call_method":
+            rule = rules.find_method_rule(node.target)
+            if rule is None:
+                self._unsupported(node, f"method Tensor.{node.target}")
+            rule(self, node, node.target)
+        else:
+            self._unsupported(node, f"{node.op} {node.target}")
 
     def _quantize(self, node, a0, val):
         import torch
@@ -511,10 +572,66 @@ def _output_lsb(qmodel, k) -> Optional[float]:
     return None
 
 
+# ---- op-by-op check ------------------------------------------------------------------------------
+FLOAT_RTOL = 1e-4   # export check for float outputs: |qrt - torch| <= FLOAT_RTOL * max|torch|
+
+
+def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
+    """Run qrt on ``inputs`` and compare every op's output with torch's value of the same
+    graph node (``values``, from the qnnpack run). Quantized outputs must be equal; float
+    outputs within FLOAT_RTOL of the tensor's largest magnitude. Returns one row per op
+    (index, op, name, source, exact, total, max_lsb or max_abs, ok, note)."""
+    import torch
+    from qrt._tensor import QTensor
+    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    ex = qmodel._exec
+    plan = ex.plan(qmodel._in_shapes(q_in))
+    rows = []
+    with ex._lock:
+        for x, dst in zip(q_in, plan.in_views):
+            np.copyto(dst, x.int_repr() if isinstance(x, QTensor) else x, casting="no")
+        for n, call in plan.bound:
+            call[0](*call[1], **call[2])
+            t = values.get(n.name)
+            if not isinstance(t, torch.Tensor) or len(n.output_ids) != 1:
+                continue
+            v = plan.views[n.output_ids[0]]
+            row = {"index": n.index, "op": n.label, "name": n.name, "source": n.source,
+                   "note": (refused or {}).get(n.name, "")}
+            if t.is_quantized:
+                if not isinstance(v, QTensor) or tuple(t.shape) != tuple(v.shape):
+                    continue
+                d = np.abs(v.int_repr().astype(np.int64) - t.int_repr().numpy().astype(np.int64))
+                row.update(exact=int((d == 0).sum()), total=int(d.size),
+                           max_lsb=int(d.max(initial=0)))
+                row["ok"] = row["max_lsb"] == 0
+            else:
+                if isinstance(v, QTensor) or tuple(t.shape) != tuple(v.shape):
+                    continue
+                tt = t.detach().numpy().astype(np.float64)
+                d = np.abs(np.asarray(v, np.float64) - tt)
+                same_nan = np.isnan(tt) == np.isnan(np.asarray(v, np.float64))
+                d = np.where(np.isnan(d) & same_nan, 0.0, d)
+                scale = float(np.nanmax(np.abs(tt), initial=0.0)) if tt.size else 0.0
+                row.update(exact=int((d == 0).sum()), total=int(d.size),
+                           max_abs=float(d.max(initial=0.0)))
+                row["ok"] = bool(same_nan.all()) and row["max_abs"] <= FLOAT_RTOL * max(
+                    scale, 1e-30)
+            rows.append(row)
+    return rows
+
+
+def _first_mismatch(rows):
+    for r in rows:
+        if not r["ok"] and not r["note"]:
+            return r
+    return None
+
+
 # ---- public entry ------------------------------------------------------------------------------
 def export(model, example_inputs, path, *, calibration_data=None, qconfig_mapping=None,
-           check: bool = True, verbose: bool = True, source: Optional[str] = None
-           ) -> ExportReport:
+           check: bool = True, verbose: bool = True, source: Optional[str] = None,
+           allow_mismatch: bool = False) -> ExportReport:
     """Export a quantized torch model (or a float one, quantized here) to a qrt ``.bin``.
 
     Parameters
@@ -529,11 +646,29 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         Inputs used to trace the model, record shapes/qparams and check the result.
     path : str
         Where to write the blob.
-    calibration_data : iterable of inputs, optional
-        For float models; defaults to ``[example_inputs]``.
+    calibration_data : iterable of inputs
+        Required for float models (several batches: one batch gives poor qparams), which
+        are quantized here with torch.ao FX; ignored for quantized ones.
     qconfig_mapping : torch.ao.quantization.QConfigMapping, optional
         For float models; default: torch's ``onednn`` default (see docs).
+    check : bool
+        Compare qrt with torch op by op on ``example_inputs`` (docs/export.md). A quantized
+        output that differs from torch's qnnpack result, or a float output beyond the float
+        contract, raises :class:`MismatchError` naming the first op that diverges (the blob is
+        removed) unless ``allow_mismatch``.
     """
+    import warnings
+    with warnings.catch_warnings():
+        # torch 2.13 warns on every torch.ao.quantization use; the report says it once
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
+        warnings.filterwarnings("ignore", category=UserWarning, module="torch.ao")
+        return _export(model, example_inputs, path, calibration_data, qconfig_mapping, check,
+                       verbose, source, allow_mismatch)
+
+
+def _export(model, example_inputs, path, calibration_data, qconfig_mapping, check, verbose,
+            source, allow_mismatch) -> ExportReport:
     import torch
     engine_before = torch.backends.quantized.engine
     src = source
@@ -556,14 +691,23 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
     if kind == "float":
-        calib = calibration_data if calibration_data is not None else [inputs]
+        if calibration_data is None:
+            raise UnsupportedError(
+                f"{type(model).__name__} is a float model (no quantized module): qrt runs "
+                "quantized models. Quantize it with torch.ao yourself, or let qrt-export do it "
+                "(FX, qnnpack, BatchNorm folded, ReLU fused) from calibration data: "
+                "`qrt-export model.pt --input x.npy --calibrate calib.npy -o model.bin` "
+                "(calib.npy: several batches of real inputs, batch first), or "
+                "export(model, x, path, calibration_data=[batch, ...])")
+        calib = calibration_data
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
         converted_under = "qnnpack"
     with _engine("qnnpack"):
         qm = _repack(model, "qnnpack")
         gm = _trace(qm)
-        values = _run_nodes(gm, inputs)
+        refused: Dict[str, str] = {}
+        values = _run_nodes(gm, inputs, refused)
         batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
         try:
             values2 = _run_nodes(gm, _batched(inputs))
@@ -593,13 +737,29 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
     nbytes = b.write(os.fspath(path))
     qmodel = qrt.load(path)
     rep = ExportReport(os.fspath(path), nbytes, qmodel.arena_nbytes, qmodel.weights_nbytes,
-                       qmodel.macs(), len(b.ops), torch_model=model)
+                       qmodel.macs(), len(b.ops), torch_model=model, model_kind=kind)
+    rep.refused = refused
     if check:
+        rep.ops = check_ops(qmodel, values, inputs, refused)
         for eng in dict.fromkeys(["qnnpack", converted_under]):
             try:
                 rep.agreement[eng] = agreement(model, qmodel, inputs, eng)
             except Exception as e:  # noqa: BLE001 - report, do not fail the export
-                rep.agreement[eng] = {"error": f"{type(e).__name__}: {e}"}
+                rep.agreement[eng] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
+        bad = _first_mismatch(rep.ops)
+        if bad is not None and not allow_mismatch:
+            del qmodel
+            try:
+                os.remove(os.fspath(path))
+            except OSError:
+                pass
+            what = (f"{bad['total'] - bad['exact']}/{bad['total']} elements differ, max "
+                    f"{bad['max_lsb']} LSB" if "max_lsb" in bad else
+                    f"max |difference| {bad['max_abs']:.3g} beyond the float bound")
+            raise MismatchError(f"qrt differs from torch (qnnpack) first at op {bad['index']} "
+                                f"{bad['op']} '{bad['name']}' ({bad['source'] or 'no source'}): "
+                                f"{what}. The blob was not written; pass allow_mismatch=True "
+                                "(qrt-export --allow-mismatch) to write it anyway.")
     if verbose:
         print(rep, file=sys.stderr)
     return rep
