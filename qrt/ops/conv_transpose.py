@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""conv_transpose1d: quantized ConvTranspose1d (torch.ao.nn.quantized.ConvTranspose1d).
+
+Computed as the conv1d it equals, so the one conv kernel family serves both: the input is
+"stuffed" (stride - 1 zero-point codes between samples), padded by d*(K-1) - padding on the
+left and d*(K-1) - padding + output_padding on the right (negative: cropped), and convolved at
+stride 1 and dilation d with the weight transposed per group and flipped in time. Every
+stuffed or padded code equals the input zero point, so it adds (x_zp - x_zp) * w = 0 to each
+int32 sum: the accumulators are exactly qnnpack's deconvolution sums, and requantization is
+the conv's (the same qnnpack formula). Tested bit-exact against torch's qnnpack engine.
+
+Params (torch's layout, stored once): ``weight`` int8 [C_in, C_out/groups, K],
+``weight_scale`` float64 [C_out], ``weight_zero_point`` int32 [C_out], ``bias`` float32.
+Weights are per-tensor (torch's qnnpack and default qconfigs quantize ConvTranspose weights
+per tensor; a per-output-channel layout would load the same way).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qrt.ops._core import Int, OpDef, ShapeError, define
+from qrt.ops.conv import _LAYER_ATTRS, _WEIGHTS, _check_weights, activation_codes
+
+_BIG = 1 << 20
+
+
+def _geometry(node, L):
+    a = node.attrs
+    c_in, _, k = node.params["weight"].shape
+    s, p, op, d = a["stride"], a["padding"], a["output_padding"], a["dilation"]
+    span = d * (k - 1)
+    pl, pr = span - p, span - p + op
+    full = (L - 1) * s + 1
+    cl, cr = max(-pl, 0), max(-pr, 0)
+    l_out = (L - 1) * s - 2 * p + span + op + 1
+    return s, pl, pr, full, cl, cr, l_out
+
+
+@define
+class ConvTranspose1d(OpDef):
+    name, code = "conv_transpose1d", 100
+    doc = "quantized ConvTranspose1d (every stride, padding, output_padding, dilation, groups)"
+    params = _WEIGHTS
+    attrs = dict(_LAYER_ATTRS, stride=Int(1, _BIG, default=1), padding=Int(0, _BIG, default=0),
+                 output_padding=Int(0, _BIG, default=0), dilation=Int(1, _BIG, default=1),
+                 groups=Int(1, _BIG, default=1))
+
+    def validate(self, node):
+        w = node.params["weight"]
+        a = node.attrs
+        if len(w.shape) != 3 or min(w.shape) < 1:
+            raise node.fail(f"weight must be [C_in, C_out/groups, K], has shape {w.shape}")
+        c_in, cout_g, k = w.shape
+        g = a["groups"]
+        if c_in % g:
+            raise node.fail(f"in_channels {c_in} is not divisible by groups {g}")
+        _check_weights(node, cout_g * g)
+        if a["output_padding"] >= max(a["stride"], a["dilation"]):
+            raise node.fail("output_padding must be smaller than stride or dilation (torch's "
+                            "rule)")
+        if a["padding"] > a["dilation"] * (k - 1) + 1 + a["output_padding"]:
+            raise node.fail(f"padding {a['padding']} crops more than the kernel's reach",
+                            "R26")
+        x, y = node.inputs[0], node.outputs[0]
+        if x.dtype != "quint8" or y.dtype != "quint8" or \
+                "per_tensor_affine" != x.qscheme or y.qscheme != "per_tensor_affine":
+            raise node.fail("takes and returns per-tensor quint8 tensors")
+        if a["activation"] == "clamp" and not a["clamp_min"] <= a["clamp_max"]:
+            raise node.fail("clamp_min must be <= clamp_max")
+
+    def infer(self, node, shapes):
+        x = tuple(shapes[0])
+        c_in, cout_g, k = node.params["weight"].shape
+        if len(x) != 3 or x[1] != c_in or x[2] < 1:
+            raise ShapeError(f"input must be [N, {c_in}, L >= 1], got {x}")
+        *_, full, cl, cr, l_out = _geometry(node, x[2])
+        if l_out < 1 or full - cl - cr < 1:
+            raise ShapeError(f"input length {x[2]} gives an output length of {l_out}")
+        return [(x[0], cout_g * node.attrs["groups"], l_out)]
+
+    def prepare(self, node):
+        import qrt.nn as nn
+        a = node.attrs
+        w = node.array("weight")
+        c_in, cout_g, k = w.shape
+        g = a["groups"]
+        cin_g = c_in // g
+        wc = np.empty((g * cout_g, cin_g, k), np.int8)
+        for j in range(g):  # per group: [cin_g, cout_g, K] -> [cout_g, cin_g, K], time flipped
+            wc[j * cout_g:(j + 1) * cout_g] = \
+                w[j * cin_g:(j + 1) * cin_g].transpose(1, 0, 2)[:, :, ::-1]
+        span = a["dilation"] * (k - 1)
+        pl = max(span - a["padding"], 0)
+        pr = max(span - a["padding"] + a["output_padding"], 0)
+        m = nn.Conv1d(c_in, g * cout_g, k, 1, (pl, pr), a["dilation"], g,
+                      node.array("bias") is not None)
+        y = node.outputs[0]
+        m._set_output_qparams(y.scale, y.zero_point)
+        m._relu = a["activation"] == "relu"
+        m._clamp = activation_codes(a, y.scale, y.zero_point)
+        m._install_raw(wc, node.array("weight_scale"), node.array("weight_zero_point"),
+                       node.array("bias"), a["weight_qscheme"])
+        return m
+
+    def macs(self, node, shapes):
+        x = shapes[0]
+        c_in, cout_g, k = node.params["weight"].shape
+        return int(x[0]) * int(x[2]) * c_in * cout_g * k  # each input sample meets K taps
+
+    def bind(self, node, ins, outs):
+        from qrt._storage import Storage
+        from qrt._tensor import QTensor, _contiguous_strides, per_tensor_affine, quint8
+        x, y, conv = ins[0], outs[0], node.state
+        n, c, L = x.shape
+        s, pl, pr, full, cl, cr, _ = _geometry(node, L)
+        ls = full - cl - cr
+        shape = (n, c, ls)
+        st = Storage.empty(n * c * ls)
+        t = node.inputs[0]
+        stuffed = QTensor._wrap(st, shape, _contiguous_strides(shape), 0, quint8,
+                                per_tensor_affine, t.scale, t.zero_point, None, None, None)
+        codes = stuffed.int_repr()
+        codes[...] = t.zero_point
+        j0 = -(-cl // s)
+        j1 = (full - 1 - cr) // s
+        dst = codes[:, :, j0 * s - cl::s][:, :, :j1 - j0 + 1]
+        src = x.int_repr()[:, :, j0:j1 + 1]
+        copy = np.copyto
+
+        def run():
+            copy(dst, src)
+            conv(stuffed, out=y)
+        return run, (), {}
