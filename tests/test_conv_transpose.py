@@ -59,3 +59,45 @@ def test_conv_transpose1d_equals_torch_qnnpack(tmp_path, case):
         with torch.no_grad():
             want = tm(x2).numpy()
         np.testing.assert_array_equal(m(x2.numpy()), want)
+
+
+class AmpNet(nn.Module):
+    def __init__(self, o):
+        super().__init__()
+        self.c = nn.Conv1d(3, 5, 3)
+        self.p = nn.AdaptiveMaxPool1d(o)
+        self.fc = nn.Linear(5 * o, 4)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.p(torch.relu(self.c(x))), 1))
+
+
+@pytest.mark.parametrize("o", [1, 3, 7, 13])
+def test_adaptive_max_pool1d_fx_equals_torch(tmp_path, o):
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(o)
+    net = AmpNet(o).eval()
+    x = torch.randn(2, 3, 20)
+    p = prepare_fx(net, get_default_qconfig_mapping("qnnpack"), (x,))
+    for _ in range(3):
+        p(torch.randn(4, 3, 20))
+    tm = convert_fx(p)
+    path = tmp_path / "amp.bin"
+    qrt_export.export(tm, x, path, verbose=False)
+    m = qrt.load(path)
+    assert "adaptive_max_pool1d" in [n.kind for n in m.graph.nodes]
+    with torch.no_grad():
+        np.testing.assert_array_equal(m(x.numpy()), tm(x).numpy())
+
+
+def test_adaptive_max_pool1d_bins_match_torch_float():
+    from qrt.ops.adaptive_max_pool import _bins
+    rng = np.random.default_rng(0)
+    for L in (1, 2, 5, 17, 64):
+        for o in (1, 2, 3, 7, 16, 70):
+            x = rng.standard_normal((2, 3, L)).astype(np.float32)
+            want = torch.nn.functional.adaptive_max_pool1d(torch.from_numpy(x), o).numpy()
+            got = x[..., _bins(L, o)].max(-1)
+            np.testing.assert_array_equal(got, want)

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Rule for torch.ao.nn.quantized.ConvTranspose1d -> conv_transpose1d (raw weights once)."""
+"""Rules: quantized ConvTranspose1d -> conv_transpose1d (raw weights once); AdaptiveMaxPool1d."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from qrt_export.rules import module
+from qrt_export.rules import function, module
 
 
 def _types():
@@ -37,3 +37,32 @@ def conv_transpose1d(cx, node, m):
              "groups": int(m.groups), "weight_qscheme": "per_tensor_affine",
              "activation": "none"}
     cx.emit("conv_transpose1d", node, [node.args[0]], params, attrs)
+
+
+# ---- adaptive max pooling (qrt/ops/adaptive_max_pool.py) ----------------------------------
+def _amp():
+    import torch
+    return (torch.nn.AdaptiveMaxPool1d,)
+
+
+@module(_amp, "adaptive_max_pool1d (nn.AdaptiveMaxPool1d, F.adaptive_max_pool1d)")
+def adaptive_max_pool1d_module(cx, node, m):
+    if m.return_indices:
+        cx.unsupported(node, "AdaptiveMaxPool1d(return_indices=True)")
+    cx.emit("adaptive_max_pool1d", node, [node.args[0]],
+            attrs={"output_size": cx.int1(m.output_size)})
+
+
+def _amp_fn():
+    import torch
+    return (torch.nn.functional.adaptive_max_pool1d, torch.adaptive_max_pool1d)
+
+
+@function(_amp_fn, "F.adaptive_max_pool1d")
+def adaptive_max_pool1d_fn(cx, node, target):
+    kw = dict(zip(("input", "output_size", "return_indices"), node.args))
+    kw.update(node.kwargs)
+    if kw.get("return_indices"):
+        cx.unsupported(node, "adaptive_max_pool1d(return_indices=True)")
+    cx.emit("adaptive_max_pool1d", node, [node.args[0]],
+            attrs={"output_size": cx.int1(kw["output_size"])})
