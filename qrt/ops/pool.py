@@ -28,6 +28,8 @@ class _Pool(OpDef):
 
     def geometry(self, node, L):
         a = node.attrs
+        if a.get("whole_length"):
+            return 1
         k = a["kernel_size"]
         s = a.get("stride") or k
         lo = pool_out_len(L, k, s, a.get("padding", 0), a.get("dilation", 1),
@@ -43,13 +45,16 @@ class _Pool(OpDef):
             raise ShapeError(f"input length {x[-1]} gives an output length of {lo}")
         return [x[:-1] + (lo,)]
 
-    def kwargs(self, node):
-        return {k: v for k, v in node.attrs.items()}
+    def kwargs(self, node, L=None):
+        kw = {k: v for k, v in node.attrs.items() if k != "whole_length"}
+        if node.attrs.get("whole_length") and L is not None:  # kernel = stride = the length
+            kw["kernel_size"] = kw["stride"] = L
+        return kw
 
     def bind(self, node, ins, outs):
         import qrt.functional as F
         from qrt.functional._ops import pool_binding
-        kw = self.kwargs(node)
+        kw = self.kwargs(node, ins[0].shape[-1])
         b = pool_binding(self.name, ins[0], outs[0], kw)
         if b is not None:  # one kernel call on the plan's fixed buffers
             return b[0], b[1], {}
@@ -61,12 +66,14 @@ class _Pool(OpDef):
 
     def bind_cuda(self, node, ins, outs, dev):
         fn = getattr(dev.functional, self.name)
-        kw = self.kwargs(node)
+        kw = self.kwargs(node, ins[0].shape[-1])
         return lambda: fn(ins[0], **kw, out=outs[0])
 
 
 _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullable=True),
-           "padding": Int(0, _K // 2, default=0), "ceil_mode": Bool(default=False)}
+           "padding": Int(0, _K // 2, default=0), "ceil_mode": Bool(default=False),
+           # F.avg_pool1d(x, x.shape[-1]): kernel = stride = the input length, whatever it is
+           "whole_length": Bool(default=False)}
 
 
 @define

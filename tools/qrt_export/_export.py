@@ -501,8 +501,38 @@ class _Converter:
         if args.get("return_indices"):
             self._unsupported(node, f"{kind}(return_indices=True)")
         extra = {n: args[n] for n in names[3:] if n in args}
-        self._pool(kind, node, node.args[0], args.get("kernel_size"), args.get("stride"),
-                   args.get("padding", 0), **extra)
+        k, s = args.get("kernel_size"), args.get("stride")
+        whole = _is_length_of(k, node.args[0])
+        if whole:  # F.avg_pool1d(x, x.shape[-1]): a pool over the whole length, any length
+            if s is not None and not _is_length_of(s, node.args[0]):
+                self._unsupported(node, f"{kind} with kernel x.shape[-1] and another stride")
+            if args.get("padding", 0) not in (0, (0,), [0]):
+                self._unsupported(node, f"{kind} with kernel x.shape[-1] and padding")
+            k = s = self.v[k.name]
+            extra["whole_length"] = True
+        elif hasattr(k, "op") or hasattr(s, "op"):
+            self._unsupported(node, f"{kind} with a kernel or stride computed in forward() "
+                              "(only x.shape[-1] / x.size(-1) of its own input is followed)")
+        self._pool(kind, node, node.args[0], k, s, args.get("padding", 0), **extra)
+
+
+def _is_length_of(v, x) -> bool:
+    """``v`` is the fx node of ``x.shape[-1]`` / ``x.shape[2]`` / ``x.size(-1)`` / ``x.size(2)``
+    (the length of a 3-d input ``x``)."""
+    if not hasattr(v, "op"):
+        return False
+    if v.op == "call_method" and v.target == "size" and v.args and v.args[0] is x:
+        dim = v.args[1] if len(v.args) > 1 else v.kwargs.get("dim")
+        return dim in (-1, 2)
+    if v.op == "call_function" and v.target is operator.getitem and len(v.args) == 2 and \
+            v.args[1] in (-1, 2):
+        base = v.args[0]
+        if hasattr(base, "op") and ((base.op == "call_function" and base.target is getattr
+                                     and base.args == (x, "shape")) or
+                                    (base.op == "call_method" and base.target == "size" and
+                                     len(base.args) == 1 and base.args[0] is x)):
+            return True
+    return False
 
 
 def _int1(v):
