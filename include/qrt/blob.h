@@ -53,7 +53,7 @@ typedef enum {
     QRT_SECTION_DATA = 7,     /**< weight payloads, each aligned to header.alignment */
 } qrt_blob_section_kind;
 
-/** Element types of blob tensors. 1..7 equal qrt_dtype in types.h; 8.. are blob-only. */
+/** Element types of blob tensors (1..3: the quantized dtypes, qrt._tensor; the rest plain). */
 typedef enum {
     QRT_BLOB_DTYPE_QUINT8 = 1,
     QRT_BLOB_DTYPE_QINT8 = 2,

@@ -12,8 +12,10 @@
 
 #ifdef QRT_HAVE_X86
 /* The AVX2 variants (src/x86/cat_avx2.c, compiled with -mavx2 -mfma). */
-void qrt_requant_copy_u8__avx2(const qrt_requant_copy_params *p, const uint8_t *in, size_t rows, size_t len, size_t in_stride, uint8_t *out, size_t out_stride);
-void qrt_requant_copy_s8__avx2(const qrt_requant_copy_params *p, const int8_t *in, size_t rows, size_t len, size_t in_stride, int8_t *out, size_t out_stride);
+void qrt_requant_copy_u8__avx2(const qrt_requant_copy_params *p, const uint8_t *in, size_t rows,
+                               size_t len, size_t in_stride, uint8_t *out, size_t out_stride);
+void qrt_requant_copy_s8__avx2(const qrt_requant_copy_params *p, const int8_t *in, size_t rows,
+                               size_t len, size_t in_stride, int8_t *out, size_t out_stride);
 #endif
 
 /** Gate: finite positive scales, qmin < qmax. */

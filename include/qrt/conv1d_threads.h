@@ -18,7 +18,8 @@
 /** Work units (MACs + 16 per input/output element) below which one thread is used. */
 #define QRT_CONV1D_MT_MIN_WORK 3000000.0
 #endif
-/** Run-time threshold (tests lower it to cut tiny layers); one per process (src/conv1d_threads.c). */
+/** Run-time threshold (tests lower it to cut tiny layers); one per process, in
+ *  src/conv1d_threads.c. */
 extern double qrt_conv1d_mt_min_work;
 #define QRT_CONV1D_MT_ALIGN_T 48 /**< position chunks are multiples of the widest tile */
 

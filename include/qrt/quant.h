@@ -328,24 +328,41 @@ void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
 
 /* Declarations of the x86 variants (defined by QRT_DEFINE_X86_VARIANTS in
  * src/x86/quant_avx2.c and src/x86/quant_avx512.c, each compiled with its own flags). */
-#define QRT_DECLARE_X86_VARIANTS(ISA) \
-    void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf, uint8_t *out); \
-    void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf, int8_t *out); \
-    void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf, uint8_t *out); \
-    void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf, int8_t *out); \
-    void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv, float zpf, int32_t *out); \
-    void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n, const float *inv, const float *zpf, uint8_t *out); \
-    void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n, const float *inv, const float *zpf, int8_t *out); \
-    void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n, const float *inv, const float *zpf, int32_t *out); \
-    void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale, int32_t zp, float *out); \
-    void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale, int32_t zp, float *out); \
-    void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale, int64_t zp, float *out); \
-    void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, float zpf, float *out); \
-    void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, float zpf, float *out); \
-    void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n, double scale_d, float zpf, float *out); \
-    void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n, const double *scale_d, const float *zpf, float *out); \
-    void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n, const double *scale_d, const float *zpf, float *out); \
-    void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n, const double *scale_d, const float *zpf, float *out);
+#define QRT_DECLARE_X86_VARIANTS(ISA)                                                              \
+    void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf,   \
+                                    float qmaxf, uint8_t *out);                                    \
+    void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf,   \
+                                    float qmaxf, int8_t *out);                                     \
+    void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf,         \
+                                           float qminf, float qmaxf, uint8_t *out);                \
+    void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf,         \
+                                           float qminf, float qmaxf, int8_t *out);                 \
+    void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv, float zpf,        \
+                                            int32_t *out);                                         \
+    void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n, const float *inv,            \
+                                            const float *zpf, uint8_t *out);                       \
+    void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n, const float *inv,            \
+                                            const float *zpf, int8_t *out);                        \
+    void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n, const float *inv,           \
+                                             const float *zpf, int32_t *out);                      \
+    void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale, int32_t zp,         \
+                                      float *out);                                                 \
+    void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale, int32_t zp,          \
+                                      float *out);                                                 \
+    void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale, int64_t zp,        \
+                                       float *out);                                                \
+    void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, float zpf,    \
+                                         float *out);                                              \
+    void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, float zpf,     \
+                                         float *out);                                              \
+    void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n, double scale_d, float zpf,   \
+                                          float *out);                                             \
+    void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n, const double *scale_d,       \
+                                          const float *zpf, float *out);                           \
+    void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n, const double *scale_d,        \
+                                          const float *zpf, float *out);                           \
+    void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n, const double *scale_d,      \
+                                           const float *zpf, float *out);
 QRT_DECLARE_X86_VARIANTS(avx2)
 QRT_DECLARE_X86_VARIANTS(avx512)
 #endif /* QRT_HAVE_X86 */

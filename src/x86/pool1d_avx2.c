@@ -3,7 +3,7 @@
  * @file pool1d_avx2.c
  * @brief AVX2 variants of the 1-d pooling kernels (ref/pool1d_ref.h), bit-exact with them.
  *        Chosen at run time by src/pool1d.c (cpu.h features); this translation unit is
- *        compiled with -mavx2 (and keeps target("avx2") on its functions).
+ *        compiled with -mavx2 -mfma (and keeps target("avx2") on its functions).
  *
  * Each row's outputs are split by qrt_pool1d_interior(): border outputs (a window touching
  * the padding or clamped at the end) run the reference's own one-output functions, interior

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file pool1d_neon.h
- * @brief The NEON pooling variants (aarch64, and armv7 with NEON in AT_HWCAP; src/neon/pool1d_neon.c).
+ * @brief The NEON pooling variants (aarch64, and armv7 with NEON in AT_HWCAP;
+ *        src/neon/pool1d_neon.c).
  *        Same contracts as the qrt_*_pool1d_*_ref() functions of ref/pool1d_ref.h and bit-exact
  *        with them; the design is described in the source file.
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file pool1d_avx2.h
- * @brief The AVX2 pooling variants (x86-64 with AVX2; src/x86/pool1d_avx2.c, compiled with -mavx2).
+ * @brief The AVX2 pooling variants (x86-64 with AVX2; src/x86/pool1d_avx2.c, compiled with
+ *        -mavx2 -mfma).
  *        Same contracts as the qrt_*_pool1d_*_ref() functions of ref/pool1d_ref.h and bit-exact
  *        with them; the design is described in the source file.
  */
