@@ -91,8 +91,8 @@ def split(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len_in, Py
     return int(s.chunks), int(s.axis), int(s.per)
 
 
-ISA_NAMES = {QRT_ISA_REF: "ref", QRT_ISA_AVX2: "avx2", QRT_ISA_AVX512VNNI: "avx512vnni",
-             QRT_ISA_NEON: "neon", QRT_ISA_NEONDOT: "neondot"}
+# QRT_ISA_* code -> name, from the one table in src/cpu.c (qrt_isa_name).
+ISA_NAMES = {v: qrt_isa_name(v).decode() for v in range(QRT_ISA_COUNT)}
 
 
 def variants():

@@ -3,9 +3,8 @@
 """CPU features qrt detected at run time and the kernel variant each family dispatches to."""
 
 from qrt._kernels cimport (QRT_CPU_AVX2, QRT_CPU_AVX512VNNI, QRT_CPU_DOTPROD, QRT_CPU_NEON,
-                           QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON, QRT_ISA_NEONDOT,
-                           QRT_ISA_REF, qrt_conv1d_isa, qrt_cpu_features, qrt_cpu_features_raw,
-                           qrt_quant_isa)
+                           QRT_ISA_COUNT, qrt_conv1d_isa, qrt_cpu_features,
+                           qrt_cpu_features_raw, qrt_isa_name, qrt_quant_isa)
 from qrt._ops_kernels cimport qrt_activation_isa, qrt_add_isa, qrt_pool1d_isa
 
 cdef extern from *:
@@ -28,8 +27,8 @@ cdef extern from *:
     const char *QRT__COMPILED_FOR
     int QRT__FORCE_REF
 
-_ISA_NAMES = {QRT_ISA_REF: "ref", QRT_ISA_AVX2: "avx2", QRT_ISA_AVX512VNNI: "avx512vnni",
-              QRT_ISA_NEON: "neon", QRT_ISA_NEONDOT: "neondot"}
+# QRT_ISA_* code -> name, from the one table in src/cpu.c (qrt_isa_name).
+_ISA_NAMES = {v: qrt_isa_name(v).decode() for v in range(QRT_ISA_COUNT)}
 
 compiled_for = QRT__COMPILED_FOR.decode()
 """Architecture these extensions were compiled for: aarch64, armv7, x86_64 or other."""

@@ -29,7 +29,7 @@ class QDType:
         return (as_dtype, (self.name,))
 
 
-# Codes match qrt_dtype in include/qrt/types.h (and the blob format).
+# Codes match QRT_BLOB_DTYPE_* in include/qrt/blob.h (the blob format).
 quint8 = QDType("quint8", 1, np.uint8, 0, 255)
 qint8 = QDType("qint8", 2, np.int8, -128, 127)
 qint32 = QDType("qint32", 3, np.int32, -(2**31), 2**31 - 1)

@@ -12,6 +12,7 @@ cdef extern from "qrt/types.h" nogil:
     int QRT_ISA_AVX512VNNI
     int QRT_ISA_NEON
     int QRT_ISA_NEONDOT
+    int QRT_ISA_COUNT
 
 cdef extern from "qrt/cpu.h" nogil:
     unsigned QRT_CPU_NEON
@@ -20,6 +21,7 @@ cdef extern from "qrt/cpu.h" nogil:
     unsigned QRT_CPU_AVX512VNNI
     unsigned qrt_cpu_features_raw()
     unsigned qrt_cpu_features()
+    const char *qrt_isa_name(int isa)
 
 cdef extern from "qrt/quant.h" nogil:
     int qrt_quant_isa()

@@ -27,7 +27,7 @@ PINNED_CODES = {
     "quantize": 1, "dequantize": 2, "conv1d": 3, "conv_relu1d": 4, "linear": 5,
     "linear_relu": 6, "linear_dynamic": 7, "relu": 8, "add": 9, "add_relu": 10,
     "max_pool1d": 11, "avg_pool1d": 12, "adaptive_avg_pool1d": 13, "hardswish": 14,
-    "sigmoid": 15, "cat": 16, "flatten": 17, "reshape": 18, "identity": 19, "custom": 20,
+    "sigmoid": 15, "cat": 16, "flatten": 17, "reshape": 18, "identity": 19, "custom": 20, "conv_transpose1d": 100, "adaptive_max_pool1d": 101,
 }
 
 

@@ -84,15 +84,24 @@ INI
     || { cat "$W/auditwheel-repair.log" >&2; die "auditwheel repair failed for $ARCH"; }
   whl=$(ls "$OUT"/qrt-*-"$PYTAG"-"$PYTAG"-*manylinux*_"$ARCH".whl)
 
-  # Check every extension: ELF class + machine, suffix (P3: auditwheel misses a wrong suffix),
-  # glibc floor, and NEEDED libraries (only glibc's own: nothing to graft).
+  # Check every extension and the one C core (qrt/libqrt_core.so, linked by every extension
+  # with RPATH $ORIGIN; auditwheel must leave it in place, not graft a copy): ELF class +
+  # machine, suffix (P3: auditwheel misses a wrong suffix), glibc floor, and NEEDED libraries
+  # (glibc's own and libqrt_core.so only: nothing to graft).
   rm -rf "$W/check"; mkdir "$W/check"
   ( cd "$W/check" && python -m zipfile -e "$whl" . )
   sos=$(find "$W/check" -name '*.so')
   [ -n "$sos" ] || die "$ARCH: no extension modules in $whl"
+  cores=$(find "$W/check" -name 'libqrt_core*.so*')
+  [ "$cores" = "$W/check/qrt/libqrt_core.so" ] || die "$ARCH: expected one qrt/libqrt_core.so, got: $cores"
   for so in $sos; do
     name=$(basename "$so")
-    case $name in *".cpython-${PYVER/./}-$TRIPLET.so") ;; *) die "$name: wrong extension suffix" ;; esac
+    case $name in
+      libqrt_core.so) ;;
+      *".cpython-${PYVER/./}-$TRIPLET.so")
+        "$TRIPLET-readelf" -d "$so" | grep -q 'PATH).*\$ORIGIN' || die "$name: no \$ORIGIN RPATH" ;;
+      *) die "$name: wrong extension suffix" ;;
+    esac
     hdr=$("$TRIPLET-readelf" -h "$so")
     grep -q "Class:.*$ELF_CLASS" <<<"$hdr" || die "$name: not $ELF_CLASS"
     grep -q "Machine:.*$ELF_MACHINE" <<<"$hdr" || die "$name: not $ELF_MACHINE"
@@ -101,7 +110,7 @@ INI
     vers_le "${glibc:-0}" "$GLIBC_MAX" || die "$name needs GLIBC_$glibc > $GLIBC_MAX"
     needed=$("$TRIPLET-readelf" -d "$so" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
     for lib in $needed; do
-      case $lib in libc.so.6|libm.so.6|libpthread.so.0|ld-linux-armhf.so.3) ;; *) die "$name needs $lib" ;; esac
+      case $lib in libc.so.6|libm.so.6|libpthread.so.0|ld-linux-armhf.so.3|libqrt_core.so) ;; *) die "$name needs $lib" ;; esac
     done
     if [ "$ARCH" = armv7l ]; then   # armv7l tag: the baseline must stay ARMv7 (no v8 opcodes)
       "$TRIPLET-readelf" -A "$so" | grep -q 'Tag_CPU_arch: v7' || die "$name: baseline is not ARMv7"
@@ -109,6 +118,6 @@ INI
     printf '   %-48s %s %s glibc>=%s needs: %s\n' "$name" "$ELF_CLASS" "$ELF_MACHINE" "${glibc:-none}" "$needed"
   done
   size=$(stat -c %s "$whl")
-  log "$(basename "$whl"): $size bytes, $(echo "$sos" | wc -w) extensions, $((SECONDS - t0)) s"
+  log "$(basename "$whl"): $size bytes, $(($(echo "$sos" | wc -w) - 1)) extensions + libqrt_core.so, $((SECONDS - t0)) s"
   [ "$size" -lt 1048576 ] || log "WARNING: wheel is over the 1 MB goal"
 done

@@ -54,6 +54,8 @@ def _sources():
               os.path.join(TOOLS, "cuda_host_harness_ref.c")]
     for d in _includes():
         files += sorted(glob.glob(os.path.join(d, "qrt", "**", "*.h"), recursive=True))
+    # the references are compiled sources, #included by cuda_host_harness_ref.c
+    files += sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.[ch]"), recursive=True))
     return files
 
 

@@ -60,7 +60,7 @@ typedef enum {
  * without it are required knowledge: an unknown one is an error (R10). */
 #define QRT_SECTION_OPTIONAL 0x100u
 
-/** Element types of blob tensors. 1..7 equal qrt_dtype in types.h; 8.. are blob-only. */
+/** Element types of blob tensors (1..3: the quantized dtypes, qrt._tensor; the rest plain). */
 typedef enum {
     QRT_BLOB_DTYPE_QUINT8 = 1,
     QRT_BLOB_DTYPE_QINT8 = 2,

@@ -30,9 +30,6 @@
 #include <float.h>
 #include <math.h>
 #include "qrt/types.h"
-#ifdef QRT_HAVE_X86
-#include "qrt/cpu.h" /* QRT_DISABLE_ISA; not on Arm, where quant.h also builds freestanding */
-#endif
 
 #if defined(__FAST_MATH__)
 #error "qrt/quant.h must not be compiled with -ffast-math: results would not match torch"
@@ -115,18 +112,12 @@
  * @param[in] qmaxf upper clamp bound (255, or a narrower range) as a float
  * @param[out] out [n]
  */
-static inline void qrt_quantize_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
-                                           float qminf, float qmaxf, uint8_t *out)
-{
-    QRT_QUANT_FMA_BODY(uint8_t)
-}
+void qrt_quantize_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
+                             float qminf, float qmaxf, uint8_t *out);
 
 /** @brief As qrt_quantize_f32_u8_ref(), to int8 (qminf/qmaxf within -128..127). */
-static inline void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
-                                           float qminf, float qmaxf, int8_t *out)
-{
-    QRT_QUANT_FMA_BODY(int8_t)
-}
+void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
+                             float qminf, float qmaxf, int8_t *out);
 
 /**
  * @brief Non-fused ("scalar") quantize to uint8: per-channel rows.
@@ -142,36 +133,22 @@ static inline void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, 
  *                     kept as a parameter for ABI stability, only 0 is supported for 8 bits
  * @param[out] out [n]
  */
-static inline void qrt_quantize_scalar_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
-                                                  double qmin, double qmax, int32_t nan_code,
-                                                  uint8_t *out)
-{
-    const float qminf = (float)qmin, qmaxf = (float)qmax;
-    (void)nan_code;
-    QRT_QUANT_SCALAR8_BODY(uint8_t, inv, zpf)
-}
+void qrt_quantize_scalar_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
+                                    double qmin, double qmax, int32_t nan_code,
+                                    uint8_t *out);
 /** @brief As qrt_quantize_scalar_f32_u8_ref(), to int8. */
-static inline void qrt_quantize_scalar_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
-                                                  double qmin, double qmax, int32_t nan_code,
-                                                  int8_t *out)
-{
-    const float qminf = (float)qmin, qmaxf = (float)qmax;
-    (void)nan_code;
-    QRT_QUANT_SCALAR8_BODY(int8_t, inv, zpf)
-}
+void qrt_quantize_scalar_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
+                                    double qmin, double qmax, int32_t nan_code,
+                                    int8_t *out);
 /**
  * @brief As qrt_quantize_scalar_f32_u8_ref(), to int32 (qint32 per-tensor and per-channel).
  *
  * The clamp is the full int32 range and NaN gives INT32_MIN, as torch; qmin, qmax and nan_code
  * are accepted for ABI stability and must be INT32_MIN, INT32_MAX and INT32_MIN.
  */
-static inline void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float zpf,
-                                                   double qmin, double qmax, int32_t nan_code,
-                                                   int32_t *out)
-{
-    (void)qmin, (void)qmax, (void)nan_code;
-    QRT_QUANT_SCALAR32_BODY(inv, zpf)
-}
+void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float zpf,
+                                     double qmin, double qmax, int32_t nan_code,
+                                     int32_t *out);
 
 /**
  * @brief Scalar-path quantize with one (inv, zp) per element: a per-channel tensor whose
@@ -179,25 +156,14 @@ static inline void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, flo
  * @param[in] inv [n] per-element f32(1/f32(scale[c]))
  * @param[in] zpf [n] per-element (float)zero_point[c]
  */
-static inline void qrt_quantize_vparams_f32_u8_ref(const float *x, size_t n, const float *inv,
-                                                   const float *zpf, uint8_t *out)
-{
-    const float qminf = 0.0f, qmaxf = 255.0f;
-    QRT_QUANT_SCALAR8_BODY(uint8_t, inv[i], zpf[i])
-}
+void qrt_quantize_vparams_f32_u8_ref(const float *x, size_t n, const float *inv,
+                                     const float *zpf, uint8_t *out);
 /** @brief As qrt_quantize_vparams_f32_u8_ref(), to int8. */
-static inline void qrt_quantize_vparams_f32_s8_ref(const float *x, size_t n, const float *inv,
-                                                   const float *zpf, int8_t *out)
-{
-    const float qminf = -128.0f, qmaxf = 127.0f;
-    QRT_QUANT_SCALAR8_BODY(int8_t, inv[i], zpf[i])
-}
+void qrt_quantize_vparams_f32_s8_ref(const float *x, size_t n, const float *inv,
+                                     const float *zpf, int8_t *out);
 /** @brief As qrt_quantize_vparams_f32_u8_ref(), to int32. */
-static inline void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, const float *inv,
-                                                    const float *zpf, int32_t *out)
-{
-    QRT_QUANT_SCALAR32_BODY(inv[i], zpf[i])
-}
+void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, const float *inv,
+                                      const float *zpf, int32_t *out);
 
 /**
  * @brief out[i] = f32(scale * f32(q[i] - zp)); bit-exact with torch's per-tensor dequantize.
@@ -207,51 +173,33 @@ static inline void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, co
  * @param[in] zp    zero point
  * @param[out] out  [n] float32
  */
-static inline void qrt_dequantize_u8_f32_ref(const uint8_t *q, size_t n, float scale, int32_t zp,
-                                             float *out)
-{
-    QRT_DEQUANT_BODY
-}
+void qrt_dequantize_u8_f32_ref(const uint8_t *q, size_t n, float scale, int32_t zp,
+                               float *out);
 /** @brief As qrt_dequantize_u8_f32_ref(), from int8. */
-static inline void qrt_dequantize_s8_f32_ref(const int8_t *q, size_t n, float scale, int32_t zp,
-                                             float *out)
-{
-    QRT_DEQUANT_BODY
-}
+void qrt_dequantize_s8_f32_ref(const int8_t *q, size_t n, float scale, int32_t zp,
+                               float *out);
 /**
  * @brief qint32 per-tensor dequantize: f32(scale * f32(wrap32(q - zp))).
  *
  * torch subtracts in int32, so q - zp wraps modulo 2^32 when it overflows (only possible with
  * a zero point far from 0); qrt reproduces that.  @param[in] zp in int32 range.
  */
-static inline void qrt_dequantize_s32_f32_ref(const int32_t *q, size_t n, float scale, int64_t zp,
-                                              float *out)
-{
-    QRT_DEQUANT32_BODY
-}
+void qrt_dequantize_s32_f32_ref(const int32_t *q, size_t n, float scale, int64_t zp,
+                                float *out);
 
 /**
  * @brief Per-channel dequantize row: out[i] = f32((double)f32((float)q[i] - zpf) * scale_d).
  * @param[in] scale_d the channel's scale as given (double, not rounded to float)
  * @param[in] zpf     (float)zero_point[c]
  */
-static inline void qrt_dequantize_pc_u8_f32_ref(const uint8_t *q, size_t n, double scale_d,
-                                                float zpf, float *out)
-{
-    QRT_DEQUANT_PC_BODY
-}
+void qrt_dequantize_pc_u8_f32_ref(const uint8_t *q, size_t n, double scale_d,
+                                  float zpf, float *out);
 /** @brief As qrt_dequantize_pc_u8_f32_ref(), from int8. */
-static inline void qrt_dequantize_pc_s8_f32_ref(const int8_t *q, size_t n, double scale_d,
-                                                float zpf, float *out)
-{
-    QRT_DEQUANT_PC_BODY
-}
+void qrt_dequantize_pc_s8_f32_ref(const int8_t *q, size_t n, double scale_d,
+                                  float zpf, float *out);
 /** @brief As qrt_dequantize_pc_u8_f32_ref(), from int32. */
-static inline void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, double scale_d,
-                                                 float zpf, float *out)
-{
-    QRT_DEQUANT_PC_BODY
-}
+void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, double scale_d,
+                                   float zpf, float *out);
 
 /**
  * @brief Per-channel dequantize with per-element parameters: out[i] =
@@ -260,24 +208,15 @@ static inline void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, dou
  * @param[in] scale_d [n] per-element channel scale (double)
  * @param[in] zpf     [n] per-element (float)zero_point
  */
-static inline void qrt_dequantize_pcv_u8_f32_ref(const uint8_t *q, size_t n, const double *scale_d,
-                                                 const float *zpf, float *out)
-{
-    QRT_DEQUANT_PCV_BODY
-}
+void qrt_dequantize_pcv_u8_f32_ref(const uint8_t *q, size_t n, const double *scale_d,
+                                   const float *zpf, float *out);
 /** @brief As qrt_dequantize_pcv_u8_f32_ref(), from int8. */
-static inline void qrt_dequantize_pcv_s8_f32_ref(const int8_t *q, size_t n, const double *scale_d,
-                                                 const float *zpf, float *out)
-{
-    QRT_DEQUANT_PCV_BODY
-}
+void qrt_dequantize_pcv_s8_f32_ref(const int8_t *q, size_t n, const double *scale_d,
+                                   const float *zpf, float *out);
 /** @brief As qrt_dequantize_pcv_u8_f32_ref(), from int32. */
-static inline void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
-                                                  const double *scale_d, const float *zpf,
-                                                  float *out)
-{
-    QRT_DEQUANT_PCV_BODY
-}
+void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
+                                    const double *scale_d, const float *zpf,
+                                    float *out);
 
 /* ---- x86 variants: the same bodies compiled for AVX2+FMA and for AVX-512 --------------- */
 #ifdef QRT_HAVE_X86
@@ -291,297 +230,206 @@ static inline void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
 
 /* One function per (ISA, kernel).  Bit-exact with the matching _ref (same body). */
 #define QRT_DEFINE_X86_VARIANTS(ISA, TGT)                                                      \
-    TGT static void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, \
+    TGT void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, \
                                                float qminf, float qmaxf, uint8_t *out)         \
     {                                                                                          \
         QRT_QUANT_FMA_BODY(uint8_t)                                                            \
     }                                                                                          \
-    TGT static void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, \
+    TGT void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, \
                                                float qminf, float qmaxf, int8_t *out)          \
     {                                                                                          \
         QRT_QUANT_FMA_BODY(int8_t)                                                             \
     }                                                                                          \
-    TGT static void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv,     \
+    TGT void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv,     \
                                                       float zpf, float qminf, float qmaxf,     \
                                                       uint8_t *out)                            \
     {                                                                                          \
         QRT_QUANT_SCALAR8_BODY(uint8_t, inv, zpf)                                              \
     }                                                                                          \
-    TGT static void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv,     \
+    TGT void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv,     \
                                                       float zpf, float qminf, float qmaxf,     \
                                                       int8_t *out)                             \
     {                                                                                          \
         QRT_QUANT_SCALAR8_BODY(int8_t, inv, zpf)                                               \
     }                                                                                          \
-    TGT static void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv,    \
+    TGT void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv,    \
                                                        float zpf, int32_t *out)                \
     {                                                                                          \
         QRT_QUANT_SCALAR32_BODY(inv, zpf)                                                      \
     }                                                                                          \
-    TGT static void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n,               \
+    TGT void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n,               \
                                                        const float *inv, const float *zpf,     \
                                                        uint8_t *out)                           \
     {                                                                                          \
         const float qminf = 0.0f, qmaxf = 255.0f;                                              \
         QRT_QUANT_SCALAR8_BODY(uint8_t, inv[i], zpf[i])                                        \
     }                                                                                          \
-    TGT static void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n,               \
+    TGT void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n,               \
                                                        const float *inv, const float *zpf,     \
                                                        int8_t *out)                            \
     {                                                                                          \
         const float qminf = -128.0f, qmaxf = 127.0f;                                           \
         QRT_QUANT_SCALAR8_BODY(int8_t, inv[i], zpf[i])                                         \
     }                                                                                          \
-    TGT static void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n,              \
+    TGT void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n,              \
                                                         const float *inv, const float *zpf,    \
                                                         int32_t *out)                          \
     {                                                                                          \
         QRT_QUANT_SCALAR32_BODY(inv[i], zpf[i])                                                \
     }                                                                                          \
-    TGT static void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale,      \
+    TGT void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale,      \
                                                  int32_t zp, float *out)                       \
     {                                                                                          \
         QRT_DEQUANT_BODY                                                                       \
     }                                                                                          \
-    TGT static void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale,       \
+    TGT void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale,       \
                                                  int32_t zp, float *out)                       \
     {                                                                                          \
         QRT_DEQUANT_BODY                                                                       \
     }                                                                                          \
-    TGT static void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale,     \
+    TGT void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale,     \
                                                   int64_t zp, float *out)                      \
     {                                                                                          \
         QRT_DEQUANT32_BODY                                                                     \
     }                                                                                          \
-    TGT static void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, \
+    TGT void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, \
                                                     float zpf, float *out)                     \
     {                                                                                          \
         QRT_DEQUANT_PC_BODY                                                                    \
     }                                                                                          \
-    TGT static void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, \
+    TGT void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, \
                                                     float zpf, float *out)                     \
     {                                                                                          \
         QRT_DEQUANT_PC_BODY                                                                    \
     }                                                                                          \
-    TGT static void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n,               \
+    TGT void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n,               \
                                                      double scale_d, float zpf, float *out)    \
     {                                                                                          \
         QRT_DEQUANT_PC_BODY                                                                    \
     }                                                                                          \
-    TGT static void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n,               \
+    TGT void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n,               \
                                                      const double *scale_d, const float *zpf,  \
                                                      float *out)                               \
     {                                                                                          \
         QRT_DEQUANT_PCV_BODY                                                                   \
     }                                                                                          \
-    TGT static void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n,                \
+    TGT void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n,                \
                                                      const double *scale_d, const float *zpf,  \
                                                      float *out)                               \
     {                                                                                          \
         QRT_DEQUANT_PCV_BODY                                                                   \
     }                                                                                          \
-    TGT static void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n,              \
+    TGT void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n,              \
                                                       const double *scale_d, const float *zpf, \
                                                       float *out)                              \
     {                                                                                          \
         QRT_DEQUANT_PCV_BODY                                                                   \
     }
 
-QRT_DEFINE_X86_VARIANTS(avx2, QRT_TGT_AVX2)
-QRT_DEFINE_X86_VARIANTS(avx512, QRT_TGT_AVX512)
+/* Declarations of the x86 variants (defined by QRT_DEFINE_X86_VARIANTS in
+ * src/x86/quant_avx2.c and src/x86/quant_avx512.c, each compiled with its own flags). */
+#define QRT_DECLARE_X86_VARIANTS(ISA)                                                              \
+    void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf,   \
+                                    float qmaxf, uint8_t *out);                                    \
+    void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, float qminf,   \
+                                    float qmaxf, int8_t *out);                                     \
+    void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf,         \
+                                           float qminf, float qmaxf, uint8_t *out);                \
+    void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf,         \
+                                           float qminf, float qmaxf, int8_t *out);                 \
+    void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv, float zpf,        \
+                                            int32_t *out);                                         \
+    void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n, const float *inv,            \
+                                            const float *zpf, uint8_t *out);                       \
+    void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n, const float *inv,            \
+                                            const float *zpf, int8_t *out);                        \
+    void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n, const float *inv,           \
+                                             const float *zpf, int32_t *out);                      \
+    void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale, int32_t zp,         \
+                                      float *out);                                                 \
+    void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale, int32_t zp,          \
+                                      float *out);                                                 \
+    void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale, int64_t zp,        \
+                                       float *out);                                                \
+    void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, float zpf,    \
+                                         float *out);                                              \
+    void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, float zpf,     \
+                                         float *out);                                              \
+    void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n, double scale_d, float zpf,   \
+                                          float *out);                                             \
+    void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n, const double *scale_d,       \
+                                          const float *zpf, float *out);                           \
+    void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n, const double *scale_d,        \
+                                          const float *zpf, float *out);                           \
+    void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n, const double *scale_d,      \
+                                           const float *zpf, float *out);
+QRT_DECLARE_X86_VARIANTS(avx2)
+QRT_DECLARE_X86_VARIANTS(avx512)
 #endif /* QRT_HAVE_X86 */
 
-/* ---- dispatch ------------------------------------------------------------------------- */
+/* ---- dispatch (src/quant.c) ----------------------------------------------------------- */
 
 /** @brief The best variant this CPU runs (QRT_ISA_REF, QRT_ISA_AVX2 or QRT_ISA_AVX512VNNI). */
-static inline int qrt_quant_isa(void)
-{
-#ifdef QRT_HAVE_X86
-    static int isa = -1;
-    if (isa < 0) {
-        /* The AVX-512 variant needs F/BW/VL/DQ only; VNNI is what the code names the level
-         * (QRT_DISABLE_ISA=avx512vnni masks it, =avx2 the AVX2 level, as for conv1d). */
-        const unsigned off = qrt_cpu_disabled_mask(getenv("QRT_DISABLE_ISA"));
-        __builtin_cpu_init();
-        if (!(off & QRT_CPU_AVX512VNNI) && __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
-            isa = QRT_ISA_AVX512VNNI;
-        else if (qrt_cpu_features() & QRT_CPU_AVX2)
-            isa = QRT_ISA_AVX2;
-        else
-            isa = QRT_ISA_REF;
-    }
-    return isa;
-#else
-    return QRT_ISA_REF;
-#endif
-}
+int qrt_quant_isa(void);
 
 /**
  * @brief The variant to run for a request: `variant` < 0 asks for the best one; a request for
  * a variant the CPU lacks falls back to the best one it has below it.
  */
-static inline int qrt_quant_pick(int variant)
-{
-    int best = qrt_quant_isa();
-    if (variant < 0 || variant > best)
-        return best;
-    return variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI ? variant : QRT_ISA_REF;
-}
+int qrt_quant_pick(int variant);
 
-#ifdef QRT_HAVE_X86
-#define QRT_QUANT_DISPATCH(CALL_AVX512, CALL_AVX2, CALL_REF)                                   \
-    switch (qrt_quant_pick(variant)) {                                                         \
-    case QRT_ISA_AVX512VNNI: CALL_AVX512; return;                                              \
-    case QRT_ISA_AVX2: CALL_AVX2; return;                                                      \
-    default: CALL_REF; return;                                                                 \
-    }
-#else
-#define QRT_QUANT_DISPATCH(CALL_AVX512, CALL_AVX2, CALL_REF)                                   \
-    (void)variant;                                                                             \
-    CALL_REF;
-#endif
 
 /** @brief Same contract as qrt_quantize_f32_u8_ref(); `variant`: QRT_ISA_* or -1 for best. */
-static inline void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf,
-                                       float qmaxf, uint8_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_quantize_f32_u8__avx512(x, n, inv, zpf, qminf, qmaxf, out),
-                       qrt_quantize_f32_u8__avx2(x, n, inv, zpf, qminf, qmaxf, out),
-                       qrt_quantize_f32_u8_ref(x, n, inv, zpf, qminf, qmaxf, out))
-}
+void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf,
+                         float qmaxf, uint8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_f32_s8_ref(). */
-static inline void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf,
-                                       float qmaxf, int8_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_quantize_f32_s8__avx512(x, n, inv, zpf, qminf, qmaxf, out),
-                       qrt_quantize_f32_s8__avx2(x, n, inv, zpf, qminf, qmaxf, out),
-                       qrt_quantize_f32_s8_ref(x, n, inv, zpf, qminf, qmaxf, out))
-}
+void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf,
+                         float qmaxf, int8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_scalar_f32_u8_ref() with nan_code 0. */
-static inline void qrt_quantize_scalar_f32_u8(const float *x, size_t n, float inv, float zpf,
-                                              double qmin, double qmax, uint8_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(
-        qrt_quantize_scalar_f32_u8__avx512(x, n, inv, zpf, (float)qmin, (float)qmax, out),
-        qrt_quantize_scalar_f32_u8__avx2(x, n, inv, zpf, (float)qmin, (float)qmax, out),
-        qrt_quantize_scalar_f32_u8_ref(x, n, inv, zpf, qmin, qmax, 0, out))
-}
+void qrt_quantize_scalar_f32_u8(const float *x, size_t n, float inv, float zpf,
+                                double qmin, double qmax, uint8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_scalar_f32_s8_ref() with nan_code 0. */
-static inline void qrt_quantize_scalar_f32_s8(const float *x, size_t n, float inv, float zpf,
-                                              double qmin, double qmax, int8_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(
-        qrt_quantize_scalar_f32_s8__avx512(x, n, inv, zpf, (float)qmin, (float)qmax, out),
-        qrt_quantize_scalar_f32_s8__avx2(x, n, inv, zpf, (float)qmin, (float)qmax, out),
-        qrt_quantize_scalar_f32_s8_ref(x, n, inv, zpf, qmin, qmax, 0, out))
-}
+void qrt_quantize_scalar_f32_s8(const float *x, size_t n, float inv, float zpf,
+                                double qmin, double qmax, int8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_scalar_f32_s32_ref() (full int32 range). */
-static inline void qrt_quantize_scalar_f32_s32(const float *x, size_t n, float inv, float zpf,
-                                               int32_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_quantize_scalar_f32_s32__avx512(x, n, inv, zpf, out),
-                       qrt_quantize_scalar_f32_s32__avx2(x, n, inv, zpf, out),
-                       qrt_quantize_scalar_f32_s32_ref(x, n, inv, zpf, (double)INT32_MIN,
-                                                       (double)INT32_MAX, INT32_MIN, out))
-}
+void qrt_quantize_scalar_f32_s32(const float *x, size_t n, float inv, float zpf,
+                                 int32_t *out, int variant);
 /** @brief Same contract as qrt_quantize_vparams_f32_u8_ref(). */
-static inline void qrt_quantize_vparams_f32_u8(const float *x, size_t n, const float *inv,
-                                               const float *zpf, uint8_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_quantize_vparams_f32_u8__avx512(x, n, inv, zpf, out),
-                       qrt_quantize_vparams_f32_u8__avx2(x, n, inv, zpf, out),
-                       qrt_quantize_vparams_f32_u8_ref(x, n, inv, zpf, out))
-}
+void qrt_quantize_vparams_f32_u8(const float *x, size_t n, const float *inv,
+                                 const float *zpf, uint8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_vparams_f32_s8_ref(). */
-static inline void qrt_quantize_vparams_f32_s8(const float *x, size_t n, const float *inv,
-                                               const float *zpf, int8_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_quantize_vparams_f32_s8__avx512(x, n, inv, zpf, out),
-                       qrt_quantize_vparams_f32_s8__avx2(x, n, inv, zpf, out),
-                       qrt_quantize_vparams_f32_s8_ref(x, n, inv, zpf, out))
-}
+void qrt_quantize_vparams_f32_s8(const float *x, size_t n, const float *inv,
+                                 const float *zpf, int8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_vparams_f32_s32_ref(). */
-static inline void qrt_quantize_vparams_f32_s32(const float *x, size_t n, const float *inv,
-                                                const float *zpf, int32_t *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_quantize_vparams_f32_s32__avx512(x, n, inv, zpf, out),
-                       qrt_quantize_vparams_f32_s32__avx2(x, n, inv, zpf, out),
-                       qrt_quantize_vparams_f32_s32_ref(x, n, inv, zpf, out))
-}
+void qrt_quantize_vparams_f32_s32(const float *x, size_t n, const float *inv,
+                                  const float *zpf, int32_t *out, int variant);
 /** @brief Same contract as qrt_dequantize_u8_f32_ref(). */
-static inline void qrt_dequantize_u8_f32(const uint8_t *q, size_t n, float scale, int32_t zp,
-                                         float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_u8_f32__avx512(q, n, scale, zp, out),
-                       qrt_dequantize_u8_f32__avx2(q, n, scale, zp, out),
-                       qrt_dequantize_u8_f32_ref(q, n, scale, zp, out))
-}
+void qrt_dequantize_u8_f32(const uint8_t *q, size_t n, float scale, int32_t zp,
+                           float *out, int variant);
 /** @brief Same contract as qrt_dequantize_s8_f32_ref(). */
-static inline void qrt_dequantize_s8_f32(const int8_t *q, size_t n, float scale, int32_t zp,
-                                         float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_s8_f32__avx512(q, n, scale, zp, out),
-                       qrt_dequantize_s8_f32__avx2(q, n, scale, zp, out),
-                       qrt_dequantize_s8_f32_ref(q, n, scale, zp, out))
-}
+void qrt_dequantize_s8_f32(const int8_t *q, size_t n, float scale, int32_t zp,
+                           float *out, int variant);
 /** @brief Same contract as qrt_dequantize_s32_f32_ref(). */
-static inline void qrt_dequantize_s32_f32(const int32_t *q, size_t n, float scale, int64_t zp,
-                                          float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_s32_f32__avx512(q, n, scale, zp, out),
-                       qrt_dequantize_s32_f32__avx2(q, n, scale, zp, out),
-                       qrt_dequantize_s32_f32_ref(q, n, scale, zp, out))
-}
+void qrt_dequantize_s32_f32(const int32_t *q, size_t n, float scale, int64_t zp,
+                            float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pc_u8_f32_ref(). */
-static inline void qrt_dequantize_pc_u8_f32(const uint8_t *q, size_t n, double scale_d, float zpf,
-                                            float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_pc_u8_f32__avx512(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pc_u8_f32__avx2(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pc_u8_f32_ref(q, n, scale_d, zpf, out))
-}
+void qrt_dequantize_pc_u8_f32(const uint8_t *q, size_t n, double scale_d, float zpf,
+                              float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pc_s8_f32_ref(). */
-static inline void qrt_dequantize_pc_s8_f32(const int8_t *q, size_t n, double scale_d, float zpf,
-                                            float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_pc_s8_f32__avx512(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pc_s8_f32__avx2(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pc_s8_f32_ref(q, n, scale_d, zpf, out))
-}
+void qrt_dequantize_pc_s8_f32(const int8_t *q, size_t n, double scale_d, float zpf,
+                              float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pc_s32_f32_ref(). */
-static inline void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d,
-                                             float zpf, float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_pc_s32_f32__avx512(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pc_s32_f32__avx2(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pc_s32_f32_ref(q, n, scale_d, zpf, out))
-}
+void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d,
+                               float zpf, float *out, int variant);
 
 /** @brief Same contract as qrt_dequantize_pcv_u8_f32_ref(). */
-static inline void qrt_dequantize_pcv_u8_f32(const uint8_t *q, size_t n, const double *scale_d,
-                                             const float *zpf, float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_pcv_u8_f32__avx512(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pcv_u8_f32__avx2(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pcv_u8_f32_ref(q, n, scale_d, zpf, out))
-}
+void qrt_dequantize_pcv_u8_f32(const uint8_t *q, size_t n, const double *scale_d,
+                               const float *zpf, float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pcv_s8_f32_ref(). */
-static inline void qrt_dequantize_pcv_s8_f32(const int8_t *q, size_t n, const double *scale_d,
-                                             const float *zpf, float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_pcv_s8_f32__avx512(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pcv_s8_f32__avx2(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pcv_s8_f32_ref(q, n, scale_d, zpf, out))
-}
+void qrt_dequantize_pcv_s8_f32(const int8_t *q, size_t n, const double *scale_d,
+                               const float *zpf, float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pcv_s32_f32_ref(). */
-static inline void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
-                                              const float *zpf, float *out, int variant)
-{
-    QRT_QUANT_DISPATCH(qrt_dequantize_pcv_s32_f32__avx512(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pcv_s32_f32__avx2(q, n, scale_d, zpf, out),
-                       qrt_dequantize_pcv_s32_f32_ref(q, n, scale_d, zpf, out))
-}
+void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
+                                const float *zpf, float *out, int variant);
 
 #endif /* QRT_QUANT_H */

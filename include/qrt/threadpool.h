@@ -10,18 +10,14 @@
  * started lazily, spin briefly after a job (back-to-back calls skip the futex wake-up), then
  * sleep on a condition variable.  After fork() the child starts with no workers.
  *
- * The state is static: every translation unit including this header has its own pool (qrt
- * includes it from one extension module, qrt._conv1d).
+ * The state lives in src/threadpool.c, compiled once into libqrt_core: one pool per process,
+ * whichever extension module (or C driver) calls it.
  */
 #ifndef QRT_THREADPOOL_H
 #define QRT_THREADPOOL_H
 
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <unistd.h>
 
 #define QRT_POOL_MAX_THREADS 64 /**< upper bound of qrt_pool_set_threads() */
 #define QRT_POOL_MAX_TASKS 4096 /**< tasks per job (more run on the caller alone) */
@@ -35,167 +31,19 @@
 /** A task: fn(ctx, i) for i in [0, ntasks). */
 typedef void (*qrt_pool_fn)(void *ctx, int i);
 
-typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    atomic_uint generation;   /* bumped for every job */
-    _Atomic uint64_t claim;   /* generation << 32 | ntasks << 16 | next task index */
-    atomic_int done;          /* tasks finished */
-    atomic_int busy;          /* a job is in flight */
-    int ntasks;
-    qrt_pool_fn fn;
-    void *ctx;
-    int started;              /* workers created */
-    int wanted;               /* threads in total, caller included */
-    pid_t pid;                /* process that created the workers */
-} qrt__pool_t;
-
-static qrt__pool_t qrt__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
-                                0, NULL, NULL, 0, 1, 0};
-
-static inline void qrt__pool_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* Claim and run tasks of job `gen` until none is left.  A task index is claimed by a CAS on
- * the word (gen << 32 | ntasks << 16 | next), which carries the job's own task count: a worker late for a finished job sees another generation and
- * claims nothing, so it never runs a task with another job's fn/ctx (the caller cannot start a
- * new job before every claimed task of the current one is done). */
-static inline void qrt__pool_drain(qrt__pool_t *P, unsigned gen)
-{
-    uint64_t w = atomic_load_explicit(&P->claim, memory_order_acquire);
-    for (;;) {
-        const int i = (int)(w & 0xffffu), nt = (int)((w >> 16) & 0xffffu);
-        if ((unsigned)(w >> 32) != gen || i >= nt)
-            return;
-        if (!atomic_compare_exchange_weak_explicit(&P->claim, &w, w + 1, memory_order_acq_rel,
-                                                   memory_order_acquire))
-            continue;
-        /* the claim succeeded on job gen with a task left: fn/ctx (published before the claim
-         * word) are this job's, and the caller cannot return before this task is done */
-        P->fn(P->ctx, i);
-        atomic_fetch_add_explicit(&P->done, 1, memory_order_acq_rel);
-        w = atomic_load_explicit(&P->claim, memory_order_acquire);
-    }
-}
-
-static qrt__pool_t qrt__pool;
-
-/* arg: the generation when the worker was created. */
-static void *qrt__pool_worker(void *arg)
-{
-    qrt__pool_t *P = &qrt__pool;
-    unsigned seen = (unsigned)(uintptr_t)arg;
-    for (;;) {
-        unsigned g;
-        int spins = 0;
-        while ((g = atomic_load_explicit(&P->generation, memory_order_acquire)) == seen &&
-               spins < QRT_POOL_SPIN) {
-            qrt__pool_pause();
-            ++spins;
-        }
-        if (g == seen) {
-            pthread_mutex_lock(&P->mu);
-            while ((g = atomic_load_explicit(&P->generation, memory_order_acquire)) == seen)
-                pthread_cond_wait(&P->cv, &P->mu);
-            pthread_mutex_unlock(&P->mu);
-        }
-        seen = g;
-        qrt__pool_drain(P, g);
-    }
-    return NULL;
-}
-
 /** @brief Threads used by qrt_pool_run() (caller included), >= 1. */
-static inline int qrt_pool_get_threads(void) { return qrt__pool.wanted; }
+int qrt_pool_get_threads(void);
 
 /**
  * @brief Set the thread count (caller included); clamped to [1, QRT_POOL_MAX_THREADS].
  *        Workers are created on the next job that needs them; extra ones keep sleeping.
  */
-static inline void qrt_pool_set_threads(int n)
-{
-    if (n < 1)
-        n = 1;
-    if (n > QRT_POOL_MAX_THREADS)
-        n = QRT_POOL_MAX_THREADS;
-    qrt__pool.wanted = n;
-}
-
-/* Make sure `want - 1` workers exist (called with the pool claimed). */
-static inline int qrt__pool_grow(qrt__pool_t *P, int want)
-{
-    const pid_t pid = getpid();
-    if (P->pid != pid) { /* first use, or a forked child: the parent's workers are gone and
-                          * the mutex may have been copied while one of them held it */
-        if (P->pid != 0) {
-            pthread_mutex_init(&P->mu, NULL);
-            pthread_cond_init(&P->cv, NULL);
-        }
-        P->started = 0;
-        P->pid = pid;
-    }
-    while (P->started < want - 1) {
-        pthread_t th;
-        pthread_attr_t at;
-        pthread_attr_init(&at);
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&at, 256 * 1024);
-        const unsigned g = atomic_load_explicit(&P->generation, memory_order_acquire);
-        const int rc = pthread_create(&th, &at, qrt__pool_worker, (void *)(uintptr_t)g);
-        pthread_attr_destroy(&at);
-        if (rc != 0)
-            break;
-        P->started++;
-    }
-    return P->started + 1;
-}
+void qrt_pool_set_threads(int n);
 
 /**
  * @brief Run fn(ctx, i) for every i in [0, ntasks) and wait for all of them.  Tasks must be
  *        independent (they may run in any order, on any thread).
  */
-static inline void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks)
-{
-    qrt__pool_t *P = &qrt__pool;
-    int expected = 0;
-    if (ntasks <= 1 || ntasks > QRT_POOL_MAX_TASKS || P->wanted <= 1 ||
-        !atomic_compare_exchange_strong(&P->busy, &expected, 1)) {
-        for (int i = 0; i < ntasks; ++i)
-            fn(ctx, i);
-        return;
-    }
-    if (qrt__pool_grow(P, P->wanted) <= 1) { /* could not start a worker */
-        atomic_store(&P->busy, 0);
-        for (int i = 0; i < ntasks; ++i)
-            fn(ctx, i);
-        return;
-    }
-    P->fn = fn;
-    P->ctx = ctx;
-    P->ntasks = ntasks;
-    atomic_store_explicit(&P->done, 0, memory_order_relaxed);
-    const unsigned gen = atomic_load_explicit(&P->generation, memory_order_relaxed) + 1u;
-    atomic_store_explicit(&P->claim, (uint64_t)gen << 32 | (uint64_t)ntasks << 16,
-                          memory_order_release);
-    pthread_mutex_lock(&P->mu);
-    atomic_store_explicit(&P->generation, gen, memory_order_release);
-    pthread_cond_broadcast(&P->cv);
-    pthread_mutex_unlock(&P->mu);
-    qrt__pool_drain(P, gen);
-    int spins = 0;
-    while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
-        if (++spins < QRT_POOL_MAIN_SPIN)
-            qrt__pool_pause();
-        else
-            sched_yield();
-    }
-    atomic_store_explicit(&P->busy, 0, memory_order_release);
-}
+void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks);
 
 #endif /* QRT_THREADPOOL_H */

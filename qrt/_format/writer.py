@@ -319,7 +319,9 @@ def rewrite(graph, meta=None) -> BlobBuilder:
         params = [tensor(t.index) for t in (n.params.get(p.name) for p in n.op.params)
                   if t is not None]
         outs = [tensor(i) for i in op.outputs]
-        attrs = {k: v for k, v in n.attrs.items() if v is not None}
+        # attributes at their schema default are left out (a later schema may add defaults)
+        attrs = {k: v for k, v in n.attrs.items()
+                 if v is not None and v != n.op.attrs[k].default}
         b.op(n.op.name, n.name, ins, outs, params, attrs, n.source)
     b.inputs = [index[i] for i in blob.inputs]
     b.outputs = [index[i] for i in blob.outputs]

@@ -21,9 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "qrt/neon/conv1d_neon.h"
+/* The kernels' sources themselves, in this one freestanding translation unit (the NEON and
+ * dot-product functions carry their target attributes, so no -mfpu / -march flag is needed). */
+#include "../../src/ref/conv1d_ref.c"
+#include "../../src/neon/conv1d_neon.c"
 #if defined(__aarch64__)
-#include "qrt/neon/conv1d_neondot.h"
+#include "../../src/neon/conv1d_neondot.c"
 #endif
 
 #if defined(__aarch64__)

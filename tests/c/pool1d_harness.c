@@ -105,12 +105,14 @@ float rintf(float x)
 }
 #endif
 
-#include "qrt/ref/pool1d_ref.h"
+/* The kernels' sources themselves, in this one translation unit (the variants carry their
+ * target attributes, so no -mavx2 / -mfpu flag is needed). */
+#include "../../src/ref/pool1d_ref.c"
 #if defined(__aarch64__) || defined(__arm__)
-#include "qrt/neon/pool1d_neon.h"
+#include "../../src/neon/pool1d_neon.c"
 #define VARIANT(name) name##__neon
 #else
-#include "qrt/x86/pool1d_avx2.h"
+#include "../../src/x86/pool1d_avx2.c"
 #define VARIANT(name) name##__avx2
 #endif
 

@@ -28,16 +28,10 @@
  * @param[in]  zp  zero point, 0..255
  * @param[out] out [n]; may alias x (in-place relu)
  */
-static inline void qrt_relu_u8_ref(const uint8_t *x, size_t n, uint8_t zp, uint8_t *out)
-{
-    QRT_RELU_BODY
-}
+void qrt_relu_u8_ref(const uint8_t *x, size_t n, uint8_t zp, uint8_t *out);
 
 /** As qrt_relu_u8_ref(), for qint8 codes (zp in -128..127). */
-static inline void qrt_relu_s8_ref(const int8_t *x, size_t n, int8_t zp, int8_t *out)
-{
-    QRT_RELU_BODY
-}
+void qrt_relu_s8_ref(const int8_t *x, size_t n, int8_t zp, int8_t *out);
 
 /**
  * @brief Fill QNNPACK's hardswish table (pytorch_qnnp_create_hardswish_nc_q8).
@@ -48,22 +42,8 @@ static inline void qrt_relu_s8_ref(const int8_t *x, size_t n, int8_t zp, int8_t 
  * @param[in]  zp_in, zp_out  zero points, 0..255
  * @param[out] lut [256]
  */
-static inline void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out,
-                                            int32_t zp_out, uint8_t *lut)
-{
-    const float inv = 1.0f / s_out;
-    for (int32_t i = 0; i < 256; ++i) {
-        const float x = s_in * (float)(i - zp_in);
-        float t = x + 3.0f;
-        t = t > 0.0f ? t : 0.0f;
-        t = t < 6.0f ? t : 6.0f;
-        t = x * t / 6.0f;
-        float y = inv * t + (float)zp_out;
-        y = y < 0.0f ? 0.0f : y;
-        y = y > 255.0f ? 255.0f : y;
-        lut[i] = (uint8_t)lrintf(y);
-    }
-}
+void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out,
+                              int32_t zp_out, uint8_t *lut);
 
 /**
  * @brief Fill QNNPACK's sigmoid table (pytorch_qnnp_create_sigmoid_nc_q8), output (1/256, 0).
@@ -72,16 +52,7 @@ static inline void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_o
  * to [0, 255]; lut[i] = rne(y).  expf is the C library's, as in torch (docs/ops.md notes the
  * residual risk at exact ties on another libm).
  */
-static inline void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut)
-{
-    for (int32_t i = 0; i < 256; ++i) {
-        const float x = s_in * (float)(i - zp_in);
-        float y = 256.0f / (1.0f + expf(-x));
-        y = y < 0.0f ? 0.0f : y;
-        y = y > 255.0f ? 255.0f : y;
-        lut[i] = (uint8_t)lrintf(y);
-    }
-}
+void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut);
 
 /** Body shared by the table lookup reference and its AVX2 compilation. */
 #define QRT_LUT_BODY                                                                           \
@@ -94,10 +65,7 @@ static inline void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lu
  * @param[in]  x   [n]
  * @param[out] out [n]; may alias x
  */
-static inline void qrt_lut_u8_ref(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out)
-{
-    QRT_LUT_BODY
-}
+void qrt_lut_u8_ref(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out);
 
 /* ---- ATen's generic kernels (qint8; quint8 off the qnnpack engine) --------------------------
  * qhardswish_kernel / qsigmoid_kernel run through cpu_kernel_vec, so a code's result depends
@@ -124,28 +92,9 @@ static inline int32_t qrt_code_of_byte_(int32_t i, int is_signed)
  * @param[in] is_signed    0: quint8 codes, 1: qint8 codes
  * @param[out] lut_vec, lut_scalar  [256] output codes as bytes
  */
-static inline void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out,
-                                               int32_t zp_out, int is_signed, uint8_t *lut_vec,
-                                               uint8_t *lut_scalar)
-{
-    const int32_t qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
-    const float sf = (float)s_in, premul = sf * -(float)zp_in;
-    const float inv_vec = (float)(1.0 / s_out), inv_scalar = 1.0f / (float)s_out;
-    for (int32_t i = 0; i < 256; ++i) {
-        const int32_t q = qrt_code_of_byte_(i, is_signed);
-        float x = fmaf((float)q, sf, premul);
-        float t = x + 3.0f;
-        t = t > 0.0f ? t : 0.0f;
-        t = t < 6.0f ? t : 6.0f;
-        lut_vec[i] = (uint8_t)qrt_aten_quantize_vec(x * t / 6.0f, inv_vec, zp_out, qmin, qmax);
-        x = (float)((double)((float)q - (float)zp_in) * s_in);
-        t = x + 3.0f;
-        t = t > 0.0f ? t : 0.0f;
-        t = t < 6.0f ? t : 6.0f;
-        lut_scalar[i] =
-            (uint8_t)qrt_aten_quantize_scalar(x * t / 6.0f, inv_scalar, zp_out, qmin, qmax);
-    }
-}
+void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out,
+                                 int32_t zp_out, int is_signed, uint8_t *lut_vec,
+                                 uint8_t *lut_scalar);
 
 /**
  * @brief ATen's generic sigmoid tables; output scale 1/256, zero point -128 (qint8) or 0.
@@ -154,34 +103,14 @@ static inline void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, doubl
  * scalar: same x; y = f32(1.0f / (1.0 + (double)expf(-x))); quantize_scalar(y, 256)
  * torch's vector path uses Sleef's expf (1-ulp); this uses the C library's (docs/ops.md).
  */
-static inline void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed,
-                                             uint8_t *lut_vec, uint8_t *lut_scalar)
-{
-    const int32_t qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
-    const int32_t zo = is_signed ? -128 : 0;
-    const float sf = (float)s_in;
-    for (int32_t i = 0; i < 256; ++i) {
-        const int32_t q = qrt_code_of_byte_(i, is_signed);
-        const float x = ((float)q - (float)zp_in) * sf;
-        const float e = expf(-x);
-        lut_vec[i] = (uint8_t)qrt_aten_quantize_vec(1.0f / (1.0f + e), 256.0f, zo, qmin, qmax);
-        const float ys = (float)(1.0f / (1.0 + (double)e));
-        lut_scalar[i] = (uint8_t)qrt_aten_quantize_scalar(ys, 256.0f, zo, qmin, qmax);
-    }
-}
+void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed,
+                               uint8_t *lut_vec, uint8_t *lut_scalar);
 
 /**
  * @brief Two-table lookup over one contiguous row of bytes: out[i] = lut_vec[x[i]] for
  *        i < nvec, lut_scalar[x[i]] after.
  */
-static inline void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar,
-                                   const uint8_t *x, size_t n, size_t nvec, uint8_t *out)
-{
-    size_t i = 0;
-    for (; i < nvec && i < n; ++i)
-        out[i] = lut_vec[x[i]];
-    for (; i < n; ++i)
-        out[i] = lut_scalar[x[i]];
-}
+void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar,
+                     const uint8_t *x, size_t n, size_t nvec, uint8_t *out);
 
 #endif /* QRT_REF_ACTIVATION_REF_H */

@@ -49,11 +49,8 @@
  * @param[in]  n   element count
  * @param[out] out [n]; may alias a or b
  */
-static inline void qrt_add_u8_ref(const qrt_add_qnnp_params *p, const uint8_t *a,
-                                  const uint8_t *b, size_t n, uint8_t *out)
-{
-    QRT_ADD_QNNP_BODY
-}
+void qrt_add_u8_ref(const qrt_add_qnnp_params *p, const uint8_t *a,
+                    const uint8_t *b, size_t n, uint8_t *out);
 
 /*
  * ATen qadd_kernel (QuantizedOpKernels.cpp), per row of `inner` elements: the first `nvec`
@@ -102,19 +99,13 @@ static inline int32_t qrt_add_float_scalar_(const qrt_add_float_params *p, int32
  * @param[in]  nvec  leading elements of each row that take the vector formula (<= inner)
  * @param[out] out   [rows][inner]
  */
-static inline void qrt_add_float_u8_ref(const qrt_add_float_params *p, const uint8_t *a,
-                                        const uint8_t *b, size_t rows, size_t inner, size_t nvec,
-                                        uint8_t *out)
-{
-    QRT_ADD_FLOAT_BODY(uint8_t)
-}
+void qrt_add_float_u8_ref(const qrt_add_float_params *p, const uint8_t *a,
+                          const uint8_t *b, size_t rows, size_t inner, size_t nvec,
+                          uint8_t *out);
 
 /** As qrt_add_float_u8_ref(), for qint8 codes. */
-static inline void qrt_add_float_s8_ref(const qrt_add_float_params *p, const int8_t *a,
-                                        const int8_t *b, size_t rows, size_t inner, size_t nvec,
-                                        int8_t *out)
-{
-    QRT_ADD_FLOAT_BODY(int8_t)
-}
+void qrt_add_float_s8_ref(const qrt_add_float_params *p, const int8_t *a,
+                          const int8_t *b, size_t rows, size_t inner, size_t nvec,
+                          int8_t *out);
 
 #endif /* QRT_REF_ADD_REF_H */

@@ -43,19 +43,13 @@ typedef struct {
  * @brief Requantize [rows][len] quint8 codes (row stride in_stride) into out (row stride
  *        out_stride): one input's slab of a concatenation.
  */
-static inline void qrt_requant_copy_u8_ref(const qrt_requant_copy_params *p, const uint8_t *in,
-                                           size_t rows, size_t len, size_t in_stride,
-                                           uint8_t *out, size_t out_stride)
-{
-    QRT_REQUANT_COPY_BODY(uint8_t)
-}
+void qrt_requant_copy_u8_ref(const qrt_requant_copy_params *p, const uint8_t *in,
+                             size_t rows, size_t len, size_t in_stride,
+                             uint8_t *out, size_t out_stride);
 
 /** As qrt_requant_copy_u8_ref(), for qint8 codes. */
-static inline void qrt_requant_copy_s8_ref(const qrt_requant_copy_params *p, const int8_t *in,
-                                           size_t rows, size_t len, size_t in_stride,
-                                           int8_t *out, size_t out_stride)
-{
-    QRT_REQUANT_COPY_BODY(int8_t)
-}
+void qrt_requant_copy_s8_ref(const qrt_requant_copy_params *p, const int8_t *in,
+                             size_t rows, size_t len, size_t in_stride,
+                             int8_t *out, size_t out_stride);
 
 #endif /* QRT_REF_CAT_REF_H */

@@ -87,18 +87,12 @@ QRT_POOL1D_DEFINE_OUTPUTS(int8_t, s8)
  * @param[in]  in  [rows][len_in]
  * @param[out] out [rows][len_out]
  */
-static inline void qrt_max_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
-                                         uint8_t *out)
-{
-    QRT_POOL1D_REF_BODY(qrt_max_pool1d_out_u8)
-}
+void qrt_max_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
+                           uint8_t *out);
 
 /** As qrt_max_pool1d_u8_ref(), for qint8 codes. */
-static inline void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
-                                         int8_t *out)
-{
-    QRT_POOL1D_REF_BODY(qrt_max_pool1d_out_s8)
-}
+void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
+                           int8_t *out);
 
 /**
  * @brief Quantized avg_pool1d of quint8 codes (input and output share scale and zero point).
@@ -106,18 +100,12 @@ static inline void qrt_max_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_
  * @param[in]  in  [rows][len_in]
  * @param[out] out [rows][len_out]
  */
-static inline void qrt_avg_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
-                                         uint8_t *out)
-{
-    QRT_POOL1D_REF_BODY(qrt_avg_pool1d_out_u8)
-}
+void qrt_avg_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
+                           uint8_t *out);
 
 /** As qrt_avg_pool1d_u8_ref(), for qint8 codes (GENERIC modes: QNNPACK is quint8-only). */
-static inline void qrt_avg_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
-                                         int8_t *out)
-{
-    QRT_POOL1D_REF_BODY(qrt_avg_pool1d_out_s8)
-}
+void qrt_avg_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
+                           int8_t *out);
 
 /*
  * Adaptive average pooling (ATen's generic qadaptive_avg_pool kernel), output t of O:
@@ -144,17 +132,11 @@ static inline void qrt_avg_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_
     }
 
 /** @brief Quantized adaptive_avg_pool1d of quint8 codes, ATen's generic arithmetic. */
-static inline void qrt_adaptive_avg_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
-                                                  uint8_t *out)
-{
-    QRT_ADAPTIVE_AVG_POOL1D_BODY(uint8_t)
-}
+void qrt_adaptive_avg_pool1d_u8_ref(const qrt_pool1d_params *p, const uint8_t *in,
+                                    uint8_t *out);
 
 /** As qrt_adaptive_avg_pool1d_u8_ref(), for qint8 codes. */
-static inline void qrt_adaptive_avg_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
-                                                  int8_t *out)
-{
-    QRT_ADAPTIVE_AVG_POOL1D_BODY(int8_t)
-}
+void qrt_adaptive_avg_pool1d_s8_ref(const qrt_pool1d_params *p, const int8_t *in,
+                                    int8_t *out);
 
 #endif /* QRT_REF_POOL1D_REF_H */

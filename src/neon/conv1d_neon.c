@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file conv1d_neon.c
+ * @brief qrt_conv1d_u8__neon() and its depthwise path (design: qrt/neon/conv1d_neon.h).
+ *        armv7: this translation unit alone is compiled with -mfpu=neon (meson.build).
+ */
+#include "conv1d_neon_common.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Depthwise path: lanes over time                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+
+/**
+ * round-half-even(y) for |y| < 2^31, INT32_MIN for NaN and |y| >= 2^31 (qrt_cvt_f32_s32_rne).
+ * aarch64: fcvtns rounds half to even but saturates, so the out-of-range lanes are replaced.
+ * armv7 has no rounding convert.  There y is first raised to at least -2^22, then
+ * z = y + 1.5 * 2^23 is formed (NEON always rounds to nearest even) and the lane's result is
+ * z's bit pattern minus that of 1.5 * 2^23:
+ *  - |y| < 2^22: z lies in [2^23, 2^24), where the float spacing is 1, so the one rounding of
+ *    the addition is round-half-even(y) and the difference of the patterns is exactly it;
+ *  - y <= -2^22 (raised to -2^22): -2^22, which requantizes to the clamp floor as y itself;
+ *  - 2^22 <= y < 2^31: z >= 2^24 and positive floats order as their patterns, so the result
+ *    is >= 2^22 and requantizes to the clamp ceiling as round-half-even(y) does;
+ *  - NaN, |y| >= 2^31: replaced by -2^22 (where aarch64 gives INT32_MIN): the clamp floor.
+ * (|r| >= 2^22 lands far outside 0..255 after adding the zero point.)  NEON's flush-to-zero
+ * changes only products below 2^-126, which round to 0 either way.
+ */
+QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y)
+{
+    /* |y| < 2^31 (false for NaN); y = -2^31 fails it but its value is INT32_MIN anyway */
+    const uint32x4_t ok = vcaltq_f32(y, vdupq_n_f32(2147483648.0f));
+#if defined(__aarch64__)
+    return vbslq_s32(ok, vcvtnq_s32_f32(y), vdupq_n_s32(INT32_MIN));
+#else
+    /* the replaced lanes take -2^22 instead of INT32_MIN: the same clamp floor, one
+     * constant less (armv7 has 16 vector registers) */
+    const float32x4_t magic = vdupq_n_f32(12582912.0f), floor = vdupq_n_f32(-4194304.0f);
+    const float32x4_t z = vaddq_f32(vmaxq_f32(vbslq_f32(ok, y, floor), floor), magic);
+    return vsubq_s32(vreinterpretq_s32_f32(z), vreinterpretq_s32_f32(magic));
+#endif
+}
+
+/**
+ * qrt__neon_cvt_rne() for lanes known to hold |y| < 2^22 (qrt__dw_small_y): fcvtns alone, or
+ * on armv7 the 1.5 * 2^23 addition alone (the first case above).
+ */
+QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y)
+{
+#if defined(__aarch64__)
+    return vcvtnq_s32_f32(y);
+#else
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    return vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(y, magic)), vreinterpretq_s32_f32(magic));
+#endif
+}
+
+/** Per-output-channel constants of the depthwise path's requantization. */
+typedef struct {
+    int32x4_t bias;    /**< int32 bias: the accumulators' start (sums wrap, as paddd) */
+    float32x4_t scale;
+    int16x8_t zero;    /**< output zero point */
+    uint8x16_t lo, hi; /**< clamp */
+} qrt__neon_rq;
+
+/**
+ * 16 accumulators (bias included) -> 16 uint8, bit-exact with
+ * qrt_requant_fp32_u8(wrap(acc + bias), ...): the int32 lanes wrap modulo 2^32 like the
+ * reference's wrapping bias add (the exact sum fits int32), y = f32(f32(acc) * scale)
+ * (vcvtq_f32_s32 rounds to nearest like the scalar conversion), r = qrt__neon_cvt_rne(y), then
+ * r + zero clamped to [lo, hi] through saturating narrowings (int32 -> int16, + zero in int16,
+ * int16 -> uint8, then the clamp): each saturation is monotone and the identity on 0..255,
+ * which holds [lo, hi], so the result equals clamp(r + zero).
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) uint8x16_t
+qrt__neon_requant16(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3,
+                    const qrt__neon_rq *c, const int small)
+{
+#define QRT__RQ4(a)                                                                              \
+    vqmovn_s32(small ? qrt__neon_cvt_rne_small(vmulq_f32(vcvtq_f32_s32(a), c->scale))            \
+                     : qrt__neon_cvt_rne(vmulq_f32(vcvtq_f32_s32(a), c->scale)))
+    const int16x8_t l = vqaddq_s16(vcombine_s16(QRT__RQ4(a0), QRT__RQ4(a1)), c->zero);
+    const int16x8_t h = vqaddq_s16(vcombine_s16(QRT__RQ4(a2), QRT__RQ4(a3)), c->zero);
+#undef QRT__RQ4
+    const uint8x16_t u = vcombine_u8(vqmovun_s16(l), vqmovun_s16(h));
+    return vminq_u8(vmaxq_u8(u, c->lo), c->hi);
+}
+
+/**
+ * Whether every requantized value y of an output channel is below 2^22 in magnitude, so
+ * qrt__neon_cvt_rne_small() may serve it.  |acc| <= K * 255 * 255 (qrt_conv1d_check), so the
+ * wrapped int32 v = wrap(acc + bias) has |v| <= B = |bias| + K * 65025 (v = acc + bias when
+ * B < 2^31, and |v| <= 2^31 <= B otherwise); f32(v) rounds to at most B (1 + 2^-24) and
+ * |y| <= B (1 + 2^-24)^2 |scale|.  The test uses (1 + 2^-20)^2 in double (its own rounding is
+ * far below that margin).  NaN and inf scales fail it.
+ */
+static inline int qrt__dw_small_y(int64_t kernel, int32_t bias, float scale)
+{
+    const double b = (double)(bias < 0 ? -(int64_t)bias : (int64_t)bias) + (double)kernel * 65025.0;
+    const double sc = scale < 0 ? -(double)scale : (double)scale;
+    const double g = 1.0 + 1.0 / 1048576.0;
+    return b * g * g * sc < 4194304.0;
+}
+
+/** a0..a3 += (xv - xz) * wk over 16 lanes (int16 products widened into int32, exact). */
+#if defined(__aarch64__)
+#define QRT__DW_MAC(xv, wk)                                                                      \
+    do {                                                                                         \
+        const int16_t w_ = (wk);                                                                 \
+        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
+        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_high_u8(xv, vxzq));                   \
+        a0 = vmlal_n_s16(a0, vget_low_s16(xl_), w_);                                             \
+        a1 = vmlal_high_n_s16(a1, xl_, w_);                                                      \
+        a2 = vmlal_n_s16(a2, vget_low_s16(xh_), w_);                                             \
+        a3 = vmlal_high_n_s16(a3, xh_, w_);                                                      \
+    } while (0)
+#else /* armv7: the tap is a dup'ed vector (a scalar operand costs a lane move per use) */
+#define QRT__DW_MAC(xv, wk)                                                                      \
+    do {                                                                                         \
+        const int16x4_t w_ = (wk);                                                               \
+        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
+        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(xv), vxz));           \
+        a0 = vmlal_s16(a0, vget_low_s16(xl_), w_);                                               \
+        a1 = vmlal_s16(a1, vget_high_s16(xl_), w_);                                              \
+        a2 = vmlal_s16(a2, vget_low_s16(xh_), w_);                                               \
+        a3 = vmlal_s16(a3, vget_high_s16(xh_), w_);                                              \
+    } while (0)
+#endif
+#if defined(__aarch64__)
+typedef int16_t qrt__dw_tap; /**< one tap's w - w_zero as the MAC takes it */
+#define QRT__DW_TAP(v) ((int16_t)(v))
+#else
+typedef int16x4_t qrt__dw_tap;
+#define QRT__DW_TAP(v) vdup_n_s16((int16_t)(v))
+#endif
+
+/** Everything one output row of the depthwise path needs (besides the taps). */
+typedef struct {
+    const uint8_t *xr; /**< input row, len_in bytes */
+    uint8_t *yr;       /**< output row, len_out bytes */
+    const int8_t *wr;  /**< the row's K taps */
+    int64_t len_in, len_out, kernel, dilation, pad, stride;
+    int32_t wz, xz; /**< weight and input zero points */
+    int small_y;    /**< qrt__dw_small_y() holds for this output channel */
+    qrt__neon_rq c;
+} qrt__dw_row;
+
+/**
+ * Output positions [t0, t0 + 16) (stored: those below len_out) with every tap checked (the
+ * fallback of qrt__conv1d_dw_run__neon for runs too long for its buffer): a
+ * tap inside the row loads in place, one wholly in the padding is skipped (it adds 0), one that
+ * straddles an end goes through a 16-byte copy holding input_zero in the padding.  Reads only
+ * [xr, xr + len_in) and writes only [yr, yr + len_out).
+ */
+QRT_NEON_FN static void qrt__conv1d_dw_edge__neon(const qrt__dw_row *r, int64_t t0)
+{
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)r->xz);
+#if defined(__aarch64__)
+    const uint8x16_t vxzq = vdupq_n_u8((uint8_t)r->xz);
+#endif
+    const int64_t s = r->stride, L = r->len_in, width = 16 * s;
+    const int64_t b = t0 * s - r->pad;
+    int32x4_t a0 = r->c.bias, a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t k = 0; k < r->kernel; ++k) {
+        const int64_t sk = b + k * r->dilation;
+        uint8x16_t xv;
+        if (sk >= 0 && sk + width <= L) {
+            xv = s == 1 ? vld1q_u8(r->xr + sk) : vld2q_u8(r->xr + sk).val[0];
+        } else if (sk >= L || sk + 15 * s < 0) {
+            continue; /* all 16 positions are padding */
+        } else {
+            uint8_t tmp[16];
+            for (int i = 0; i < 16; ++i) {
+                const int64_t pos = sk + i * s;
+                tmp[i] = (pos >= 0 && pos < L) ? r->xr[pos] : (uint8_t)r->xz;
+            }
+            xv = vld1q_u8(tmp);
+        }
+        QRT__DW_MAC(xv, QRT__DW_TAP((int32_t)r->wr[k] - r->wz));
+    }
+    const uint8x16_t yv = qrt__neon_requant16(a0, a1, a2, a3, &r->c, 0);
+    if (t0 + 16 <= r->len_out) {
+        vst1q_u8(r->yr + t0, yv);
+    } else {
+        uint8_t tmp[16];
+        vst1q_u8(tmp, yv);
+        for (int64_t i = 0; t0 + i < r->len_out; ++i)
+            r->yr[t0 + i] = tmp[i];
+    }
+}
+
+/**
+ * nb whole blocks: yb[16 i + j] (i < nb, j < 16) from the input at xb, where tap k of block i
+ * reads the 16 positions from xb + 16 i s + k d on (every stride-s'th byte); all must be
+ * readable.  `kc` is the kernel size (a compile-time constant for the common kernels:
+ * always_inline lets the tap loop unroll and the taps stay in registers), wk[k] its taps for
+ * kc <= 16 (longer kernels take wr - wz as they go).
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__conv1d_dw_blocks__neon(const uint8_t *xb, uint8_t *yb, ptrdiff_t nb, const int64_t kc,
+                            int64_t d, int64_t s, const qrt__dw_tap *wk, const int8_t *wr,
+                            int32_t wz, int32_t xz, const qrt__neon_rq *c, const int small)
+{
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)xz);
+#if defined(__aarch64__)
+    const uint8x16_t vxzq = vdupq_n_u8((uint8_t)xz);
+#endif
+    const ptrdiff_t step = (ptrdiff_t)(16 * s);
+    for (ptrdiff_t i = 0; i < nb; ++i, xb += step, yb += 16) {
+        int32x4_t a0 = c->bias, a1 = a0, a2 = a0, a3 = a0;
+        if (s == 1) {
+            for (int64_t k = 0; k < kc; ++k) {
+                const uint8x16_t xv = vld1q_u8(xb + k * d);
+                QRT__DW_MAC(xv, kc <= 16 ? wk[k] : QRT__DW_TAP((int32_t)wr[k] - wz));
+            }
+        } else {
+            for (int64_t k = 0; k < kc; ++k) {
+                const uint8x16_t xv = vld2q_u8(xb + k * d).val[0];
+                QRT__DW_MAC(xv, kc <= 16 ? wk[k] : QRT__DW_TAP((int32_t)wr[k] - wz));
+            }
+        }
+        vst1q_u8(yb, qrt__neon_requant16(a0, a1, a2, a3, c, small));
+    }
+}
+
+/** Bytes of the zero-point-padded copy an edge run may use (stack). */
+#define QRT__DW_PADBUF 1024
+
+/**
+ * m consecutive edge blocks from output position t (outputs past len_out are dropped): the
+ * input bytes they touch are copied once, with input_zero in the padding, into a small buffer
+ * and run through the block loop; a run too long for it (huge padding or dilation) goes block
+ * by block through qrt__conv1d_dw_edge__neon.
+ */
+QRT_NEON_FN static void qrt__conv1d_dw_run__neon(const qrt__dw_row *r, int64_t t, int64_t m)
+{
+    const int64_t s = r->stride, d = r->dilation, kc = r->kernel, L = r->len_in;
+    const int64_t lo = t * s - r->pad, need = 16 * m * s + (kc - 1) * d;
+    if (need > QRT__DW_PADBUF) {
+        for (int64_t j = 0; j < m; ++j)
+            qrt__conv1d_dw_edge__neon(r, t + 16 * j);
+        return;
+    }
+    uint8_t buf[QRT__DW_PADBUF], ybuf[QRT__DW_PADBUF];
+    /* buf[i] = input position lo + i: padding below a, the row in [a, b), padding from b */
+    const int64_t a = lo >= 0 ? 0 : (-lo < need ? -lo : need);
+    const int64_t b = L - lo < a ? a : (L - lo < need ? L - lo : need);
+    for (int64_t i = 0; i < a; ++i)
+        buf[i] = (uint8_t)r->xz;
+    for (int64_t i = a; i < b; ++i)
+        buf[i] = r->xr[lo + i];
+    for (int64_t i = b; i < need; ++i)
+        buf[i] = (uint8_t)r->xz;
+    qrt__dw_tap wk[16];
+    for (int64_t k = 0; k < kc && k < 16; ++k)
+        wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - r->wz);
+    qrt__conv1d_dw_blocks__neon(buf, ybuf, (ptrdiff_t)m, kc, d, s, wk, r->wr, r->wz, r->xz,
+                                &r->c, 0);
+    for (int64_t i = 0; i < 16 * m && t + i < r->len_out; ++i)
+        r->yr[t + i] = ybuf[i];
+}
+
+/**
+ * One output row: an edge run (qrt__conv1d_dw_run__neon) at each end and in between the
+ * interior blocks, whose every tap lies inside the row, read in place with no check.
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__conv1d_dw_row__neon(const qrt__dw_row *r, const int64_t kc)
+{
+    const int64_t s = r->stride, d = r->dilation, pad = r->pad, len_out = r->len_out;
+    /* interior block starts t: t*s >= pad and t*s - pad + (kc-1)*d + 16*s <= len_in (the last
+     * tap's vector load ends inside the row), and t + 16 <= len_out (a whole store) */
+    const int64_t t_lo = (pad + s - 1) / s;
+    const int64_t room = r->len_in + pad - (kc - 1) * d - 16 * s;
+    int64_t t_hi = room < 0 ? -1 : room / s; /* last interior start */
+    if (t_hi > len_out - 16)
+        t_hi = len_out - 16;
+    int64_t t = 0;
+    const int64_t lim = t_lo < len_out ? t_lo : len_out;
+    if (lim > 0) { /* left edge: blocks starting below t_lo */
+        const int64_t m = (lim + 15) / 16;
+        qrt__conv1d_dw_run__neon(r, 0, m);
+        t = 16 * m;
+    }
+    if (t <= t_hi) {
+        qrt__dw_tap wk[16]; /* w - w_zero, for kernels up to 16 taps */
+        for (int64_t k = 0; k < kc && k < 16; ++k)
+            wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - r->wz);
+        const qrt__neon_rq c = r->c;
+        const ptrdiff_t nb = (ptrdiff_t)((t_hi - t) / 16 + 1);
+        if (r->small_y)
+            qrt__conv1d_dw_blocks__neon(r->xr + (t * s - pad), r->yr + t, nb, kc, d, s, wk,
+                                        r->wr, r->wz, r->xz, &c, 1);
+        else
+            qrt__conv1d_dw_blocks__neon(r->xr + (t * s - pad), r->yr + t, nb, kc, d, s, wk,
+                                        r->wr, r->wz, r->xz, &c, 0);
+        t += (int64_t)nb * 16;
+    }
+    if (t < len_out) /* right edge */
+        qrt__conv1d_dw_run__neon(r, t, (len_out - t + 15) / 16);
+}
+#undef QRT__DW_MAC
+#undef QRT__DW_TAP
+
+/**
+ * @brief The depthwise path of qrt_conv1d_u8__neon() (p already checked, qrt__conv1d_dw_ok(p)).
+ *        Bit-exact with qrt_conv1d_u8_ref(); see the file comment.
+ */
+QRT_NEON_FN void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t *x,
+                                             const int8_t *w, const qrt_conv1d_quant *q,
+                                             uint8_t *out)
+{
+    const int64_t og = p->c_out / p->groups, kk = p->kernel;
+    qrt__dw_row r;
+    r.len_in = p->len_in, r.len_out = p->len_out, r.kernel = kk, r.dilation = p->dilation;
+    r.pad = p->pad_left, r.stride = p->stride, r.xz = p->input_zero;
+    r.c.zero = vdupq_n_s16((int16_t)p->output_zero);
+    r.c.lo = vdupq_n_u8((uint8_t)p->output_min);
+    r.c.hi = vdupq_n_u8((uint8_t)p->output_max);
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t oc = 0; oc < p->c_out; ++oc) {
+            r.xr = x + n * p->x_stride_n + (oc / og) * p->x_stride_c;
+            r.yr = out + n * p->y_stride_n + oc * p->y_stride_c;
+            r.wr = w + oc * kk;
+            r.wz = q->weight_zero[oc];
+            r.c.bias = vdupq_n_s32(q->bias_q[oc]);
+            r.c.scale = vdupq_n_f32(q->scale[oc]);
+            r.small_y = qrt__dw_small_y(kk, q->bias_q[oc], q->scale[oc]);
+            switch (kk) { /* common kernels get an unrolled tap loop */
+            case 3:
+                qrt__conv1d_dw_row__neon(&r, 3);
+                break;
+            case 5:
+                qrt__conv1d_dw_row__neon(&r, 5);
+                break;
+            case 9:
+                qrt__conv1d_dw_row__neon(&r, 9);
+                break;
+            default:
+                qrt__conv1d_dw_row__neon(&r, kk);
+                break;
+            }
+        }
+}
+
+/**
+ * @brief Same contract as qrt_conv1d_u8_ref(); NEON inner products.  Bit-exact with _ref.
+ * @param[in]  p   geometry, strides, zero points (checked here by qrt_conv1d_check)
+ * @param[in]  x   uint8 input at the p->x_stride_* element strides
+ * @param[in]  w   [c_out][c_in/groups][kernel] int8, contiguous
+ * @param[in]  q   per-output-channel constants
+ * @param[out] out uint8 (OUT_U8) or float (OUT_F32) at the p->y_stride_* strides
+ * @return QRT_OK, or the gate's error (nothing written)
+ */
+QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uint8_t *x,
+                                                  const int8_t *w, const qrt_conv1d_quant *q,
+                                                  void *out)
+{
+    const qrt_status st = qrt_conv1d_check(p);
+    if (st != QRT_OK)
+        return st;
+    if (qrt__conv1d_dw_ok(p)) { /* depthwise / c_in = 1: lanes over time */
+        qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
+        return QRT_OK;
+    }
+    const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
+    const int64_t taps = cg * (int64_t)p->kernel;
+    if (taps < 16) /* no full vector per output: the plain loop is faster */
+        return qrt_conv1d_u8_ref(p, x, w, q, out);
+    uint8_t buf[QRT__NEON_CHUNK];
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t g = 0; g < p->groups; ++g)
+            for (int64_t t = 0; t < p->len_out; ++t) {
+                if (taps <= QRT__NEON_CHUNK) {
+                    const uint8_t *xs = qrt__conv1d_gather(p, x, n, g, t, 0, taps, buf);
+                    for (int64_t oc = g * og; oc < (g + 1) * og; ++oc)
+                        qrt__conv1d_store(p, q, out, n, oc, t,
+                                          qrt__conv1d_dot__neon(xs, w + oc * taps, taps,
+                                                                p->input_zero,
+                                                                q->weight_zero[oc]));
+                    continue;
+                }
+                for (int64_t oc = g * og; oc < (g + 1) * og; ++oc) {
+                    uint32_t acc = 0; /* exact total fits int32; partial chunks sum mod 2^32 */
+                    for (int64_t j0 = 0; j0 < taps; j0 += QRT__NEON_CHUNK) {
+                        const int64_t j1 =
+                            j0 + QRT__NEON_CHUNK < taps ? j0 + QRT__NEON_CHUNK : taps;
+                        const uint8_t *xs = qrt__conv1d_gather(p, x, n, g, t, j0, j1, buf);
+                        acc += (uint32_t)qrt__conv1d_dot__neon(xs, w + oc * taps + j0, j1 - j0,
+                                                               p->input_zero, q->weight_zero[oc]);
+                    }
+                    qrt__conv1d_store(p, q, out, n, oc, t, (int32_t)acc);
+                }
+            }
+    return QRT_OK;
+}
+

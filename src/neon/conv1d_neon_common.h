@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file conv1d_neon_common.h
+ * @brief Private to src/neon: the receptive-field gather, the scalar store and the NEON dot
+ *        product shared by conv1d_neon.c and conv1d_neondot.c (static inline: each translation
+ *        unit compiles its own copy with its own flags, so no dot-product code can be shared
+ *        into the baseline NEON unit).
+ */
+#ifndef QRT_SRC_CONV1D_NEON_COMMON_H
+#define QRT_SRC_CONV1D_NEON_COMMON_H
+
+#include <arm_neon.h>
+#include "qrt/neon/conv1d_neon.h"
+#include "qrt/requant.h"
+
+#if defined(__aarch64__)
+#define QRT_NEON_FN
+#else
+#define QRT_NEON_FN __attribute__((target("fpu=neon")))
+#endif
+
+/** Taps gathered per pass; larger receptive fields are processed in chunks of this size. */
+#define QRT__NEON_CHUNK 2048
+
+/**
+ * Gather taps [j0, j1) of output position t (batch n, group g) into buf, natural [cg][K] order.
+ * Returns a pointer to the taps: buf, or the input itself when it is contiguous (linear).
+ */
+static inline const uint8_t *qrt__conv1d_gather(const qrt_conv1d_params *p, const uint8_t *x,
+                                                int64_t n, int64_t g, int64_t t, int64_t j0,
+                                                int64_t j1, uint8_t *buf)
+{
+    const int64_t cg = p->c_in / p->groups, kk = p->kernel;
+    const uint8_t xz = (uint8_t)p->input_zero;
+    const int64_t t0 = t * p->stride - p->pad_left;
+    if (kk == 1 && p->x_stride_c == 1 && t0 >= 0 && t0 < p->len_in)
+        return x + n * p->x_stride_n + (g * cg + j0) * p->x_stride_c + t0 * p->x_stride_t;
+    for (int64_t j = j0; j < j1; ++j) {
+        const int64_t ic = j / kk, k = j - ic * kk;
+        const int64_t tm = t0 + k * p->dilation;
+        buf[j - j0] = (tm < 0 || tm >= p->len_in)
+                          ? xz
+                          : x[n * p->x_stride_n + (g * cg + ic) * p->x_stride_c +
+                              tm * p->x_stride_t];
+    }
+    return buf;
+}
+
+/** Write one accumulator through the reference's requantization (bit-exact by construction). */
+static inline void qrt__conv1d_store(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                     void *out, int64_t n, int64_t oc, int64_t t, int32_t acc)
+{
+    const int64_t o = n * p->y_stride_n + oc * p->y_stride_c + t * p->y_stride_t;
+    if (p->out_kind == QRT_CONV1D_OUT_F32)
+        ((float *)out)[o] = qrt_dequant_acc_f32(acc, q->scale[oc], q->bias_f[oc]);
+    else
+        ((uint8_t *)out)[o] = qrt_requant_fp32_u8(qrt_add_s32_wrap(acc, q->bias_q[oc]),
+                                                  q->scale[oc], p->output_zero, p->output_min,
+                                                  p->output_max);
+}
+
+/** Horizontal sum of four int32 lanes (vaddvq_s32 exists on aarch64 only). */
+QRT_NEON_FN static inline int32_t qrt__neon_hsum_s32(int32x4_t v)
+{
+#if defined(__aarch64__)
+    return vaddvq_s32(v);
+#else
+    const int32x2_t s = vadd_s32(vget_low_s32(v), vget_high_s32(v));
+    return vget_lane_s32(vpadd_s32(s, s), 0);
+#endif
+}
+
+/** sum_j (xs[j] - xz) * (w[j] - wz) over m taps, exact (see the file comment for the bound). */
+QRT_NEON_FN static inline int32_t qrt__conv1d_dot__neon(const uint8_t *xs, const int8_t *w,
+                                                        int64_t m, int32_t xz, int32_t wz)
+{
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)xz);
+    const int8x8_t vwz = vdup_n_s8((int8_t)wz);
+    int32x4_t a0 = vdupq_n_s32(0), a1 = vdupq_n_s32(0);
+    int64_t j = 0;
+    for (; j + 16 <= m; j += 16) {
+        const uint8x16_t xv = vld1q_u8(xs + j);
+        const int8x16_t wv = vld1q_s8(w + j);
+        /* x - xz wraps in 16 bits to the right signed value in -255..255 */
+        const int16x8_t xl = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));
+        const int16x8_t xh = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(xv), vxz));
+        const int16x8_t wl = vsubl_s8(vget_low_s8(wv), vwz);
+        const int16x8_t wh = vsubl_s8(vget_high_s8(wv), vwz);
+        a0 = vmlal_s16(a0, vget_low_s16(xl), vget_low_s16(wl));
+        a1 = vmlal_s16(a1, vget_high_s16(xl), vget_high_s16(wl));
+        a0 = vmlal_s16(a0, vget_low_s16(xh), vget_low_s16(wh));
+        a1 = vmlal_s16(a1, vget_high_s16(xh), vget_high_s16(wh));
+    }
+    int32_t acc = qrt__neon_hsum_s32(vaddq_s32(a0, a1));
+    for (; j < m; ++j)
+        acc += ((int32_t)xs[j] - xz) * ((int32_t)w[j] - wz);
+    return acc;
+}
+
+#endif /* QRT_SRC_CONV1D_NEON_COMMON_H */
