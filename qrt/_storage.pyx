@@ -4,6 +4,7 @@
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyObject_CheckBuffer,
                              PyBUF_SIMPLE,
                              PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES)
+from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memmove, memset
@@ -374,7 +375,15 @@ cdef class Storage:
                              "owns its memory can be resized")
         if self._exports > 0:
             raise BufferError(f"Storage.resize_: {self._exports} live view(s) of this storage "
-                              "(numpy arrays, memoryviews or slices) would dangle")
+                              "(numpy arrays, memoryviews, slices or QTensors) would dangle")
+        # numpy's ``np.ndarray(buffer=storage)`` releases its buffer export at once and keeps
+        # only a reference to this object as ``base``: such an array is invisible to the
+        # export count. Any reference beyond the caller's own may be one, so refuse then.
+        if Py_REFCNT(self) > _refs_of_a_caller:
+            raise BufferError(f"Storage.resize_: {Py_REFCNT(self) - _refs_of_a_caller} other "
+                              "reference(s) to this storage exist (a numpy array made with "
+                              "np.ndarray(buffer=...) holds one) and may view its memory; "
+                              "resize a storage only while nothing else refers to it")
         if n == self._n:
             return self
         cdef uint8_t* p = _aligned_alloc(n)
@@ -409,6 +418,19 @@ cdef class Storage:
 
     def __reduce__(self):
         return (_rebuild, (self.tobytes(),))
+
+    def _refcount(self):
+        """Py_REFCNT(self) as a method sees it (calibrates resize_'s reference check)."""
+        return Py_REFCNT(self)
+
+
+# The references a Storage has while a Python caller runs ``s.resize_(n)`` on a local
+# variable: the variable, plus the interpreter's own for the call on CPythons that do not
+# borrow it. Measured once, from Python bytecode, so the check follows the interpreter.
+_probe_ns = {"Storage": Storage}
+exec("def _probe():\n    s = Storage.empty(0)\n    return s._refcount()\n", _probe_ns)
+cdef Py_ssize_t _refs_of_a_caller = _probe_ns["_probe"]()
+del _probe_ns
 
 
 def _rebuild(data):

@@ -334,8 +334,10 @@ class QTensor:
     elements, as torch's ``storage_offset()`` and ``stride()`` do.
     """
 
+    # ``_pin`` is a memoryview of the storage: a live buffer export, so that
+    # ``storage().resize_()`` refuses while this tensor can reach the memory.
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_qscheme", "_scale",
-                 "_zero_point", "_scales", "_zero_points", "_axis")
+                 "_zero_point", "_scales", "_zero_points", "_axis", "_pin")
 
     def __init__(self, storage: Storage, shape, dtype, scale=None, zero_point=None, offset=0,
                  strides=None, *, scales=None, zero_points=None, axis=None):
@@ -370,6 +372,7 @@ class QTensor:
         if (storage.data_ptr() + off * dt.itemsize) % dt.itemsize:
             raise ValueError(f"{dt!r} data must be {dt.itemsize}-byte aligned")
         self._storage = storage
+        self._pin = memoryview(storage)
         self._shape = shp
         self._strides = st
         self._offset = off
@@ -404,6 +407,7 @@ class QTensor:
         """Internal constructor: trusts its (already validated) arguments."""
         t = cls.__new__(cls)
         t._storage, t._shape, t._strides, t._offset = storage, shape, strides, offset
+        t._pin = memoryview(storage)
         t._dtype, t._qscheme = dtype, qscheme
         t._scale, t._zero_point = scale, zero_point
         t._scales, t._zero_points, t._axis = scales, zero_points, axis
@@ -500,7 +504,11 @@ class QTensor:
         it = self._dtype.itemsize
         if 0 in self._shape:  # nothing to share; numpy would check the strides' reach
             return np.empty(self._shape, dtype=self._dtype.numpy_dtype)
-        return np.ndarray(self._shape, dtype=self._dtype.numpy_dtype, buffer=self._storage,
+        # Through np.frombuffer, whose array holds a buffer export (a memoryview) of the
+        # storage: np.ndarray(buffer=storage) would release it at once, and resize_ could
+        # then free memory this array still points at.
+        return np.ndarray(self._shape, dtype=self._dtype.numpy_dtype,
+                          buffer=np.frombuffer(self._storage, np.uint8),
                           offset=self._offset * it, strides=tuple(s * it for s in self._strides))
 
     def dequantize(self) -> np.ndarray:
