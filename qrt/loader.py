@@ -21,7 +21,7 @@ from qrt import _blob as B
 from qrt._storage import Storage
 from qrt._tensor import qint8, qint32, quint8
 
-__all__ = ["FormatError", "load", "read_blob", "Blob", "TensorEntry", "OpEntry"]
+__all__ = ["FormatError", "load", "read_blob", "verify_blob", "Blob", "TensorEntry", "OpEntry"]
 
 _QRANGE = {d.name: (d.qmin, d.qmax) for d in (quint8, qint8, qint32)}
 _MAX_ELEMS = B.MAX_ELEMS
@@ -527,13 +527,17 @@ class _Reader:
                              offset=s["offset"])
 
 
-def read_blob(path, *, verify: bool = True) -> Blob:
-    """Map and validate ``path``; raise :class:`FormatError` for anything invalid."""
+def read_blob(path, *, verify: bool = True, mmap: bool = True) -> Blob:
+    """Map (``mmap=False``: read) and validate ``path``; raise :class:`FormatError` for
+    anything invalid, ``NotARegularFileError``/``IsADirectoryError`` for a FIFO, socket,
+    device or directory (never opened for a blocking read)."""
+    from qrt._fileio import NotARegularFileError
     fspath = os.fspath(path)
     try:
-        storage = Storage.from_file(fspath, readonly=True)
+        storage = Storage.from_file(fspath, readonly=True, mmap=mmap)
     except (OSError, ValueError) as e:
-        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError,
+                          NotARegularFileError)):
             raise
         raise FormatError("R1", f"cannot map the file ({e})", path=fspath) from e
     buf = np.frombuffer(storage, dtype=np.uint8) if storage.nbytes else np.zeros(0, np.uint8)
@@ -549,7 +553,31 @@ def read_blob(path, *, verify: bool = True) -> Blob:
                 bool(h["flags"] & B.FLAG_FIXED_BATCH))
 
 
-def load(path, *, verify: bool = True, device: str = "cpu"):
+def verify_blob(blob: Blob) -> None:
+    """Re-check a loaded blob's bytes against the checksums validated at load (R8, R12).
+
+    Detects bytes changed under the mapping since it was loaded (a file written in place),
+    and a file truncated in place (R7; touching the lost pages would raise SIGBUS). Costs
+    one CRC-32 pass over the file, about as much as ``qrt.load(verify=True)``.
+    """
+    st = blob.storage
+    if st.mapped and st.file_id is not None:
+        try:
+            now = os.stat(blob.path)
+        except OSError:
+            now = None  # removed or renamed away: the mapping keeps the old inode
+        if now is not None and (now.st_dev, now.st_ino) == st.file_id and \
+                now.st_size < st.nbytes:
+            raise FormatError("R7", f"the file was truncated to {now.st_size} bytes under its "
+                              f"mapping ({st.nbytes} bytes mapped); reading the lost pages "
+                              "would kill the process (SIGBUS): replace files by rename "
+                              "(docs/blob-format.md, \"Updating a model file safely\") and "
+                              "reload", path=blob.path)
+    buf = np.frombuffer(st, dtype=np.uint8) if st.nbytes else np.zeros(0, np.uint8)
+    _Reader(blob.path, buf, True).checksums(blob.header, blob.sections)
+
+
+def load(path, *, verify: bool = True, device: str = "cpu", mmap: bool = True):
     """Load a qrt ``.bin`` model.
 
     Parameters
@@ -563,6 +591,11 @@ def load(path, *, verify: bool = True, device: str = "cpu"):
         ``"cpu"`` (default) or ``"cuda"`` / ``"cuda:N"``: run on an NVIDIA GPU through the
         CuPy backend (docs/gpu.md); raises ``qrt.backends.BackendUnavailable`` without CuPy or
         a GPU, and ``UnsupportedOnDevice`` for ops without a GPU kernel.
+    mmap : bool
+        True (default): weights are zero-copy views of a read-only mapping of the file. The
+        process must then not see the file truncated or written in place (SIGBUS, or weights
+        changing under it; ``Model.verify()`` detects the latter). False: read the file into
+        memory once; nothing done to the file afterwards can reach the model.
 
     Returns
     -------
@@ -576,6 +609,6 @@ def load(path, *, verify: bool = True, device: str = "cpu"):
     """
     if device != "cpu":  # the GPU backend (qrt/backends); cupy is imported only here
         from qrt import backends
-        return backends.load(path, device=device, verify=verify)
+        return backends.load(path, device=device, verify=verify, mmap=mmap)
     from qrt.model import Model
-    return Model(read_blob(path, verify=verify))
+    return Model(read_blob(path, verify=verify, mmap=mmap))

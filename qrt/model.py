@@ -52,6 +52,27 @@ class TensorSpec:
         return None if self.scale is None else (self.scale, self.zero_point)
 
 
+def _checked_batch(model: "Model", batch, what: str = "batch") -> int:
+    """A run-time batch size as an int >= 1 whose arena stays under the plan bound.
+
+    A batch that would need more than ``_MAX_ARENA`` bytes of activations is a problem of
+    the call (a ``ValueError``), not of the file: the exported batch planned fine at load.
+    """
+    if isinstance(batch, (bool, np.bool_)) or not hasattr(batch, "__index__"):
+        raise TypeError(f"{what} must be an integer, got {type(batch).__name__}")
+    b = batch.__index__()
+    if b < 1:
+        raise ValueError(f"{what} must be >= 1, got {b}")
+    if model._fixed_batch and b != model._batch0:
+        raise ValueError(f"this model only runs at batch size {model._batch0}")
+    b0 = model._batch0 or 1
+    need = -(-model.arena_nbytes * b // b0)  # activations scale with the batch at most
+    if need > _MAX_ARENA:
+        raise ValueError(f"{what} {b} would need about {need} bytes of activations, more "
+                         f"than the {_MAX_ARENA}-byte bound of one plan")
+    return b
+
+
 def _nbytes(shape, itemsize) -> int:
     n = 1
     for d in shape:
@@ -470,6 +491,8 @@ class Model:
             if not ok:
                 raise ValueError(f"input {spec.name!r}: expected shape {self._shape_str(spec)}, "
                                  f"got {shape}")
+        if batch is not None and hasattr(self, "arena_nbytes"):
+            _checked_batch(self, batch, "input batch")
         return batch if batch is not None else self._batch0
 
     @staticmethod
@@ -559,14 +582,22 @@ class Model:
     def tensors(self):
         return list(self._t)
 
+    def verify(self) -> None:
+        """Re-check the file's bytes against the checksums validated at load.
+
+        Raises :class:`qrt.FormatError` (R8 metadata, R12 weights, R7 file truncated in place)
+        when the mapped file changed since :func:`qrt.load`; one CRC-32 pass over the file.
+        """
+        from qrt.loader import verify_blob
+        verify_blob(self._blob)
+
     def arena_nbytes_for(self, batch: int) -> int:
         """Arena bytes needed at ``batch`` (plans and caches that batch size)."""
-        if self._fixed_batch and batch != self._batch0:
-            raise ValueError(f"this model only runs at batch size {self._batch0}")
-        return self._plan(batch).nbytes
+        return self._plan(_checked_batch(self, batch)).nbytes
 
     def macs(self, batch: Optional[int] = None) -> int:
-        return sum(r["macs"] for r in self._rows(batch))
+        return sum(r["macs"] for r in self._rows(None if batch is None
+                                                 else _checked_batch(self, batch)))
 
     def _rows(self, batch=None):
         plan = self._plan(self._batch0 if batch is None else batch)

@@ -916,7 +916,8 @@ class _ShapeOnly:
         self.shape = tuple(shape)
 
 
-def load(path, device_index: int = 0, verify: bool = True, **_ignored) -> DeviceModel:
+def load(path, device_index: int = 0, verify: bool = True, mmap: bool = True,
+         **_ignored) -> DeviceModel:
     """Read and validate a ``.bin`` blob (qrt.loader.read_blob) and lower it to the GPU."""
     from qrt.loader import read_blob
-    return DeviceModel(read_blob(path, verify=verify), device_index)
+    return DeviceModel(read_blob(path, verify=verify, mmap=mmap), device_index)
