@@ -113,6 +113,8 @@ def _check_scale(scale, what="scale") -> float:
 
 
 def _check_zero_point(zp, dtype: QDType, what="zero_point") -> int:
+    if isinstance(zp, (bool, np.bool_)):  # torch's argument parser refuses bools as ints
+        raise TypeError(f"{what} must be an integer, got bool ({zp!r})")
     try:
         z = operator.index(zp)
     except TypeError:
@@ -127,6 +129,8 @@ def _check_zero_point(zp, dtype: QDType, what="zero_point") -> int:
 
 
 def _check_axis(axis, ndim: int, what="axis") -> int:
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, got bool ({axis!r})")
     try:
         a = operator.index(axis)
     except TypeError:
@@ -955,3 +959,35 @@ def from_int_repr_per_channel(ints, scales, zero_points, axis, dtype=None) -> QT
     st, arr = _storage_of(arr)
     return QTensor._wrap(st, arr.shape, _contiguous_strides(arr.shape), 0, dt, per_channel_affine,
                          None, None, sc, zp, ax)
+
+
+def _byte_extent(t: QTensor) -> Tuple[int, int]:
+    """[first, last + 1) addresses of the bytes ``t`` can touch ((0, 0) when empty)."""
+    if 0 in t._shape:
+        return 0, 0
+    it = t._dtype.itemsize
+    lo = t._storage.data_ptr() + t._offset * it
+    return lo, lo + (sum((d - 1) * s for d, s in zip(t._shape, t._strides)) + 1) * it
+
+
+def _check_out_alias(out: QTensor, inputs, what: str, exact_ok: bool) -> None:
+    """Refuse an ``out`` that overlaps an input, except an exact alias where allowed.
+
+    ``exact_ok``: the kernel reads element i of each input before it writes element i of
+    the output (elementwise ops), so ``out`` may *be* an input (same address, shape and
+    strides). Any other overlap gives wrong answers (an output shifted by one element from
+    its input reads codes it has already overwritten), so it is a ValueError.
+    """
+    o0, o1 = _byte_extent(out)
+    if o0 == o1:
+        return
+    for x in inputs:
+        x0, x1 = _byte_extent(x)
+        if x0 >= o1 or o0 >= x1:
+            continue
+        if exact_ok and x0 == o0 and x._shape == out._shape and x._strides == out._strides \
+                and x._dtype.itemsize == out._dtype.itemsize:
+            continue
+        kind = "partly overlaps" if exact_ok else "shares memory with"
+        raise ValueError(f"{what}: out {kind} an input; give a separate output tensor"
+                         + (" (or exactly the input, for in-place)" if exact_ok else ""))
