@@ -231,6 +231,7 @@ class _Reader:
         for (a0, a1, ka), (b0, _, kb) in zip(spans, spans[1:]):
             if b0 < a1:
                 raise self.err("R10", f"sections {ka} and {kb} overlap", section=kb, offset=b0)
+        self.section_gaps(table_end, spans, h["alignment"])
         d = out["DATA"]
         if d["offset"] + d["size"] != self.size or spans[-1][2] != "DATA":
             raise self.err("R11", "DATA must be the last section and end at the end of the file",
@@ -239,6 +240,21 @@ class _Reader:
             raise self.err("R11", f"DATA size {d['size']} is not a multiple of the alignment",
                            section="DATA", offset=d["offset"])
         return out
+
+    def section_gaps(self, table_end: int, spans, alignment: int) -> None:
+        """R10: the only bytes outside the sections are their alignment padding, all zero
+        (no room to hide data, as safetensors' "no holes")."""
+        prev = table_end
+        for off, end, kind in spans:
+            step = alignment if kind == "DATA" else 8
+            if off - prev >= step:
+                raise self.err("R10", f"{off - prev} bytes between offset {prev} and section "
+                               f"{kind}: only alignment padding (< {step} bytes) may "
+                               "separate sections", section=kind, offset=prev)
+            if self.buf[prev:off].any():
+                raise self.err("R10", f"padding bytes [{prev}, {off}) before section {kind} "
+                               "are not zero", section=kind, offset=prev)
+            prev = end
 
     # ---- checksums (R8, R12) -------------------------------------------------------------
     def checksums(self, h, secs):
