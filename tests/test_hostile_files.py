@@ -46,7 +46,8 @@ def test_readers_refuse_fifos_sockets_directories_devices_without_blocking(odd_p
     from qrt.loader import read_blob
     paths = json.loads(sys.argv[1])
     calls = {
-        "qrt.load": lambda p: qrt.load(p), "qrt.load(mmap=False)": lambda p: qrt.load(p, mmap=False),
+        "qrt.load": lambda p: qrt.load(p),
+        "qrt.load(mmap=False)": lambda p: qrt.load(p, mmap=False),
         "load_tensors": lambda p: qrt.load_tensors(p),
         "load_tensors(mmap=False)": lambda p: qrt.load_tensors(p, mmap=False),
         "read_blob": lambda p: read_blob(p),

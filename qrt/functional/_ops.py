@@ -15,8 +15,8 @@ import numpy as np
 
 from qrt import _ops
 from qrt._storage import Storage
-from qrt._tensor import (QTensor, _check_out_alias, _check_scale, _check_zero_point, _contiguous_strides,
-                         per_tensor_affine, qint8, qint32, quint8)
+from qrt._tensor import (QTensor, _check_out_alias, _check_scale, _check_zero_point,
+                         _contiguous_strides, per_tensor_affine, qint8, qint32, quint8)
 
 __all__ = [
     "relu", "add", "add_relu", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "hardswish",
