@@ -176,3 +176,88 @@ def _write(f, data) -> int:
         return f.tell() if f.seekable() else 0
     f.write(data)
     return len(memoryview(data).cast("B"))
+
+
+# ---- CRC-32 of a file with holes -----------------------------------------------------------------
+# Appending zero bytes to a CRC-32 is a linear map of its 32-bit register (the register is the
+# complement of the CRC): zlib's crc32_combine uses the same GF(2) matrices. With them, the CRC
+# of a hole of n zero bytes costs O(log n), so checking a sparse file reads only its data.
+_POLY = 0xEDB88320
+_ZERO_OPS: list = []  # _ZERO_OPS[k]: the 32x32 matrix (32 column ints) appending 2**k zero bytes
+
+
+def _gf2_times(mat, vec: int) -> int:
+    s, i = 0, 0
+    while vec:
+        if vec & 1:
+            s ^= mat[i]
+        vec >>= 1
+        i += 1
+    return s
+
+
+def _zero_ops():
+    if not _ZERO_OPS:
+        m = [_POLY] + [1 << (n - 1) for n in range(1, 32)]  # one zero bit
+        for _ in range(3):  # -> one zero byte
+            m = [_gf2_times(m, m[n]) for n in range(32)]
+        for _ in range(64):
+            _ZERO_OPS.append(m)
+            m = [_gf2_times(m, m[n]) for n in range(32)]
+    return _ZERO_OPS
+
+
+def crc32_zeros(crc: int, n: int) -> int:
+    """``zlib.crc32(bytes(n), crc)`` without touching n bytes."""
+    ops = _zero_ops()
+    reg = crc ^ 0xFFFFFFFF
+    k = 0
+    while n:
+        if n & 1:
+            reg = _gf2_times(ops[k], reg)
+        n >>= 1
+        k += 1
+    return reg ^ 0xFFFFFFFF
+
+
+def crc32_of_mapping(buf, start: int, end: int, path, file_id) -> int:
+    """``zlib.crc32(buf[start:end])`` for ``buf``, a mapping of ``path``; holes are skipped.
+
+    The file's holes (``SEEK_DATA``/``SEEK_HOLE``) read as zeros, so their CRC is computed,
+    not read: the cost follows the bytes the file really stores, and the mapping's pages for
+    the holes are never touched. Falls back to reading everything when the path no longer
+    names the mapped file (``file_id``) or the file system cannot report holes.
+    """
+    import zlib
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if file_id is None or seek_data is None or end - start < (1 << 20):
+        return zlib.crc32(buf[start:end])
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return zlib.crc32(buf[start:end])
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != tuple(file_id) or not stat.S_ISREG(st.st_mode):
+            return zlib.crc32(buf[start:end])
+        crc, pos = 0, start
+        while pos < end:
+            try:
+                data = min(os.lseek(fd, pos, seek_data), end)
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: only a hole is left
+                    raise
+                data = end
+            if data > pos:
+                crc = crc32_zeros(crc, data - pos)
+                pos = data
+            if pos >= end:
+                break
+            hole = min(os.lseek(fd, pos, seek_hole), end)
+            crc = zlib.crc32(buf[pos:hole], crc)
+            pos = hole
+        return crc
+    except OSError:
+        return zlib.crc32(buf[start:end])
+    finally:
+        os.close(fd)

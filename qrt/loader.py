@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from qrt import _blob as B
+from qrt._fileio import crc32_of_mapping
 from qrt._storage import Storage
 from qrt._tensor import qint8, qint32, quint8
 
@@ -132,6 +133,7 @@ class _Reader:
         self.buf = buf  # uint8 view of the whole file
         self.size = int(buf.shape[0])
         self.verify = verify
+        self.file_id = None  # (st_dev, st_ino) when buf maps a file: lets the CRC skip holes
 
     def err(self, rule, msg, **kw):
         return FormatError(rule, msg, path=self.path, **kw)
@@ -266,8 +268,8 @@ class _Reader:
         if crc != h["meta_crc32"]:
             raise self.err("R8", f"metadata checksum mismatch (stored {h['meta_crc32']:#010x}, "
                            f"computed {crc:#010x}): bytes [0, {d0}) are corrupted", offset=c0)
-        if self.verify:
-            crc = zlib.crc32(self.buf[d0:])
+        if self.verify:  # the holes of a sparse file are not read (qrt._fileio)
+            crc = crc32_of_mapping(self.buf, d0, self.size, self.path, self.file_id)
             if crc != h["data_crc32"]:
                 raise self.err("R12", f"payload checksum mismatch (stored "
                                f"{h['data_crc32']:#010x}, computed {crc:#010x}); the weights "
@@ -558,6 +560,7 @@ def read_blob(path, *, verify: bool = True, mmap: bool = True) -> Blob:
         raise FormatError("R1", f"cannot map the file ({e})", path=fspath) from e
     buf = np.frombuffer(storage, dtype=np.uint8) if storage.nbytes else np.zeros(0, np.uint8)
     r = _Reader(fspath, buf, verify)
+    r.file_id = storage.file_id if storage.mapped else None
     h = r.header()
     secs = r.sections(h)
     r.checksums(h, secs)
@@ -590,7 +593,9 @@ def verify_blob(blob: Blob) -> None:
                               "(docs/blob-format.md, \"Updating a model file safely\") and "
                               "reload", path=blob.path)
     buf = np.frombuffer(st, dtype=np.uint8) if st.nbytes else np.zeros(0, np.uint8)
-    _Reader(blob.path, buf, True).checksums(blob.header, blob.sections)
+    r = _Reader(blob.path, buf, True)
+    r.file_id = st.file_id if st.mapped else None
+    r.checksums(blob.header, blob.sections)
 
 
 def load(path, *, verify: bool = True, device: str = "cpu", mmap: bool = True):
