@@ -401,7 +401,9 @@ def _run_command(prog, func, *args) -> int:
         except (OSError, ValueError):
             pass
     try:
-        return func(*args)
+        rc = func(*args)
+        sys.stdout.flush()  # a closed pipe must fail here, not in the interpreter's exit flush
+        return rc
     except FormatError as e:
         say(f"invalid blob: {e}")
         return EXIT_BAD_BLOB

@@ -417,6 +417,13 @@ class QTensor:
         t._scales, t._zero_points, t._axis = scales, zero_points, axis
         return t
 
+    def __reduce__(self):
+        # Not the slots: ``_pin`` (a memoryview) cannot be pickled; the rebuilt tensor pins
+        # its storage again.
+        return (QTensor._wrap, (self._storage, self._shape, self._strides, self._offset,
+                                self._dtype, self._qscheme, self._scale, self._zero_point,
+                                self._scales, self._zero_points, self._axis))
+
     def _with_layout(self, shape, strides, offset, axis=None):
         return QTensor._wrap(self._storage, shape, strides, offset, self._dtype, self._qscheme,
                              self._scale, self._zero_point, self._scales, self._zero_points,

@@ -448,6 +448,18 @@ print("ok")
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
 
 
+def test_qtensor_pickles_and_copies_with_its_storage_pinned():
+    """The pin (a memoryview export) that keeps resize_ away is not part of the state."""
+    import copy
+    t = qrt.quantize_per_channel(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                 np.array([0.5, 0.25]), np.array([0, 3]), 0, qrt.quint8)
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t), copy.copy(t)):
+        np.testing.assert_array_equal(u.int_repr(), t.int_repr())
+        assert u.q_per_channel_axis() == 0
+        with pytest.raises(BufferError):
+            u.storage().resize_(1)
+
+
 # ---- property tests --------------------------------------------------------------------------
 @SETTINGS
 @given(data=st.binary(max_size=300), a=st.integers(-400, 400), b=st.integers(-400, 400))
