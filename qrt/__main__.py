@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The ``qrt`` command line: inspect, verify, run and bench ``.bin`` models; the demo.
 
-Exit codes: 0 success, 1 invalid blob (FormatError), 2 bad arguments or unreadable files.
+Exit codes: 0 success, 1 invalid blob (FormatError), 2 bad arguments or unreadable files
+(missing, a directory, a FIFO, a device, a bad .npy/.npz), 3 not enough memory, 4 internal
+error (a bug: please report it), 130 interrupted, 141 output closed early (broken pipe).
+Every failure is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,7 +15,11 @@ import os
 import sys
 import time
 
-EXIT_OK, EXIT_BAD_BLOB, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_BAD_BLOB, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
+EXIT_CODES_HELP = ("exit codes: 0 success, 1 invalid blob (qrt.FormatError), 2 bad arguments "
+                   "or unreadable files, 3 not enough memory, 4 internal error, 130 "
+                   "interrupted, 141 output closed early (broken pipe)")
 
 
 class _UsageError(Exception):
@@ -30,19 +37,13 @@ def _peak_rss_mb() -> float:
 
 def _load(path, verify=True):
     import qrt
-    if not os.path.exists(path):
-        raise _UsageError(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise _UsageError(f"{path} is a directory, not a .bin file")
-    return qrt.load(path, verify=verify)
+    return qrt.load(path, verify=verify)  # FileNotFoundError, FIFOs etc.: see main()
 
 
 # ---- inspect ----------------------------------------------------------------------------------
 def _inspect(args) -> int:
     from qrt import _blob as B
     from qrt.loader import read_blob
-    if not os.path.isfile(args.model):
-        raise _UsageError(f"no such file: {args.model}")
     blob = read_blob(args.model, verify=not args.no_verify)
     h = blob.header
     if args.json:
@@ -59,7 +60,7 @@ def _inspect(args) -> int:
             "inputs": blob.inputs, "outputs": blob.outputs,
             "tensor_file": blob.tensor_file}, indent=1))
         return EXIT_OK
-    size = os.path.getsize(args.model)
+    size = blob.storage.nbytes
     print(f"{args.model}: qrt blob format {h['version_major']}.{h['version_minor']}, "
           f"{size} bytes")
     print(f"  header_size={h['header_size']} alignment={h['alignment']} flags={h['flags']:#x}"
@@ -103,16 +104,17 @@ def _inspect(args) -> int:
 
 # ---- verify -----------------------------------------------------------------------------------
 def _verify(args) -> int:
+    from qrt.loader import read_blob
+    from qrt.model import Model
     t0 = time.perf_counter()
-    if os.path.isfile(args.model):  # a tensor file (qrt.save) verifies without a model
-        from qrt.loader import read_blob
+    blob = read_blob(args.model)
+    if blob.tensor_file:  # a tensor file (qrt.save) verifies without a model
         from qrt.tensors_io import load_tensors
-        if read_blob(args.model).tensor_file:
-            n = len(load_tensors(args.model))
-            print(f"{args.model}: OK (tensor file, {n} tensors, checksums verified, loaded in "
-                  f"{(time.perf_counter() - t0) * 1e3:.1f} ms)")
-            return EXIT_OK
-    m = _load(args.model, verify=True)
+        n = len(load_tensors(args.model))
+        print(f"{args.model}: OK (tensor file, {n} tensors, checksums verified, loaded in "
+              f"{(time.perf_counter() - t0) * 1e3:.1f} ms)")
+        return EXIT_OK
+    m = Model(blob)
     dt = time.perf_counter() - t0
     print(f"{args.model}: OK ({len(m.ops)} ops, weights {m.weights_nbytes} B, arena "
           f"{m.arena_nbytes} B, checksums verified, loaded in {dt * 1e3:.1f} ms)")
@@ -121,17 +123,31 @@ def _verify(args) -> int:
 
 # ---- run --------------------------------------------------------------------------------------
 def _read_inputs(path, model):
+    import zipfile
+    import zlib
+
     import numpy as np
+
+    from qrt._fileio import NotARegularFileError, open_for_reading
     try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise _UsageError(f"cannot read --input {path}: {e}") from None
-    if isinstance(data, np.ndarray):
-        return [data]
-    names = [s.name for s in model.inputs]
-    if all(n in data.files for n in names):
-        return [data[n] for n in names]
-    return [data[k] for k in data.files]
+        fd, _ = open_for_reading(path, "--input")  # a FIFO would block np.load
+        with os.fdopen(fd, "rb") as f:
+            data = np.load(f, allow_pickle=False)
+            if isinstance(data, np.ndarray):
+                return [data]
+            with data:
+                if not data.files:
+                    raise ValueError("the .npz holds no arrays")
+                names = [s.name for s in model.inputs]
+                keys = names if all(n in data.files for n in names) else data.files
+                return [data[k] for k in keys]
+    except FileNotFoundError:
+        raise _UsageError(f"no such file: --input {path}") from None
+    except (IsADirectoryError, NotARegularFileError) as e:
+        raise _UsageError(f"--input: {e}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as e:
+        what = "an empty file" if isinstance(e, EOFError) else f"{type(e).__name__}: {e}"
+        raise _UsageError(f"cannot read --input {path} as .npy/.npz ({what})") from None
 
 
 def _to_qrt_input(x, spec):
@@ -139,28 +155,48 @@ def _to_qrt_input(x, spec):
 
     import qrt
     if spec.dtype == "float32":
+        if x.dtype.kind not in "fiub":
+            raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype {x.dtype}")
         return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
-    return qrt.from_int_repr(np.ascontiguousarray(x), spec.scale, spec.zero_point,
-                             getattr(qrt, spec.dtype))
+    dt = getattr(qrt, spec.dtype)
+    if x.dtype.kind not in "iu":
+        raise _UsageError(f"input {spec.name!r} is quantized ({spec.dtype}, scale "
+                          f"{spec.scale}, zero_point {spec.zero_point}): give its integer codes "
+                          f"(dtype {dt.numpy_dtype.name}), not {x.dtype} values")
+    if x.size and (x.min() < dt.qmin or x.max() > dt.qmax):
+        raise _UsageError(f"input {spec.name!r}: codes must lie in [{dt.qmin}, {dt.qmax}] for "
+                          f"{spec.dtype}, got [{x.min()}, {x.max()}]")
+    return qrt.from_int_repr(np.ascontiguousarray(x, dtype=dt.numpy_dtype), spec.scale,
+                             spec.zero_point, dt)
 
 
 def _run(args) -> int:
     import numpy as np
 
     import qrt
+    from qrt._fileio import replace_file
     m = _load(args.model, verify=not args.no_verify)
-    xs = [_to_qrt_input(x, s) for x, s in zip(_read_inputs(args.input, m), m.inputs)]
+    xs = _read_inputs(args.input, m)
+    if len(xs) != len(m.inputs):
+        raise _UsageError(f"the model takes {len(m.inputs)} input(s) "
+                          f"({', '.join(s.name for s in m.inputs)}); --input {args.input} "
+                          f"holds {len(xs)}")
+    xs = [_to_qrt_input(x, s) for x, s in zip(xs, m.inputs)]
     try:
         y = m(*xs)
     except (ValueError, TypeError) as e:
         raise _UsageError(str(e)) from None
     ys = y if isinstance(y, tuple) else (y,)
     arrs = [v.int_repr().copy() if isinstance(v, qrt.QTensor) else v for v in ys]
-    if args.output:
-        if len(arrs) == 1 and not args.output.endswith(".npz"):
-            np.save(args.output, arrs[0])
+    if args.output:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
+        out = args.output
+        if len(arrs) == 1 and not out.endswith(".npz"):
+            out += "" if out.endswith(".npy") else ".npy"
+            replace_file(out, lambda f: np.save(f, arrs[0]))
         else:
-            np.savez(args.output, **{s.name: a for s, a in zip(m.outputs, arrs)})
+            out += "" if out.endswith(".npz") else ".npz"
+            replace_file(out, lambda f: np.savez(f, **{s.name: a
+                                                       for s, a in zip(m.outputs, arrs)}))
     for s, a in zip(m.outputs, arrs):
         print(f"{s.name}: shape {a.shape} dtype {a.dtype}"
               + (f" -> {args.output}" if args.output else ""))
@@ -221,11 +257,37 @@ def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
     return times
 
 
+def _check_batch_fits(m, batch):
+    """Refuse a batch whose inputs and activations would not fit in this machine's memory."""
+    from qrt.model import _checked_batch
+    try:
+        _checked_batch(m, batch, "--batch")
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
+    arena = m.arena_nbytes * batch // (m._batch0 or 1)  # planning it would allocate it
+    per = 0
+    for s in m.inputs:
+        n = 1
+        for d in s.shape:
+            n *= batch if d is None else d
+        per += n * 8  # the random inputs are drawn as float64 first
+    need = arena + per
+    try:
+        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        phys = 0
+    if phys and need > phys // 2:
+        raise _UsageError(f"--batch {batch} needs about {need / 2**30:.1f} GiB (activations "
+                          f"and inputs), more than half of this machine's "
+                          f"{phys / 2**30:.1f} GiB")
+
+
 def _bench(args) -> int:
     import numpy as np
     if args.iters < 1 or args.batch < 1 or args.warmup < 0:
         raise _UsageError("--iters and --batch must be >= 1, --warmup >= 0")
     m = _load(args.model)
+    _check_batch_fits(m, args.batch)
     try:
         times = bench_model(m, args.batch, args.iters, args.warmup, progress=not args.quiet
                             and (sys.stderr.isatty() or args.progress))
@@ -251,6 +313,9 @@ def _demo(args) -> int:
 
     from qrt.data import path as data_path
     from qrt.data.synthetic import CLASSES, make_dataset
+    if args.n < 1 or args.batch < 1:
+        raise _UsageError(f"--n and --batch must be >= 1 (got --n {args.n}, --batch "
+                          f"{args.batch})")
     model_path = args.model or data_path("demo.bin")
     t0 = time.perf_counter()
     m = _load(model_path)
@@ -263,7 +328,7 @@ def _demo(args) -> int:
     lat = bench_model(m, 1, 200, 10, progress=False)
     print(f"qrt demo: 1-D CNN keyword-spotting-style classifier, {len(CLASSES)} classes "
           f"({', '.join(CLASSES)})")
-    print(f"  model {os.path.basename(model_path)}: {os.path.getsize(model_path)} B, "
+    print(f"  model {os.path.basename(model_path)}: {m._blob.storage.nbytes} B, "
           f"{len(m.ops)} ops, {m.macs(1)} MACs/sample, weights {m.weights_nbytes} B, "
           f"arena {m.arena_nbytes_for(1)} B (batch 1), loaded in {t_load * 1e3:.1f} ms")
     print(f"  accuracy on {args.n} fresh synthetic signals (seed {args.seed}): "
@@ -287,8 +352,9 @@ def _upgrade(args) -> int:
 
 
 def main(argv=None) -> int:
+    _safe_streams()
     p = argparse.ArgumentParser(prog="qrt", description="qrt: run PyTorch-quantized models "
-                                "without torch.")
+                                "without torch.", epilog=EXIT_CODES_HELP)
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("inspect", help="print a blob's header, tensors, ops, sizes, qparams")
     s.add_argument("model")
@@ -326,18 +392,69 @@ def main(argv=None) -> int:
     s.add_argument("--output", "-o", required=True)
     s.set_defaults(func=_upgrade)
     args = p.parse_args(argv)
+    return _run_command(f"qrt {args.cmd}", args.func, args)
+
+
+def _safe_streams():
+    """Paths that are not UTF-8 (surrogate escapes) must print, not raise UnicodeEncodeError."""
+    for stream, errors in ((sys.stdout, "surrogateescape"), (sys.stderr, "backslashreplace")):
+        try:
+            stream.reconfigure(errors=errors)
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def _run_command(prog, func, *args) -> int:
+    """Run a command; every failure becomes one line on stderr and an exit code."""
+    from qrt._fileio import NotARegularFileError
     from qrt.loader import FormatError
+
+    def say(msg):
+        try:
+            print(f"{prog}: {msg}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
     try:
-        return args.func(args)
+        rc = func(*args)
+        sys.stdout.flush()  # a closed pipe must fail here, not in the interpreter's exit flush
+        return rc
     except FormatError as e:
-        print(f"qrt {args.cmd}: invalid blob: {e}", file=sys.stderr)
+        say(f"invalid blob: {e}")
         return EXIT_BAD_BLOB
     except _UsageError as e:
-        print(f"qrt {args.cmd}: error: {e}", file=sys.stderr)
+        say(f"error: {e}")
         return EXIT_USAGE
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(f"qrt {args.cmd}: error: {e}", file=sys.stderr)
+    except BrokenPipeError:
+        # The reader (head, less) went away: stop quietly, and keep the interpreter's final
+        # flush of stdout from raising again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        say("output closed early (broken pipe)")
+        return EXIT_BROKEN_PIPE
+    except FileNotFoundError as e:
+        say(f"error: no such file: {e.filename if e.filename is not None else e}")
         return EXIT_USAGE
+    except (IsADirectoryError, NotARegularFileError, PermissionError) as e:
+        say(f"error: {e}")
+        return EXIT_USAGE
+    except OSError as e:
+        say(f"error: {e}")
+        return EXIT_USAGE
+    except MemoryError as e:
+        say(f"error: not enough memory ({e or 'allocation failed'})")
+        return EXIT_NO_MEMORY
+    except KeyboardInterrupt:
+        say("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as e:  # a bug in qrt: still one line, with what to report
+        if os.environ.get("QRT_DEBUG"):
+            raise
+        say(f"internal error: {type(e).__name__}: {e} (set QRT_DEBUG=1 for a traceback; "
+            "please report it)")
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

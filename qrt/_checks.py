@@ -35,6 +35,8 @@ def _check_scale(scale, what="scale") -> float:
 
 
 def _check_zero_point(zp, dtype: QDType, what="zero_point") -> int:
+    if isinstance(zp, (bool, np.bool_)):  # torch's argument parser refuses bools as ints
+        raise TypeError(f"{what} must be an integer, got bool ({zp!r})")
     try:
         z = operator.index(zp)
     except TypeError:
@@ -49,6 +51,8 @@ def _check_zero_point(zp, dtype: QDType, what="zero_point") -> int:
 
 
 def _check_axis(axis, ndim: int, what="axis") -> int:
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, got bool ({axis!r})")
     try:
         a = operator.index(axis)
     except TypeError:

@@ -158,9 +158,15 @@ cdef int _check_status(qrt_status st, const qrt_conv1d_params *p) except -1:
     if st == QRT_OK:
         return 0
     if st == QRT_ERR_OVERFLOW:
-        raise ValueError(f"conv1d: {p.c_in // p.groups if p.groups else p.c_in} x {p.kernel} "
-                         f"taps per output exceed the int32 accumulation bound "
-                         f"({QRT_CONV1D_MAX_TAPS}) or a size is too large")
+        taps = (p.c_in // p.groups if p.groups else p.c_in) * p.kernel
+        if taps > QRT_CONV1D_MAX_TAPS:
+            raise ValueError(f"conv1d: {p.c_in // p.groups if p.groups else p.c_in} x "
+                             f"{p.kernel} taps per output exceed the int32 accumulation bound "
+                             f"({QRT_CONV1D_MAX_TAPS})")
+        raise ValueError(f"conv1d: a size is too large for the kernel's index arithmetic "
+                         f"(batch {p.n}, length {p.len_in} -> {p.len_out}, padding "
+                         f"{p.pad_left}, kernel {p.kernel}, stride {p.stride}, dilation "
+                         f"{p.dilation}, channels {p.c_in} -> {p.c_out})")
     raise ValueError(f"qrt_conv1d_u8 rejected its arguments (status {st})")
 
 

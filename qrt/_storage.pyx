@@ -4,6 +4,7 @@
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyObject_CheckBuffer,
                              PyBUF_SIMPLE,
                              PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES)
+from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memmove, memset
@@ -54,6 +55,7 @@ cdef class Storage:
     cdef bint _has_view
     cdef Py_buffer _view
     cdef object _base
+    cdef object _file_id
     cdef Py_ssize_t _shape[1]
     cdef Py_ssize_t _strides[1]
 
@@ -67,6 +69,7 @@ cdef class Storage:
         self._exports = 0
         self._has_view = False
         self._base = None
+        self._file_id = None
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -116,8 +119,8 @@ cdef class Storage:
         return s
 
     @staticmethod
-    def from_file(path, shared=False, nbytes=None, *, readonly=False):
-        """Memory-map ``path``.
+    def from_file(path, shared=False, nbytes=None, *, readonly=False, mmap=True):
+        """Memory-map ``path`` (or read it into memory with ``mmap=False``).
 
         Parameters
         ----------
@@ -129,33 +132,53 @@ cdef class Storage:
             Bytes to map from the start of the file (default: the file's size).
         readonly : bool
             Map read-only; any write raises.
+        mmap : bool
+            False: copy the bytes into owned, 64-byte-aligned memory and close the file.
+            Nothing another process later does to the file (truncating it, writing into
+            it) can then reach this storage; a mapping dies of SIGBUS when its file
+            shrinks (docs/blob-format.md, "Threat model"). Not with ``shared=True``.
+
+        Raises
+        ------
+        IsADirectoryError, qrt._fileio.NotARegularFileError
+            ``path`` is a directory, FIFO, socket or character device (a FIFO is never
+            opened: reading it would block).
         """
+        from qrt import _fileio
         fspath = _os.fspath(path)
-        if _os.path.isdir(fspath):
-            raise IsADirectoryError(f"Storage.from_file: {fspath!r} is a directory")
-        flags = _os.O_RDWR if (shared and not readonly) else _os.O_RDONLY
-        if shared and not readonly:
-            flags |= _os.O_CREAT
-        fd = _os.open(fspath, flags, 0o644)
+        if shared and not mmap:
+            raise ValueError("Storage.from_file: shared=True writes through a mapping; it "
+                             "cannot be combined with mmap=False")
+        rw = bool(shared and not readonly)
+        fd, st = _fileio.open_for_reading(fspath, "Storage.from_file", write=rw, create=rw)
+        cdef Storage s
         try:
-            size = _os.fstat(fd).st_size
+            size = _fileio.file_size(fd, st)
             if nbytes is None:
                 n = size
             else:
                 n = _checked_size(nbytes, "Storage.from_file: nbytes")
             if n > size:
-                if shared and not readonly:
+                if rw:
                     _os.ftruncate(fd, n)
                 else:
                     raise ValueError(f"Storage.from_file: nbytes={n} is larger than the file "
                                      f"{fspath!r} ({size} bytes)")
+            if not mmap:
+                s = Storage.empty(n)
+                if n:
+                    _fileio.read_into(fd, s, n, fspath)
+                s._readonly = bool(readonly)
+                s._file_id = (st.st_dev, st.st_ino)
+                return s
             if n == 0:
                 # mmap cannot map 0 bytes: an empty storage that behaves as a mapping
                 # (cannot be resized) stands in for it.
                 s = Storage.empty(0)
-                (<Storage>s)._shared = bool(shared)
-                (<Storage>s)._readonly = bool(readonly)
-                (<Storage>s)._mapped = True
+                s._shared = bool(shared)
+                s._readonly = bool(readonly)
+                s._mapped = True
+                s._file_id = (st.st_dev, st.st_ino)
                 return s
             if readonly:
                 access = _mmap.ACCESS_READ
@@ -166,11 +189,26 @@ cdef class Storage:
             mm = _mmap.mmap(fd, n, access=access)
         finally:
             _os.close(fd)
-        cdef Storage st = Storage.__new__(Storage)
-        st._attach(mm, 0, -1)
-        st._mapped = True
-        st._shared = bool(shared)
-        return st
+        s = Storage.__new__(Storage)
+        s._attach(mm, 0, -1)
+        s._mapped = True
+        s._shared = bool(shared)
+        s._file_id = (st.st_dev, st.st_ino)
+        return s
+
+    @property
+    def file_id(self):
+        """``(st_dev, st_ino)`` of the file :meth:`from_file` read or mapped, else None.
+
+        ``os.stat(path)`` with the same id means the path still names that file (it was
+        not replaced by a rename), so a shorter size means it was truncated in place.
+        """
+        return self._file_id
+
+    @property
+    def mapped(self):
+        """True when the bytes are a memory mapping of a file (``from_file(mmap=True)``)."""
+        return bool(self._mapped)
 
     cdef int _attach(self, object obj, Py_ssize_t start, Py_ssize_t stop) except -1:
         """Borrow obj's buffer, writable if it can be, and view bytes [start, stop)."""
@@ -368,13 +406,23 @@ cdef class Storage:
         (a live numpy array, memoryview or slice of it).
         """
         cdef Py_ssize_t n = _checked_size(nbytes, "Storage.resize_: nbytes")
+        if self._readonly:
+            raise ValueError("Storage.resize_: this storage is read-only")
         if not self._owned or self._mapped:
             kind = "a memory-mapped file" if self._mapped else "a view of another buffer"
             raise ValueError(f"Storage.resize_: this storage is {kind}; only a storage that "
                              "owns its memory can be resized")
         if self._exports > 0:
             raise BufferError(f"Storage.resize_: {self._exports} live view(s) of this storage "
-                              "(numpy arrays, memoryviews or slices) would dangle")
+                              "(numpy arrays, memoryviews, slices or QTensors) would dangle")
+        # numpy's ``np.ndarray(buffer=storage)`` releases its buffer export at once and keeps
+        # only a reference to this object as ``base``: such an array is invisible to the
+        # export count. Any reference beyond the caller's own may be one, so refuse then.
+        if Py_REFCNT(self) > _refs_of_a_caller:
+            raise BufferError(f"Storage.resize_: {Py_REFCNT(self) - _refs_of_a_caller} other "
+                              "reference(s) to this storage exist (a numpy array made with "
+                              "np.ndarray(buffer=...) holds one) and may view its memory; "
+                              "resize a storage only while nothing else refers to it")
         if n == self._n:
             return self
         cdef uint8_t* p = _aligned_alloc(n)
@@ -409,6 +457,19 @@ cdef class Storage:
 
     def __reduce__(self):
         return (_rebuild, (self.tobytes(),))
+
+    def _refcount(self):
+        """Py_REFCNT(self) as a method sees it (calibrates resize_'s reference check)."""
+        return Py_REFCNT(self)
+
+
+# The references a Storage has while a Python caller runs ``s.resize_(n)`` on a local
+# variable: the variable, plus the interpreter's own for the call on CPythons that do not
+# borrow it. Measured once, from Python bytecode, so the check follows the interpreter.
+_probe_ns = {"Storage": Storage}
+exec("def _probe():\n    s = Storage.empty(0)\n    return s._refcount()\n", _probe_ns)
+cdef Py_ssize_t _refs_of_a_caller = _probe_ns["_probe"]()
+del _probe_ns
 
 
 def _rebuild(data):

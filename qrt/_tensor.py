@@ -42,8 +42,10 @@ class QTensor:
     elements, as torch's ``storage_offset()`` and ``stride()`` do.
     """
 
+    # ``_pin`` is a memoryview of the storage: a live buffer export, so that
+    # ``storage().resize_()`` refuses while this tensor can reach the memory.
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_qscheme", "_scale",
-                 "_zero_point", "_scales", "_zero_points", "_axis")
+                 "_zero_point", "_scales", "_zero_points", "_axis", "_pin")
 
     def __init__(self, storage: Storage, shape, dtype, scale=None, zero_point=None, offset=0,
                  strides=None, *, scales=None, zero_points=None, axis=None):
@@ -78,6 +80,7 @@ class QTensor:
         if (storage.data_ptr() + off * dt.itemsize) % dt.itemsize:
             raise ValueError(f"{dt!r} data must be {dt.itemsize}-byte aligned")
         self._storage = storage
+        self._pin = memoryview(storage)
         self._shape = shp
         self._strides = st
         self._offset = off
@@ -112,10 +115,18 @@ class QTensor:
         """Internal constructor: trusts its (already validated) arguments."""
         t = cls.__new__(cls)
         t._storage, t._shape, t._strides, t._offset = storage, shape, strides, offset
+        t._pin = memoryview(storage)
         t._dtype, t._qscheme = dtype, qscheme
         t._scale, t._zero_point = scale, zero_point
         t._scales, t._zero_points, t._axis = scales, zero_points, axis
         return t
+
+    def __reduce__(self):
+        # Not the slots: ``_pin`` (a memoryview) cannot be pickled; the rebuilt tensor pins
+        # its storage again.
+        return (QTensor._wrap, (self._storage, self._shape, self._strides, self._offset,
+                                self._dtype, self._qscheme, self._scale, self._zero_point,
+                                self._scales, self._zero_points, self._axis))
 
     def _with_layout(self, shape, strides, offset, axis=None):
         return QTensor._wrap(self._storage, shape, strides, offset, self._dtype, self._qscheme,
@@ -208,7 +219,11 @@ class QTensor:
         it = self._dtype.itemsize
         if 0 in self._shape:  # nothing to share; numpy would check the strides' reach
             return np.empty(self._shape, dtype=self._dtype.numpy_dtype)
-        return np.ndarray(self._shape, dtype=self._dtype.numpy_dtype, buffer=self._storage,
+        # Through np.frombuffer, whose array holds a buffer export (a memoryview) of the
+        # storage: np.ndarray(buffer=storage) would release it at once, and resize_ could
+        # then free memory this array still points at.
+        return np.ndarray(self._shape, dtype=self._dtype.numpy_dtype,
+                          buffer=np.frombuffer(self._storage, np.uint8),
                           offset=self._offset * it, strides=tuple(s * it for s in self._strides))
 
     def dequantize(self) -> np.ndarray:
@@ -494,6 +509,38 @@ def _new_tensor(shape, dtype: QDType) -> Tuple[Storage, np.ndarray]:
     st = Storage.empty(n * dtype.itemsize)
     return st, np.frombuffer(st, dtype=dtype.numpy_dtype)
 
+
+
+def _byte_extent(t: QTensor) -> Tuple[int, int]:
+    """[first, last + 1) addresses of the bytes ``t`` can touch ((0, 0) when empty)."""
+    if 0 in t._shape:
+        return 0, 0
+    it = t._dtype.itemsize
+    lo = t._storage.data_ptr() + t._offset * it
+    return lo, lo + (sum((d - 1) * s for d, s in zip(t._shape, t._strides)) + 1) * it
+
+
+def _check_out_alias(out: QTensor, inputs, what: str, exact_ok: bool) -> None:
+    """Refuse an ``out`` that overlaps an input, except an exact alias where allowed.
+
+    ``exact_ok``: the kernel reads element i of each input before it writes element i of
+    the output (elementwise ops), so ``out`` may *be* an input (same address, shape and
+    strides). Any other overlap gives wrong answers (an output shifted by one element from
+    its input reads codes it has already overwritten), so it is a ValueError.
+    """
+    o0, o1 = _byte_extent(out)
+    if o0 == o1:
+        return
+    for x in inputs:
+        x0, x1 = _byte_extent(x)
+        if x0 >= o1 or o0 >= x1:
+            continue
+        if exact_ok and x0 == o0 and x._shape == out._shape and x._strides == out._strides \
+                and x._dtype.itemsize == out._dtype.itemsize:
+            continue
+        kind = "partly overlaps" if exact_ok else "shares memory with"
+        raise ValueError(f"{what}: out {kind} an input; give a separate output tensor"
+                         + (" (or exactly the input, for in-place)" if exact_ok else ""))
 
 from qrt._quantize import (_dequantize_impl, _int_dtype, _quantize_per_channel_impl,  # noqa
                            _quantize_per_tensor_impl, _split3, _storage_of, dequantize,

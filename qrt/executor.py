@@ -248,8 +248,8 @@ class Executor:
             (state if tensor_class(T[r]) == "state" else sizes)[r] = nb
         need = sum(sizes.values()) + sum(state.values())
         if need > MAX_ARENA:
-            raise ValueError(f"input shape(s) {list(key)} need {need} bytes of activations "
-                             f"(more than {MAX_ARENA})")
+            raise ValueError(f"input shape(s) {list(key)}: this batch size / length would need "
+                             f"{need} bytes of activations (more than {MAX_ARENA})")
         offsets, total = plan_arena(sizes, life)
         plan = Plan()
         plan.key, plan.shapes, plan.nbytes = key, shapes, total

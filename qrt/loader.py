@@ -7,13 +7,13 @@ the public entry point. Imports go one way: loader -> model -> executor -> ops -
 
 from __future__ import annotations
 
-from qrt._format.reader import Blob, FormatError, OpEntry, TensorEntry, read_blob
+from qrt._format.reader import Blob, FormatError, OpEntry, TensorEntry, read_blob, verify_blob
 from qrt.model import Model
 
-__all__ = ["FormatError", "load", "read_blob", "Blob", "TensorEntry", "OpEntry"]
+__all__ = ["FormatError", "load", "read_blob", "verify_blob", "Blob", "TensorEntry", "OpEntry"]
 
 
-def load(path, *, verify: bool = True, device: str = "cpu"):
+def load(path, *, verify: bool = True, device: str = "cpu", mmap: bool = True):
     """Load a qrt ``.bin`` model.
 
     Parameters
@@ -27,6 +27,11 @@ def load(path, *, verify: bool = True, device: str = "cpu"):
         ``"cpu"`` (default) or ``"cuda"`` / ``"cuda:N"``: run on an NVIDIA GPU through the
         CuPy backend (docs/gpu.md); raises ``qrt.backends.BackendUnavailable`` without CuPy or
         a GPU, and ``UnsupportedOnDevice`` for ops without a GPU kernel.
+    mmap : bool
+        True (default): weights are zero-copy views of a read-only mapping of the file. The
+        process must then not see the file truncated or written in place (SIGBUS, or weights
+        changing under it; ``Model.verify()`` detects the latter). False: read the file into
+        memory once; nothing done to the file afterwards can reach the model.
 
     Returns
     -------
@@ -40,5 +45,5 @@ def load(path, *, verify: bool = True, device: str = "cpu"):
     """
     if device != "cpu":  # the GPU backend (qrt/backends); cupy is imported only here
         from qrt import backends
-        return backends.load(path, device=device, verify=verify)
-    return Model(read_blob(path, verify=verify))
+        return backends.load(path, device=device, verify=verify, mmap=mmap)
+    return Model(read_blob(path, verify=verify, mmap=mmap))

@@ -69,6 +69,25 @@ class Profile:
         return "\n".join(lines)
 
 
+def _checked_batch(model: "Model", batch, what: str = "batch") -> int:
+    """A run-time batch size as an int >= 1 whose arena stays under the plan bound (a
+    problem of the call, a ``ValueError``, not of the file), without planning it."""
+    from qrt.executor import MAX_ARENA
+    if isinstance(batch, (bool, np.bool_)) or not hasattr(batch, "__index__"):
+        raise TypeError(f"{what} must be an integer, got {type(batch).__name__}")
+    b = batch.__index__()
+    if b < 1:
+        raise ValueError(f"{what} must be >= 1, got {b}")
+    if model._fixed_batch and b != model._batch0:
+        raise ValueError(f"this model only runs at batch size {model._batch0}")
+    b0 = model._batch0 or 1
+    need = -(-model.arena_nbytes * b // b0)  # activations scale with the batch at most
+    if need > MAX_ARENA:
+        raise ValueError(f"{what} {b} would need about {need} bytes of activations, more "
+                         f"than the {MAX_ARENA}-byte bound of one plan")
+    return b
+
+
 class CPUBackend:
     """The executor's CPU backend: arena Storages, QTensor/ndarray views, each op's bind()."""
 
@@ -316,6 +335,15 @@ class Model:
     @property
     def tensors(self):
         return list(self._t)
+
+    def verify(self) -> None:
+        """Re-check the file's bytes against the checksums validated at load.
+
+        Raises :class:`qrt.FormatError` (R8 metadata, R12 weights, R7 file truncated in place)
+        when the mapped file changed since :func:`qrt.load`; one CRC-32 pass over the file.
+        """
+        from qrt._format.reader import verify_blob
+        verify_blob(self._blob)
 
     def _batch_plan(self, batch):
         if batch is None:

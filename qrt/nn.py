@@ -65,7 +65,8 @@ from qrt import _conv1d, _quant
 from qrt._geometry import conv_out_len
 from qrt.quantization import choose_qparams  # noqa: F401  (qrt.nn.choose_qparams)
 from qrt._storage import Storage
-from qrt._tensor import (QTensor, _check_scale, _check_zero_point, _contiguous_strides, qint8,
+from qrt._tensor import (QTensor, _check_out_alias, _check_scale, _check_zero_point,
+                         _contiguous_strides, qint8,
                          quint8, per_tensor_affine)
 
 __all__ = ["Conv1d", "ConvReLU1d", "Linear", "LinearReLU", "DynamicLinear"]
@@ -78,13 +79,20 @@ class _Unsupported(NotImplementedError, ValueError):
     """Raised for what torch's quantized ops refuse with NotImplementedError (also a ValueError)."""
 
 
+_MAX_GEOMETRY = (1 << 31) - 1  # sizes, strides, padding: the kernels take 32-bit sizes
+
+
 def _pos_int(v, what, minimum=1):
+    if isinstance(v, (bool, np.bool_)):  # torch's argument parser refuses bools as ints
+        raise TypeError(f"{what} must be an integer, got bool ({v!r})")
     try:
         i = operator.index(v)
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {type(v).__name__}") from None
     if i < minimum:
         raise ValueError(f"{what}={i} must be >= {minimum}")
+    if i > _MAX_GEOMETRY:
+        raise ValueError(f"{what}={i} is too large (at most {_MAX_GEOMETRY})")
     return int(i)
 
 
@@ -376,7 +384,7 @@ class _Base:
                                  None)
         if (type(out) is QTensor and out._shape == shape and out._dtype is quint8 and
                 out._qscheme is per_tensor_affine and out._scale == self.scale and
-                out._zero_point == self.zero_point and
+                out._zero_point == self.zero_point and not out._storage.readonly and
                 out._strides == _contiguous_strides(shape)):
             return out
         return self._check_out(out, shape)
@@ -490,6 +498,11 @@ class Conv1d(_Base):
         return n * self._c_out * o[-1] * self._cg * self._k
 
     def __call__(self, x, *, out=None):
+        return self._call(x, out, out is not None)
+
+    def _call(self, x, out, check_alias):
+        """``__call__``; a model plan binds this with ``check_alias=False`` after checking its
+        fixed buffers once (the arena planner never overlaps an op's input and output)."""
         try:
             key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
                    self.scale, self.zero_point, self._variant)
@@ -497,6 +510,8 @@ class Conv1d(_Base):
         except (AttributeError, KeyError, TypeError):
             plan, oshape = self._conv_plan(x)
         y = self._out_qtensor(out, oshape)
+        if check_alias:  # the kernel reads input windows after writing outputs
+            _check_out_alias(y, (x,), type(self).__name__, exact_ok=False)
         plan.run_u8(x._storage, x._offset, y._storage, y._offset)
         return y
 
@@ -606,6 +621,10 @@ class Linear(_Base):
         return plan, oshape
 
     def __call__(self, x, *, out=None):
+        return self._call(x, out, out is not None)
+
+    def _call(self, x, out, check_alias):
+        """``__call__``; a model plan binds this with ``check_alias=False`` (see Conv1d)."""
         try:
             key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
                    self.scale, self.zero_point, self._variant)
@@ -619,6 +638,8 @@ class Linear(_Base):
             if plan is not None:
                 self._remember(key, (plan, oshape))
         y = self._out_qtensor(out, oshape)
+        if check_alias:  # the kernel reads input windows after writing outputs
+            _check_out_alias(y, (x,), type(self).__name__, exact_ok=False)
         if plan is None:  # leading dims that do not collapse: copy once, then run
             x = x.contiguous()  # (clone() keeps a channels-last layout, as torch's does)
             plan, _ = self._linear_plan(x._shape, x._strides, x._scale, x._zero_point)

@@ -12,8 +12,6 @@ them), referenced from the quantized entry.
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Dict, Mapping, Union
 
 import numpy as np
@@ -93,18 +91,11 @@ def save(tensors: Mapping[str, Union[QTensor, np.ndarray]], path, *, meta=None) 
         b.meta.update(dict(meta))
     b.flags |= B.FLAG_TENSORS
     data = b.to_bytes()
-    # Write a new file and rename it over ``path``: tensors still mapped from an older
-    # version of ``path`` (load_tensors(mmap=True)) keep their inode instead of seeing the
-    # file truncated under them (which would fault on access).
-    dst = os.fspath(path)
-    tmp = f"{dst}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, dst)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    # Never write into an existing file: tensors still mapped from an older version of
+    # ``path`` (load_tensors(mmap=True)) keep their inode instead of seeing the file
+    # truncated under them (which would kill the process with SIGBUS).
+    from qrt._fileio import replace_file
+    replace_file(path, data)
     return len(data)
 
 
@@ -117,8 +108,10 @@ def load_tensors(path, mmap: bool = True, *, verify: bool = True
     path : str or os.PathLike
     mmap : bool
         True: every tensor is a zero-copy, read-only view of the mapped file (QTensors share
-        one read-only :class:`Storage`). False: each tensor is copied into its own writable
-        memory and the file is released.
+        one read-only :class:`Storage`); the file must then not be truncated or written in
+        place while they live (docs/blob-format.md, "Threat model"). False: the file is read
+        into memory (never mapped), each tensor is copied into its own writable memory and
+        nothing later done to the file can reach them.
     verify : bool
         Check the payload checksum too (structure and metadata checksum are always checked).
 
@@ -128,7 +121,7 @@ def load_tensors(path, mmap: bool = True, *, verify: bool = True
         The file is not a valid tensor file (a model blob, a corrupted file, a bad dtype
         code, invalid qparams, ...); the message names the rule and the tensor.
     """
-    blob = read_blob(path, verify=verify)
+    blob = read_blob(path, verify=verify, mmap=mmap)
     if not blob.tensor_file:
         raise FormatError("R23", "this is a model blob, not a tensor file; load it with "
                           "qrt.load", path=blob.path)

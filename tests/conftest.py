@@ -118,10 +118,11 @@ def golden_path(name: str) -> str:
 
 
 def load_golden(name: str):
-    """Load tests/data/<name> (an .npz); skip the test when the file is missing."""
+    """Load tests/data/<name> (an .npz); a missing golden file fails the test (never a skip:
+    a checkout without its goldens must not pass silently)."""
     p = golden_path(name)
     if not os.path.exists(p):
-        pytest.skip(f"golden file {name} is missing (regenerate with tools/gen_golden.py)")
+        pytest.fail(f"golden file {name} is missing (regenerate with tools/gen_golden.py)")
     return np.load(p, allow_pickle=False)
 
 

@@ -219,6 +219,27 @@ def test_R10_unknown_kind_and_count(tmp_path, blob):
     expect(tmp_path, fix_crc(b3), "R10")
 
 
+def test_R10_gap_bytes_between_sections_are_zero(tmp_path, blob):
+    """Issue #13: non-zero padding between sections was accepted (room to hide data)."""
+    secs = sorted(section(blob, k)[1:] + (k,) for k in B.SECTION)
+    gaps = [(a + n, b) for (a, n, _), (b, _, _) in zip(secs, secs[1:]) if b > a + n]
+    assert gaps, "the writer leaves alignment padding somewhere"
+    g0, _ = gaps[0]
+    blob[g0] = 0x5A
+    expect(tmp_path, fix_crc(blob), "R10", "not zero")
+
+
+def test_R10_no_gap_wider_than_the_alignment(tmp_path, blob):
+    """DATA moved one alignment unit further (the inserted bytes zero): a gap, not padding."""
+    _, d0, _ = section(blob, "DATA")
+    align = int(np.frombuffer(bytes(blob[:B.HEADER_SIZE]), H)[0]["alignment"])
+    buf = bytearray(blob[:d0]) + bytearray(align) + blob[d0:]
+    put(buf, sec_entry(buf, "DATA") + B.SECTION_DTYPE.fields["offset"][1], d0 + align,
+        B.SECTION_DTYPE.fields["offset"][0].str)
+    put(buf, hfield("file_size"), len(buf), H.fields["file_size"][0].str)
+    expect(tmp_path, fix_crc(buf), "R10", "only alignment padding")
+
+
 def test_R11_data_last(tmp_path, blob):
     at = sec_entry(blob, "DATA")
     _, off, size = section(blob, "DATA")

@@ -431,7 +431,7 @@ def load_golden(path):
 def test_conv1d_golden(name):
     path = DATA / name
     if not path.exists():
-        pytest.skip(f"{name} not generated (tools/gen_golden_conv.py)")
+        pytest.fail(f"{name} is missing (generate it with tools/gen_golden_conv.py)")
     n = 0
     for c in load_golden(path):
         np.testing.assert_array_equal(three_way(c), c["y"], err_msg=str(cfg_str(c)))

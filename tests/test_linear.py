@@ -252,7 +252,7 @@ def load_golden(path):
 def test_linear_golden():
     path = DATA / "linear_random.npz"
     if not path.exists():
-        pytest.skip("linear_random.npz not generated (tools/gen_golden_conv.py)")
+        pytest.fail("linear_random.npz is missing (generate it with tools/gen_golden_conv.py)")
     for c in load_golden(path):
         np.testing.assert_array_equal(three_way(c), c["y"])
 
@@ -260,6 +260,6 @@ def test_linear_golden():
 def test_linear_dynamic_golden():
     path = DATA / "linear_dynamic.npz"
     if not path.exists():
-        pytest.skip("linear_dynamic.npz not generated (tools/gen_golden_conv.py)")
+        pytest.fail("linear_dynamic.npz is missing (generate it with tools/gen_golden_conv.py)")
     for c in load_golden(path):
         np.testing.assert_array_equal(dynamic_three_way(c).view(np.int32), c["y"].view(np.int32))

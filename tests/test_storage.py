@@ -240,7 +240,9 @@ def test_from_buffer_non_contiguous_is_refused():
 # ---- resize --------------------------------------------------------------------------------------
 def test_resize_keeps_prefix_and_zero_fills():
     s = Storage.full(10, 5)
-    assert s.resize_(20) is s
+    r = s.resize_(20)  # not inside the assert: pytest's rewrite keeps the bound method alive
+    assert r is s
+    del r
     assert s.tobytes() == b"\5" * 10 + b"\0" * 10 and s.data_ptr() % 64 == 0
     s.resize_(3)
     assert s.tobytes() == b"\5" * 3
@@ -385,6 +387,77 @@ print("ok")
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_resize_refuses_while_any_array_memoryview_or_qtensor_reaches_the_memory():
+    """Issue #13 defect 1: every way to view a storage keeps resize_ from freeing it.
+
+    Each case runs in a subprocess: before the fix, ``int_repr()`` and
+    ``np.ndarray(buffer=storage)`` let resize_ free the memory, and the write through the
+    array then corrupted the heap or crashed the interpreter.
+    """
+    code = r"""
+import gc, numpy as np, qrt
+S = qrt.Storage
+def qt():
+    s = S.full(4096, 3)
+    return s, qrt.QTensor(s, (4096,), qrt.quint8, 0.5, 0)
+cases = {
+    "int_repr": lambda: (lambda s, t: (s, t.int_repr()))(*qt()),
+    "int_repr_slice": lambda: (lambda s, t: (s, t.int_repr()[10:20]))(*qt()),
+    "qtensor": qt,
+    "qtensor_view": lambda: (lambda s, t: (s, t[5:9]))(*qt()),
+    "frombuffer": lambda: (lambda s: (s, np.frombuffer(s, np.uint8)))(S.full(4096, 3)),
+    "ndarray_buffer": lambda: (lambda s: (s, np.ndarray((4096,), np.uint8, buffer=s)))(
+        S.full(4096, 3)),
+    "memoryview": lambda: (lambda s: (s, memoryview(s)))(S.full(4096, 3)),
+    "memoryview_slice": lambda: (lambda s: (s, memoryview(s)[1:]))(S.full(4096, 3)),
+    "numpy": lambda: (lambda s: (s, s.numpy()))(S.full(4096, 3)),
+    "slice": lambda: (lambda s: (s, s[100:200]))(S.full(4096, 3)),
+}
+for name, make in cases.items():
+    s, view = make()
+    gc.collect()
+    try:
+        s.resize_(1)
+    except BufferError:
+        pass
+    else:
+        raise SystemExit(f"{name}: resize_ accepted while a view exists")
+    assert s.nbytes == 4096, name
+    if isinstance(view, qrt.QTensor):
+        view.int_repr()[...] = 7
+        assert int(view.int_repr().reshape(-1)[0]) == 7
+    elif isinstance(view, S):
+        view.fill_(7)
+    else:
+        m = np.asarray(view) if not isinstance(view, memoryview) else np.frombuffer(view, np.uint8)
+        m[...] = 7
+        assert m.reshape(-1)[0] == 7
+        del m
+    del view
+    gc.collect()
+    try:
+        s.resize_(1)  # once nothing else refers to the storage, resize_ works again
+    except BufferError as e:
+        raise SystemExit(f"{name}: {e}")
+    assert s.nbytes == 1, name
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
+
+
+def test_qtensor_pickles_and_copies_with_its_storage_pinned():
+    """The pin (a memoryview export) that keeps resize_ away is not part of the state."""
+    import copy
+    t = qrt.quantize_per_channel(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                 np.array([0.5, 0.25]), np.array([0, 3]), 0, qrt.quint8)
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t), copy.copy(t)):
+        np.testing.assert_array_equal(u.int_repr(), t.int_repr())
+        assert u.q_per_channel_axis() == 0
+        with pytest.raises(BufferError):
+            u.storage().resize_(1)
 
 
 # ---- property tests --------------------------------------------------------------------------

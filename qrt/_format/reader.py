@@ -19,10 +19,11 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from qrt import _blob as B
+from qrt._fileio import crc32_of_mapping
 from qrt._storage import Storage
 from qrt._tensor import qint8, qint32, quint8
 
-__all__ = ["FormatError", "read_blob", "Blob", "TensorEntry", "OpEntry"]
+__all__ = ["FormatError", "read_blob", "verify_blob", "Blob", "TensorEntry", "OpEntry"]
 
 _QRANGE = {d.name: (d.qmin, d.qmax) for d in (quint8, qint8, qint32)}
 _MAX_ELEMS = B.MAX_ELEMS
@@ -149,6 +150,7 @@ class _Reader:
         self.buf = buf  # uint8 view of the whole file
         self.size = int(buf.shape[0])
         self.verify = verify
+        self.file_id = None  # (st_dev, st_ino) when buf maps a file: lets the CRC skip holes
 
     def err(self, rule, msg, **kw):
         return FormatError(rule, msg, path=self.path, **kw)
@@ -255,6 +257,7 @@ class _Reader:
         for (a0, a1, ka), (b0, _, kb) in zip(spans, spans[1:]):
             if b0 < a1:
                 raise self.err("R10", f"sections {ka} and {kb} overlap", section=kb, offset=b0)
+        self.section_gaps(table_end, spans, h["alignment"])
         d = out["DATA"]
         if d["offset"] + d["size"] != self.size or spans[-1][2] != "DATA":
             raise self.err("R11", "DATA must be the last section and end at the end of the file",
@@ -263,6 +266,21 @@ class _Reader:
             raise self.err("R11", f"DATA size {d['size']} is not a multiple of the alignment",
                            section="DATA", offset=d["offset"])
         return out
+
+    def section_gaps(self, table_end: int, spans, alignment: int) -> None:
+        """R10: the only bytes outside the sections are their alignment padding, all zero
+        (no room to hide data, as safetensors' "no holes")."""
+        prev = table_end
+        for off, end, kind in spans:
+            step = alignment if kind == "DATA" else 8
+            if off - prev >= step:
+                raise self.err("R10", f"{off - prev} bytes between offset {prev} and section "
+                               f"{kind}: only alignment padding (< {step} bytes) may "
+                               "separate sections", section=kind, offset=prev)
+            if self.buf[prev:off].any():
+                raise self.err("R10", f"padding bytes [{prev}, {off}) before section {kind} "
+                               "are not zero", section=kind, offset=prev)
+            prev = end
 
     # ---- checksums (R8, R12) -------------------------------------------------------------
     def checksums(self, h, secs):
@@ -274,8 +292,8 @@ class _Reader:
         if crc != h["meta_crc32"]:
             raise self.err("R8", f"metadata checksum mismatch (stored {h['meta_crc32']:#010x}, "
                            f"computed {crc:#010x}): bytes [0, {d0}) are corrupted", offset=c0)
-        if self.verify:
-            crc = zlib.crc32(self.buf[d0:])
+        if self.verify:  # the holes of a sparse file are not read (qrt._fileio)
+            crc = crc32_of_mapping(self.buf, d0, self.size, self.path, self.file_id)
             if crc != h["data_crc32"]:
                 raise self.err("R12", f"payload checksum mismatch (stored "
                                f"{h['data_crc32']:#010x}, computed {crc:#010x}); the weights "
@@ -566,17 +584,22 @@ class _Reader:
                              offset=s["offset"])
 
 
-def read_blob(path, *, verify: bool = True) -> Blob:
-    """Map and validate ``path``; raise :class:`FormatError` for anything invalid."""
+def read_blob(path, *, verify: bool = True, mmap: bool = True) -> Blob:
+    """Map (``mmap=False``: read) and validate ``path``; raise :class:`FormatError` for
+    anything invalid, ``NotARegularFileError``/``IsADirectoryError`` for a FIFO, socket,
+    device or directory (never opened for a blocking read)."""
+    from qrt._fileio import NotARegularFileError
     fspath = os.fspath(path)
     try:
-        storage = Storage.from_file(fspath, readonly=True)
+        storage = Storage.from_file(fspath, readonly=True, mmap=mmap)
     except (OSError, ValueError) as e:
-        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError,
+                          NotARegularFileError)):
             raise
         raise FormatError("R1", f"cannot map the file ({e})", path=fspath) from e
     buf = np.frombuffer(storage, dtype=np.uint8) if storage.nbytes else np.zeros(0, np.uint8)
     r = _Reader(fspath, buf, verify)
+    r.file_id = storage.file_id if storage.mapped else None
     h = r.header()
     secs = r.sections(h)
     r.checksums(h, secs)
@@ -586,3 +609,29 @@ def read_blob(path, *, verify: bool = True) -> Blob:
     meta = r.meta(secs)
     return Blob(fspath, storage, h, secs, tensors, ops, ins, outs, meta,
                 bool(h["flags"] & B.FLAG_FIXED_BATCH))
+
+
+def verify_blob(blob: Blob) -> None:
+    """Re-check a loaded blob's bytes against the checksums validated at load (R8, R12).
+
+    Detects bytes changed under the mapping since it was loaded (a file written in place),
+    and a file truncated in place (R7; touching the lost pages would raise SIGBUS). Costs
+    one CRC-32 pass over the file, about as much as ``qrt.load(verify=True)``.
+    """
+    st = blob.storage
+    if st.mapped and st.file_id is not None:
+        try:
+            now = os.stat(blob.path)
+        except OSError:
+            now = None  # removed or renamed away: the mapping keeps the old inode
+        if now is not None and (now.st_dev, now.st_ino) == st.file_id and \
+                now.st_size < st.nbytes:
+            raise FormatError("R7", f"the file was truncated to {now.st_size} bytes under its "
+                              f"mapping ({st.nbytes} bytes mapped); reading the lost pages "
+                              "would kill the process (SIGBUS): replace files by rename "
+                              "(docs/blob-format.md, \"Updating a model file safely\") and "
+                              "reload", path=blob.path)
+    buf = np.frombuffer(st, dtype=np.uint8) if st.nbytes else np.zeros(0, np.uint8)
+    r = _Reader(blob.path, buf, True)
+    r.file_id = st.file_id if st.mapped else None
+    r.checksums(blob.header, blob.sections)

@@ -280,9 +280,11 @@ class BlobBuilder:
         return bytes(out)
 
     def write(self, path) -> int:
+        """Write the blob to ``path`` atomically (temporary file, fsync, rename): a process
+        that has the old file mapped keeps it intact instead of dying of SIGBUS."""
+        from qrt._fileio import replace_file
         blob = self.to_bytes()
-        with open(path, "wb") as f:
-            f.write(blob)
+        replace_file(path, blob)
         return len(blob)
 
 

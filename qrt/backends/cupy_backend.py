@@ -857,7 +857,8 @@ class DeviceModel:
     run = __call__
 
 
-def load(path, device_index: int = 0, verify: bool = True, **_ignored) -> DeviceModel:
+def load(path, device_index: int = 0, verify: bool = True, mmap: bool = True,
+         **_ignored) -> DeviceModel:
     """Read and validate a ``.bin`` blob (qrt._format.reader) and lower it to the GPU."""
     from qrt._format.reader import read_blob
-    return DeviceModel(read_blob(path, verify=verify), device_index)
+    return DeviceModel(read_blob(path, verify=verify, mmap=mmap), device_index)

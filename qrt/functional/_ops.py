@@ -16,8 +16,8 @@ import numpy as np
 from qrt import _ops
 from qrt._geometry import pool_out_len
 from qrt._storage import Storage
-from qrt._tensor import (QTensor, _check_scale, _check_zero_point, _contiguous_strides,
-                         per_tensor_affine, qint8, qint32, quint8)
+from qrt._tensor import (QTensor, _check_out_alias, _check_scale, _check_zero_point,
+                         _contiguous_strides, per_tensor_affine, qint8, qint32, quint8)
 
 __all__ = [
     "relu", "add", "add_relu", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "hardswish",
@@ -81,6 +81,8 @@ def _result(shape, dtype, scale, zero_point, out, what="out"):
             raise ValueError(f"{what} has shape {out.shape}; the result has shape {shape}")
         if not out.is_contiguous():
             raise ValueError(f"{what} must be contiguous")
+        if out._storage.readonly:
+            raise ValueError(f"{what} is read-only (it views a read-only buffer or mapping)")
         if out._scale != float(scale) or out._zero_point != int(zero_point):
             raise ValueError(f"{what} has qparams ({out._scale!r}, {out._zero_point}); the "
                              f"result needs ({float(scale)!r}, {int(zero_point)})")
@@ -207,6 +209,8 @@ def relu(input: QTensor, inplace: bool = False, *, out: Optional[QTensor] = None
             view[...] = np.maximum(view, view.dtype.type(x._zero_point))
         return x
     res, flat = _result(x.shape, x._dtype, x._scale, x._zero_point, out)
+    if out is not None:
+        _check_out_alias(res, (x,), "relu", exact_ok=True)
     _ops.relu(_codes(x).reshape(-1), flat, x._zero_point)
     return res
 
@@ -226,6 +230,8 @@ def _add(a, b, scale, zero_point, relu_fused, out, what):
     res, flat = _result(shape, a._dtype, so, zo, out)
     if flat.size == 0:
         return res
+    if out is not None:
+        _check_out_alias(res, (a, b), what, exact_ok=True)
     sa, za, sb, zb = _F32(a._scale), a._zero_point, _F32(b._scale), b._zero_point
     so32 = _F32(so)
     if (a._dtype is quint8 and a.shape == b.shape and a.ndim > 0
@@ -302,6 +308,8 @@ def hardswish(input: QTensor, scale: float, zero_point: int, *,
     so = _check_scale(scale, "scale")
     zo = _check_zero_point(zero_point, x._dtype, "zero_point")
     res, flat = _result(x.shape, x._dtype, so, zo, out)
+    if out is not None:
+        _check_out_alias(res, (x,), "hardswish", exact_ok=True)
     if x._dtype is quint8:
         table = np.empty(256, np.uint8)
         _ops.hardswish_lut(table, _F32(x._scale), x._zero_point, _F32(so), zo)
@@ -319,11 +327,15 @@ def sigmoid(input: QTensor, *, out: Optional[QTensor] = None) -> QTensor:
     x = _qtensor(input, "input")
     if x._dtype is quint8:
         res, flat = _result(x.shape, quint8, 1.0 / 256.0, 0, out)
+        if out is not None:
+            _check_out_alias(res, (x,), "sigmoid", exact_ok=True)
         table = np.empty(256, np.uint8)
         _ops.sigmoid_lut(table, _F32(x._scale), x._zero_point)
         _ops.lut(table, _codes(x).reshape(-1), flat)
     else:
         res, flat = _result(x.shape, qint8, 1.0 / 256.0, -128, out)
+        if out is not None:
+            _check_out_alias(res, (x,), "sigmoid", exact_ok=True)
         tables = (np.empty(256, np.uint8), np.empty(256, np.uint8))
         _ops.sigmoid_luts_aten(tables[0], tables[1], x._scale, x._zero_point, True)
         _aten_lut2(x, flat, tables)

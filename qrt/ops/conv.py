@@ -173,7 +173,12 @@ class _Layer(OpDef):
             return 0
 
     def bind(self, node, ins, outs):
-        return node.state, (ins[0],), {"out": outs[0]}
+        m = node.state
+        if self.name == "linear_dynamic":
+            return m, (ins[0],), {"out": outs[0]}
+        from qrt._tensor import _check_out_alias
+        _check_out_alias(outs[0], (ins[0],), self.name, exact_ok=False)  # once, at bind
+        return m._call, (ins[0], outs[0], False), {}
 
     # GPU: the CuPy backend's layer from the same raw arrays
     def prepare_cuda(self, node, dev):

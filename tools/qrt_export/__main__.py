@@ -1,9 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``qrt-export``: write a qrt blob from a torch model file or a state_dict checkpoint."""
+"""``qrt-export``: write a qrt blob from a torch model file or a state_dict checkpoint.
+
+Exit codes: 0 success, 1 export failed (the message says why), 2 bad arguments or unreadable
+input files, 3 the model uses something qrt cannot run (or a float model without
+--calibrate), 4 qrt differs from torch beyond the contract (--allow-mismatch), 130
+interrupted. Every failure is
+one line on stderr. ``-o`` is written atomically (a temporary file in the same folder, fsync,
+rename): a process that has the old file mapped keeps running on the old bytes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -13,7 +22,10 @@ def main(argv=None) -> int:
         description="Export a quantized PyTorch model to a qrt .bin blob.",
         epilog="examples:\n  qrt-export model.pt --input x.npy -o model.bin\n"
                "  qrt-export --model mypkg.nets:KwsNet --weights ckpt.pt --input x.npy "
-               "--calib calib.npy -o model.bin\n  qrt-export --tensors ckpt.pt -o weights.bin",
+               "--calibrate calib.npy -o model.bin\n  qrt-export --tensors ckpt.pt -o "
+               "weights.bin\n\nexit codes: 0 success, 1 export failed, 2 bad arguments or "
+               "unreadable input files, 3 unsupported model (or a float model without "
+               "--calibrate), 4 qrt differs from torch (see --allow-mismatch), 130 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model_file", nargs="?", help="a whole model saved with torch.save")
     p.add_argument("--model", help="package.module:ClassName of the float model (with --weights)")
@@ -32,6 +44,34 @@ def main(argv=None) -> int:
     p.add_argument("-o", "--output", help="the .bin to write")
     p.add_argument("--no-check", action="store_true", help="skip the torch-vs-qrt comparison")
     args = p.parse_args(argv)
+    try:
+        return _main(p, args)
+    except KeyboardInterrupt:
+        print("qrt-export: interrupted", file=sys.stderr)
+        return 130
+
+
+def _read_npy(path, what):
+    """An array from a .npy file, or None after printing one line (exit code 2)."""
+    import zipfile
+
+    import numpy as np
+
+    from qrt._fileio import open_for_reading
+    try:
+        fd, _ = open_for_reading(path, what)  # a FIFO would block np.load
+        with os.fdopen(fd, "rb") as f:
+            x = np.load(f, allow_pickle=False)
+        if not isinstance(x, np.ndarray):
+            raise ValueError("expected one array (.npy), got an .npz archive")
+        return x
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        why = "an empty file" if isinstance(e, EOFError) else str(e)
+        print(f"qrt-export: cannot read {what} {path}: {why}", file=sys.stderr)
+        return None
+
+
+def _main(p, args) -> int:
     if args.list_ops:
         from qrt_export._export import SUPPORTED
         print("\n".join(SUPPORTED))
@@ -59,16 +99,25 @@ def main(argv=None) -> int:
     import numpy as np
 
     from qrt_export._export import MismatchError, UnsupportedError, export, load_class
-    try:
-        x = np.load(args.input)
-    except (OSError, ValueError) as e:
-        print(f"qrt-export: cannot read --input {args.input}: {e}", file=sys.stderr)
+    x = _read_npy(args.input, "--input")
+    if x is None:
+        return 2
+    if x.dtype.kind not in "fiub":
+        print(f"qrt-export: --input {args.input} holds {x.dtype} values, not numbers",
+              file=sys.stderr)
         return 2
     if x.dtype != np.float32:
         x = x.astype(np.float32)
     calib = None
     if args.calib:
-        c = np.load(args.calib).astype(np.float32)
+        c = _read_npy(args.calib, "--calib")
+        if c is None:
+            return 2
+        if c.dtype.kind not in "fiub" or c.ndim < 1 or len(c) == 0:
+            print(f"qrt-export: --calib {args.calib} must hold a non-empty batch of numbers",
+                  file=sys.stderr)
+            return 2
+        c = c.astype(np.float32)
         calib = [c[i:i + 32] for i in range(0, len(c), 32)]
     try:
         if args.model:
@@ -89,7 +138,8 @@ def main(argv=None) -> int:
     except MismatchError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 4
-    except (OSError, ValueError, TypeError, ImportError, AttributeError) as e:
+    except (OSError, ValueError, TypeError, ImportError, AttributeError, RuntimeError,
+            MemoryError) as e:
         print(f"qrt-export: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
