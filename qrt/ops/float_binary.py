@@ -43,6 +43,12 @@ class _Binary(FloatOp):
             o = np.asarray(node.array("other"), F32)
         else:
             o = F32(node.attrs["scalar"])
+        if node.attrs["reverse"] and self.ufunc is np.divide and np.ndim(o) == 0:
+            # torch's ``s / x`` (Tensor.__rtruediv__) is ``x.reciprocal() * s``
+            def run():
+                np.reciprocal(x, out=y)
+                np.multiply(y, o, out=y)
+            return quiet(run), (), {}
         a, b = (o, x) if node.attrs["reverse"] else (x, o)
         return quiet(self.ufunc), (a, b, y), {}
 

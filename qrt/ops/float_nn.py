@@ -17,7 +17,7 @@ import numpy as np
 from qrt.ops._core import Float, Int, Ints, Param, ShapeError, define
 from qrt.ops._float import F32, FloatOp, channel_shape, quiet
 
-_ONE = F32(1.0)
+_ONE, _ZERO = F32(1.0), F32(0.0)
 
 
 def _numel(shape):
@@ -31,6 +31,7 @@ def _rownorm(x2, y2, eps):
     """Per-row normalisation of the 2-d views x2 -> y2: (x - mean) * rstd."""
     m = np.empty((x2.shape[0], 1), np.float32)
     v = np.empty((x2.shape[0], 1), np.float32)
+    z = np.empty((x2.shape[0], 1), np.float32)
     sq = np.empty(x2.shape, np.float32)
     e = F32(eps)
 
@@ -39,9 +40,11 @@ def _rownorm(x2, y2, eps):
         np.subtract(x2, m, out=y2)
         np.multiply(y2, y2, out=sq)
         np.mean(sq, axis=1, keepdims=True, out=v)
+        np.multiply(v, _ZERO, out=z)         # NaN where the variance overflowed (torch: NaN)
         np.add(v, e, out=v)
         np.sqrt(v, out=v)
         np.divide(_ONE, v, out=v)
+        np.add(v, z, out=v)
         np.multiply(y2, v, out=y2)
     return run
 

@@ -17,6 +17,7 @@ from qrt.ops._core import Bool, Choice, Float, Param, ShapeError, define
 from qrt.ops._float import F32, FloatOp, channel_shape, quiet
 
 _ONE, _ZERO, _THREE, _SIX = F32(1.0), F32(0.0), F32(3.0), F32(6.0)
+_INF, _NAN, _HALF = F32(np.inf), F32(np.nan), F32(0.5)
 
 
 class _Unary(FloatOp):
@@ -85,11 +86,13 @@ class Gelu(_Unary):
         r = float(np.sqrt(0.5))
 
         def run():
-            np.multiply(x, r, out=z)              # float64: x / sqrt(2)
+            np.multiply(x, r, out=z, dtype=np.float64)   # x / sqrt(2)
             _one_plus_erf(z, t, e, acc, pos)
             np.multiply(t, x, out=t)
-            np.multiply(t, 0.5, out=t)
-            np.copyto(y, t, casting="same_kind")  # one rounding to float32
+            np.copyto(y, t, casting="same_kind")  # one rounding to float32 (torch: inf
+            np.multiply(y, _HALF, out=y)          # for |x| > FLT_MAX / 2), then * 0.5
+            np.equal(x, _INF, out=pos)            # torch: gelu(+inf) is NaN
+            np.copyto(y, _NAN, where=pos)
         return run
 
 
@@ -258,7 +261,8 @@ class Sqrt(_Unary):
 @define
 class Pow(_Unary):
     name, code = "float_pow", 52
-    doc = "float32 pow with a scalar exponent (torch.pow, x ** c); torch's special cases"
+    doc = "float32 pow with a scalar exponent (torch.pow, x ** c); torch's special cases " \
+          "(2, 3, 0.5, -0.5, -1, -2) in float32, others via float64 power rounded once"
     attrs = {"exponent": Float()}
 
     def kernel(self, node, x, y):
@@ -286,8 +290,14 @@ class Pow(_Unary):
             return run
         if e == 1.0:
             return lambda: np.copyto(y, x)
-        ef = F32(e)
-        return lambda: np.power(x, ef, out=y)
+        # numpy's float32 power is up to ~9 ulp off (torch's Sleef powf: 1 ulp): evaluate
+        # in float64 and round once
+        t = np.empty(x.shape, np.float64)
+
+        def run():
+            np.power(x, e, out=t, dtype=np.float64)
+            np.copyto(y, t, casting="same_kind")
+        return run
 
 
 @define
