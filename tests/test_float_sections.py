@@ -348,10 +348,12 @@ class _Tail(nn.Module):
         h = h / (s * s + 1.0) + torch.mean(h, dim=2, keepdim=True) - 2.0 / (h * h + 1.0)
         h = F.layer_norm(h, (16,), self.ln_w, None, 1e-4)
         h = F.group_norm(h, 2, None, None, 1e-5) + F.instance_norm(h)
-        m = torch.matmul(h, g.reshape(g.shape[0], 16, 6)) + (h @ h.reshape(-1, 16, 4)).sum(-1, keepdim=True)
+        m = torch.matmul(h, g.reshape(g.shape[0], 16, 6)) + \
+            (h @ h.reshape(-1, 16, 4)).sum(-1, keepdim=True)
         lin = F.linear(h, self.wl)
         out = m.flatten(1)
-        return F.log_softmax(out, -1) + self.sm(lin.flatten(1)).mean(-1, keepdim=True) + lin.softmax(-1).sum()
+        return F.log_softmax(out, -1) + self.sm(lin.flatten(1)).mean(-1, keepdim=True) + \
+            lin.softmax(-1).sum()
 
 
 class FloatZoo(nn.Module):

@@ -38,7 +38,8 @@ def _softmax_call(cx, node, log):
             node.kwargs.get("dtype", node.args[3] if len(node.args) > 3 else None))
 
 
-@function(lambda: (_torch().nn.functional.softmax, _torch().softmax), "F.softmax / torch.softmax (float)")
+@function(lambda: (_torch().nn.functional.softmax, _torch().softmax),
+          "F.softmax / torch.softmax (float)")
 def softmax_fn(cx, node, target):
     if target is _torch().softmax:
         return softmax(cx, node, False, arg(node, 0, "input"), arg(node, 1, "dim"),
@@ -46,7 +47,8 @@ def softmax_fn(cx, node, target):
     _softmax_call(cx, node, False)
 
 
-@function(lambda: (_torch().nn.functional.log_softmax, _torch().log_softmax), "F.log_softmax / torch.log_softmax (float)")
+@function(lambda: (_torch().nn.functional.log_softmax, _torch().log_softmax),
+          "F.log_softmax / torch.log_softmax (float)")
 def log_softmax_fn(cx, node, target):
     if target is _torch().log_softmax:
         return softmax(cx, node, True, arg(node, 0, "input"), arg(node, 1, "dim"),
