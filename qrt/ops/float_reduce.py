@@ -41,7 +41,7 @@ class _Softmax(FloatOp):
         red[ax] = 1
         m = np.empty(red, np.float32)
         s = np.empty(red, np.float32)
-        return quiet(self.kernel(x, y, ax, m, s)), (), {}
+        return self.kernel(x, y, ax, m, s), (), {}
 
 
 @define
@@ -107,7 +107,7 @@ class _Reduce(FloatOp):
         axes = self._axes(node, x.ndim)
         if not axes:
             return quiet(np.copyto), (y, x), {}
-        return quiet(self.kernel(x, y, axes, node.attrs["keepdim"])), (), {}
+        return self.kernel(x, y, axes, node.attrs["keepdim"]), (), {}
 
 
 @define
