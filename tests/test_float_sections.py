@@ -341,7 +341,7 @@ class _Tail(nn.Module):
         d = torch.clamp(d, -1.0, 1.0) + d.clamp(min=0.0).tanh() + \
             torch.clip(d, max=0.5).clamp(-2.0)
         e = torch.exp(d)
-        f = torch.log(e + 1.0) + e.log() - d.exp().sqrt()
+        f = torch.log(e + 1.0) + e.log() - d.exp().sqrt() + (1.0 - e) / 8.0
         g = torch.sqrt(f * f + 1.0) ** 1.5 + f.pow(2) - torch.pow(f, 3)
         h = F.conv1d(g, self.wc, self.bc, padding=1, dilation=1)
         s = h.sum(dim=1, keepdim=True) + torch.sum(h, (1, 2), keepdim=True) + h.mean(-1, True)

@@ -52,9 +52,6 @@ class _Binary(FloatOp):
         a, b = (o, x) if node.attrs["reverse"] else (x, o)
         return quiet(self.ufunc), (a, b, y), {}
 
-    def describe(self, attrs):
-        return "reverse" if attrs.get("reverse") else ""
-
 
 @define
 class FAdd(_Binary):
