@@ -191,7 +191,7 @@ class DynamicNet(nn.Module):
         self.conv = nn.Conv1d(4, 12, 5, stride=2, padding=2, dilation=1)
         self.bn = nn.BatchNorm1d(12)
         self.relu = nn.ReLU()
-        self.dw = nn.Conv1d(12, 12, 3, padding=2, dilation=2, groups=12, bias=False)
+        self.dw = nn.Conv1d(12, 12, 3, padding="same", dilation=2, groups=12, bias=False)
         self.fc = nn.Linear(12 * 20, 10)
 
     def forward(self, x):

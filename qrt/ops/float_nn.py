@@ -34,12 +34,16 @@ def _rownorm(x2, y2, eps):
     z = np.empty((x2.shape[0], 1), np.float32)
     sq = np.empty(x2.shape, np.float32)
     e = F32(eps)
+    inv = F32(1.0 / x2.shape[1]) if x2.shape[1] else F32(np.nan)
+    add = np.add.reduce
 
     def run():
-        np.mean(x2, axis=1, keepdims=True, out=m)
+        add(x2, axis=1, keepdims=True, out=m)
+        np.multiply(m, inv, out=m)
         np.subtract(x2, m, out=y2)
         np.multiply(y2, y2, out=sq)
-        np.mean(sq, axis=1, keepdims=True, out=v)
+        add(sq, axis=1, keepdims=True, out=v)
+        np.multiply(v, inv, out=v)
         np.multiply(v, _ZERO, out=z)         # NaN where the variance overflowed (torch: NaN)
         np.add(v, e, out=v)
         np.sqrt(v, out=v)
