@@ -80,7 +80,7 @@ def reduce(cx, node, op):
     if not isinstance(keep, bool):
         cx.unsupported(node, f"{op} with keepdim={keep!r}")
     nd = cx.value(x).dim()
-    if dims and len(set(d % nd for d in dims)) == nd and not keep:
+    if dims and nd and len(set(d % nd for d in dims)) == nd and not keep:
         dims = []
     cx.emit(f"float_{op}", node, [x], attrs={"dims": dims, "keepdim": bool(keep)})
 
