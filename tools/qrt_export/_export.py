@@ -376,6 +376,22 @@ class _Converter:
     def tensor(self, node) -> int:
         return self._tensor(node)
 
+    # float sections (rules/float_*.py)
+    def value(self, arg):
+        """The value torch computed for graph node ``arg`` at the example inputs (``arg``
+        itself when it is not a node: a Python number, None...)."""
+        return self.v.get(arg.name) if hasattr(arg, "name") and hasattr(arg, "op") else arg
+
+    def is_quantized(self, arg) -> bool:
+        """Whether graph node ``arg`` yields a quantized tensor (False: float or not a tensor)."""
+        import torch
+        v = self.value(arg)
+        return isinstance(v, torch.Tensor) and v.is_quantized
+
+    def constant(self, name, array) -> int:
+        """A float parameter (weights of a float op, a get_attr operand) as a blob constant."""
+        return self.b.constant(name, np.ascontiguousarray(array))
+
     @staticmethod
     def int1(v):
         return _int1(v)

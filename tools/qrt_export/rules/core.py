@@ -112,19 +112,30 @@ def hardswish(cx, node, m):
     cx.emit("hardswish", node, [node.args[0]])
 
 
+def _sigmoid(cx, node):
+    """quantized sigmoid (8-bit table) on a quantized tensor, float_sigmoid on a float one."""
+    x = node.args[0]
+    if cx.is_quantized(x):
+        cx.emit("sigmoid", node, [x])
+    else:
+        from qrt_export.rules.float_unary import unary
+        unary(cx, node, "float_sigmoid", "sigmoid")
+
+
 @module(lambda: (__import__("torch").nn.Sigmoid,), "sigmoid (nn.Sigmoid, torch.sigmoid)")
 def sigmoid_module(cx, node, m):
-    cx.emit("sigmoid", node, [node.args[0]])
+    _sigmoid(cx, node)
 
 
-@function(lambda: (__import__("torch").sigmoid,), "torch.sigmoid")
+@function(lambda: (__import__("torch").sigmoid, __import__("torch").nn.functional.sigmoid),
+          "torch.sigmoid / F.sigmoid (quantized or float)")
 def sigmoid_fn(cx, node, target):
-    cx.emit("sigmoid", node, [node.args[0]])
+    _sigmoid(cx, node)
 
 
 @method(("sigmoid",), "Tensor.sigmoid")
 def sigmoid_method(cx, node, name):
-    cx.emit("sigmoid", node, [node.args[0]])
+    _sigmoid(cx, node)
 
 
 # ---- pooling -----------------------------------------------------------------------------------

@@ -1,0 +1,339 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Float32 layers of float sections (codes 80..85, docs/float-ops.md): LayerNorm, GroupNorm,
+InstanceNorm, BatchNorm (eval: running statistics), Linear and Conv1d left in float (e.g. by
+``quantize_dynamic``, which only swaps Linear).
+
+Norms: two-pass mean and biased variance in float32 (numpy pairwise sums), rstd =
+1 / sqrt(var + eps), y = (x - mean) * rstd * weight + bias. BatchNorm folds its running
+statistics once at load, as torch's CPU kernel does: alpha = weight / sqrt(var + eps),
+beta = bias - mean * alpha, y = x * alpha + beta. Linear and Conv1d are float32 GEMMs (numpy's
+BLAS), Conv1d on an im2col buffer made once per plan.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qrt.ops._core import Float, Int, Ints, Param, ShapeError, define
+from qrt.ops._float import F32, FloatOp, channel_shape, quiet
+
+_ONE, _ZERO = F32(1.0), F32(0.0)
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _rownorm(x2, y2, eps):
+    """Per-row normalisation of the 2-d views x2 -> y2: (x - mean) * rstd."""
+    m = np.empty((x2.shape[0], 1), np.float32)
+    v = np.empty((x2.shape[0], 1), np.float32)
+    z = np.empty((x2.shape[0], 1), np.float32)
+    sq = np.empty(x2.shape, np.float32)
+    e = F32(eps)
+    inv = F32(1.0 / x2.shape[1]) if x2.shape[1] else F32(np.nan)
+    add = np.add.reduce
+
+    def run():
+        add(x2, axis=1, keepdims=True, out=m)
+        np.multiply(m, inv, out=m)
+        np.subtract(x2, m, out=y2)
+        np.multiply(y2, y2, out=sq)
+        add(sq, axis=1, keepdims=True, out=v)
+        np.multiply(v, inv, out=v)
+        np.multiply(v, _ZERO, out=z)         # NaN where the variance overflowed (torch: NaN)
+        np.add(v, e, out=v)
+        np.sqrt(v, out=v)
+        np.divide(_ONE, v, out=v)
+        np.add(v, z, out=v)
+        np.multiply(y2, v, out=y2)
+    return run
+
+
+def _affine(y, w, b):
+    """y *= w; y += b (either may be None)."""
+    if w is not None and b is not None:
+        def run():
+            np.multiply(y, w, out=y)
+            np.add(y, b, out=y)
+    elif w is not None:
+        def run():
+            np.multiply(y, w, out=y)
+    elif b is not None:
+        def run():
+            np.add(y, b, out=y)
+    else:
+        return None
+    return run
+
+
+def _seq(*fns):
+    fns = [f for f in fns if f is not None]
+    if len(fns) == 1:
+        return fns[0]
+
+    def run():
+        for f in fns:
+            f()
+    return run
+
+
+def _param(node, name, shape=None):
+    a = node.array(name)
+    if a is None:
+        return None
+    a = np.asarray(a, F32)
+    return a if shape is None else a.reshape(shape)
+
+
+def _check_vec(node, names, n):
+    for k in names:
+        t = node.params.get(k)
+        if t is not None and (_numel(t.shape) != n):
+            raise node.fail(f"parameter {k!r} must hold {n} values, has shape "
+                            f"{tuple(t.shape)}")
+
+
+@define
+class LayerNorm(FloatOp):
+    name, code = "float_layer_norm", 80
+    doc = "float32 LayerNorm over the last dims (nn.LayerNorm, F.layer_norm)"
+    attrs = {"normalized_shape": Ints(lo=1, min_len=1), "eps": Float(lo=0.0, default=1e-5)}
+    params = (Param("weight", "float32", optional=True), Param("bias", "float32",
+                                                               optional=True))
+
+    def check(self, node):
+        _check_vec(node, ("weight", "bias"), _numel(node.attrs["normalized_shape"]))
+
+    def infer(self, node, shapes):
+        s, ns = tuple(shapes[0]), tuple(node.attrs["normalized_shape"])
+        if len(s) < len(ns) or s[len(s) - len(ns):] != ns:
+            raise ShapeError(f"input shape {s} does not end with normalized_shape {ns}")
+        return [s]
+
+    def bind(self, node, ins, outs):
+        x, y = ins[0], outs[0]
+        n = _numel(node.attrs["normalized_shape"])
+        m = _numel(x.shape) // n if n else 0
+        x2, y2 = x.reshape(m, n), y.reshape(m, n)
+        fn = _seq(_rownorm(x2, y2, node.attrs["eps"]),
+                  _affine(y2, _param(node, "weight", (n,)), _param(node, "bias", (n,))))
+        return fn, (), {}
+
+
+class _GroupStats(FloatOp):
+    """Statistics over groups of channels (dim 1) and all later dims."""
+
+    def groups(self, node, c):
+        raise NotImplementedError
+
+    def infer(self, node, shapes):
+        s = tuple(shapes[0])
+        if len(s) < 2:
+            raise ShapeError(f"takes (N, C, ...) input, got {s}")
+        self.groups(node, s[1])
+        return [s]
+
+    def bind(self, node, ins, outs):
+        x, y = ins[0], outs[0]
+        n, c = x.shape[0], x.shape[1]
+        g = self.groups(node, c)
+        rows = n * g
+        per = _numel(x.shape) // rows if rows else 0
+        cs = channel_shape(x.ndim, c)
+        fn = _seq(_rownorm(x.reshape(rows, per), y.reshape(rows, per), node.attrs["eps"]),
+                  _affine(y, _param(node, "weight", cs), _param(node, "bias", cs)))
+        return fn, (), {}
+
+
+@define
+class GroupNorm(_GroupStats):
+    name, code = "float_group_norm", 81
+    doc = "float32 GroupNorm (nn.GroupNorm, F.group_norm)"
+    attrs = {"num_groups": Int(lo=1), "eps": Float(lo=0.0, default=1e-5)}
+    params = (Param("weight", "float32", optional=True), Param("bias", "float32",
+                                                               optional=True))
+
+    def check(self, node):
+        x = node.inputs[0]
+        if len(x.shape) >= 2:
+            _check_vec(node, ("weight", "bias"), x.shape[1])
+
+    def groups(self, node, c):
+        g = node.attrs["num_groups"]
+        if c % g:
+            raise ShapeError(f"{c} channels do not split into {g} groups")
+        return g
+
+
+@define
+class InstanceNorm(_GroupStats):
+    name, code = "float_instance_norm", 82
+    doc = "float32 InstanceNorm1d with input statistics (nn.InstanceNorm1d, F.instance_norm)"
+    attrs = {"eps": Float(lo=0.0, default=1e-5)}
+    params = (Param("weight", "float32", optional=True), Param("bias", "float32",
+                                                               optional=True))
+
+    def check(self, node):
+        x = node.inputs[0]
+        if len(x.shape) >= 2:
+            _check_vec(node, ("weight", "bias"), x.shape[1])
+
+    def groups(self, node, c):
+        return c
+
+
+@define
+class BatchNorm(FloatOp):
+    name, code = "float_batch_norm", 83
+    doc = "float32 BatchNorm1d in eval mode (running statistics; nn.BatchNorm1d, " \
+          "F.batch_norm), channel dim 1"
+    attrs = {"eps": Float(lo=0.0, default=1e-5)}
+    params = (Param("running_mean", "float32"), Param("running_var", "float32"),
+              Param("weight", "float32", optional=True), Param("bias", "float32",
+                                                               optional=True))
+
+    def check(self, node):
+        c = _numel(node.params["running_mean"].shape)
+        _check_vec(node, ("running_var", "weight", "bias"), c)
+
+    def infer(self, node, shapes):
+        s = tuple(shapes[0])
+        c = _numel(node.params["running_mean"].shape)
+        if len(s) < 2 or s[1] != c:
+            raise ShapeError(f"takes (N, {c}, ...) input, got {s}")
+        return [s]
+
+    def prepare(self, node):
+        mean = np.asarray(node.array("running_mean"), F32).reshape(-1)
+        var = np.asarray(node.array("running_var"), F32).reshape(-1)
+        w, b = _param(node, "weight", (-1,)), _param(node, "bias", (-1,))
+        with np.errstate(all="ignore"):
+            invstd = (_ONE / np.sqrt(var + F32(node.attrs["eps"]))).astype(F32)
+            alpha = invstd * w if w is not None else invstd
+            beta = (b if b is not None else np.zeros_like(mean)) - mean * alpha
+        return alpha.astype(F32), beta.astype(F32)
+
+    def bind(self, node, ins, outs):
+        x, y = ins[0], outs[0]
+        alpha, beta = node.state
+        cs = channel_shape(x.ndim, alpha.shape[0])
+        a, b = alpha.reshape(cs), beta.reshape(cs)
+
+        def run():
+            np.multiply(x, a, out=y)
+            np.add(y, b, out=y)
+        return run, (), {}
+
+
+@define
+class Linear(FloatOp):
+    name, code = "float_linear", 84
+    doc = "float32 Linear (nn.Linear / F.linear left in float, e.g. by quantize_dynamic)"
+    params = (Param("weight", "float32"), Param("bias", "float32", optional=True))
+
+    def check(self, node):
+        w = node.params["weight"]
+        if len(w.shape) != 2:
+            raise node.fail(f"weight must be 2-d (out, in), has shape {tuple(w.shape)}")
+        _check_vec(node, ("bias",), w.shape[0])
+
+    def infer(self, node, shapes):
+        s = tuple(shapes[0])
+        o, i = node.params["weight"].shape
+        if not s or s[-1] != i:
+            raise ShapeError(f"input shape {s} must end with in_features={i}")
+        return [s[:-1] + (o,)]
+
+    def macs(self, node, shapes):
+        o, i = node.params["weight"].shape
+        return _numel(shapes[0]) * int(o)
+
+    def prepare(self, node):
+        return np.ascontiguousarray(np.asarray(node.array("weight"), F32).T)
+
+    def bind(self, node, ins, outs):
+        x, y = ins[0], outs[0]
+        wt, b = node.state, _param(node, "bias")
+        if b is None:
+            return quiet(np.matmul), (x, wt, y), {}
+
+        def run():
+            np.matmul(x, wt, out=y)
+            np.add(y, b, out=y)
+        return run, (), {}
+
+
+@define
+class Conv1d(FloatOp):
+    name, code = "float_conv1d", 85
+    doc = "float32 Conv1d (nn.Conv1d / F.conv1d left in float; zeros padding)"
+    attrs = {"stride": Int(lo=1, default=1), "padding": Int(default=0),
+             "dilation": Int(lo=1, default=1), "groups": Int(lo=1, default=1)}
+    params = (Param("weight", "float32"), Param("bias", "float32", optional=True))
+
+    def check(self, node):
+        w = node.params["weight"]
+        g = node.attrs["groups"]
+        if len(w.shape) != 3 or w.shape[0] % g:
+            raise node.fail(f"weight must be (out, in/groups, k) with out divisible by "
+                            f"groups={g}, has shape {tuple(w.shape)}")
+        _check_vec(node, ("bias",), w.shape[0])
+
+    def _out_len(self, node, length):
+        a = node.attrs
+        k = node.params["weight"].shape[2]
+        span = a["dilation"] * (k - 1) + 1
+        if length + 2 * a["padding"] < span:
+            raise ShapeError(f"input length {length} (+ 2 x padding {a['padding']}) is "
+                             f"shorter than the kernel span {span}")
+        return (length + 2 * a["padding"] - span) // a["stride"] + 1
+
+    def infer(self, node, shapes):
+        s = tuple(shapes[0])
+        co, cig, _ = node.params["weight"].shape
+        if len(s) not in (2, 3) or s[-2] != cig * node.attrs["groups"]:
+            raise ShapeError(f"takes (N, {cig * node.attrs['groups']}, L) input, got {s}")
+        return [s[:-2] + (co, self._out_len(node, s[-1]))]
+
+    def macs(self, node, shapes):
+        co, cig, k = node.params["weight"].shape
+        out = self.infer(node, shapes)[0]
+        return _numel(out) * int(cig) * int(k)
+
+    def bind(self, node, ins, outs):
+        a = node.attrs
+        x, y = ins[0], outs[0]
+        if x.ndim == 2:
+            x, y = x[None], y[None]
+        n, ci, length = x.shape
+        w = np.asarray(node.array("weight"), F32)
+        co, cig, k = w.shape
+        g, s, p, d = a["groups"], a["stride"], a["padding"], a["dilation"]
+        lo = y.shape[2]
+        wg = np.ascontiguousarray(w.reshape(g, co // g, cig * k))
+        y4 = y.reshape(n, g, co // g, lo)
+        b = _param(node, "bias", (co, 1))
+        steps = []
+        if p:
+            xp = np.zeros((n, ci, length + 2 * p), F32)
+            inner = xp[:, :, p:p + length]
+            steps.append(lambda: np.copyto(inner, x))
+        else:
+            xp = x
+        if k == 1 and s == 1 and p == 0:
+            cols = x.reshape(n, g, cig, length)
+        else:
+            sn, sc, sl = xp.strides
+            src = np.lib.stride_tricks.as_strided(
+                xp, (n, g, cig, k, lo), (sn, cig * sc, sc, d * sl, s * sl), writeable=False)
+            buf = np.empty((n, g, cig, k, lo), F32)
+            steps.append(lambda: np.copyto(buf, src))
+            cols = buf.reshape(n, g, cig * k, lo)
+        steps.append(lambda: np.matmul(wg, cols, out=y4))
+        if b is not None:
+            steps.append(lambda: np.add(y, b, out=y))
+        return _seq(*steps), (), {}

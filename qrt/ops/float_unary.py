@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Float32 element-wise ops of float sections (codes 40..53, docs/float-ops.md).
+
+Each one follows torch's CPU formula step by step in float32 (e.g. sigmoid is
+``1 / (1 + exp(-x))``, hardswish ``x * clamp(x + 3, 0, 6) / 6``), so the only differences
+from torch are the last-bit differences of the transcendental functions (numpy's vs Sleef's).
+GELU's erf is the exception: numpy has none, so ``1 + erf(z)`` is evaluated as ``erfc(-z)``
+with a rational approximation in float64 (relative error < 1.2e-7, i.e. 1 ulp of float32,
+in float64 so that its own 10 rounding steps do not add to it), then rounded once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qrt.ops._core import Bool, Choice, Float, Param, ShapeError, define
+from qrt.ops._float import F32, FloatOp, channel_shape, quiet
+
+_ONE, _ZERO, _THREE, _SIX = F32(1.0), F32(0.0), F32(3.0), F32(6.0)
+_INF, _NAN, _HALF = F32(np.inf), F32(np.nan), F32(0.5)
+
+
+class _Unary(FloatOp):
+    """y = f(x), same shape; ``kernel(node, x, y)`` returns the zero-argument call."""
+
+    def bind(self, node, ins, outs):
+        return self.kernel(node, ins[0], outs[0]), (), {}
+
+    def kernel(self, node, x, y):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# ---- erfc (for GELU) --------------------------------------------------------------------------
+_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+         -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def _one_plus_erf(z, t, e, acc, pos):
+    """t <- 1 + erf(z) for float64 z (t, e, acc: float64 scratch of z's shape, pos: bool).
+    Numerical Recipes' erfcc (fractional error < 1.2e-7 everywhere): 1 + erf(z) = erfc(-z)."""
+    np.abs(z, out=e)
+    np.multiply(e, 0.5, out=t)
+    np.add(t, 1.0, out=t)
+    np.divide(1.0, t, out=t)                      # t = 1 / (1 + |z|/2)
+    acc.fill(_ERFC[-1])
+    for c in _ERFC[-2::-1]:
+        np.multiply(acc, t, out=acc)
+        np.add(acc, c, out=acc)
+    np.multiply(z, z, out=e)
+    np.subtract(acc, e, out=acc)
+    np.exp(acc, out=acc)
+    np.multiply(acc, t, out=t)                    # t = erfc(|z|)
+    np.greater(z, 0.0, out=pos)                   # erfc(-z) = 2 - erfc(z) for z > 0
+    np.subtract(2.0, t, out=t, where=pos)
+    return t
+
+
+@define
+class Gelu(_Unary):
+    name, code = "float_gelu", 40
+    doc = "float32 GELU (nn.GELU, F.gelu): approximate 'none' (erf) or 'tanh'"
+    attrs = {"approximate": Choice("none", "tanh", default="none")}
+
+    def kernel(self, node, x, y):
+        if node.attrs["approximate"] == "tanh":
+            beta, kappa, half = F32(np.sqrt(2.0) * (2.0 / np.sqrt(np.pi)) * 0.5), \
+                F32(0.044715), F32(0.5)
+            t = np.empty_like(y)
+
+            def run():
+                np.multiply(x, x, out=t)
+                np.multiply(t, x, out=t)
+                np.multiply(t, kappa, out=t)
+                np.add(t, x, out=t)
+                np.multiply(t, beta, out=t)
+                np.tanh(t, out=t)
+                np.add(t, _ONE, out=t)
+                np.multiply(x, half, out=y)
+                np.multiply(y, t, out=y)
+            return run
+        z = np.empty(x.shape, np.float64)
+        t = np.empty(x.shape, np.float64)
+        e = np.empty(x.shape, np.float64)
+        acc = np.empty(x.shape, np.float64)
+        pos = np.empty(x.shape, bool)
+        r = float(np.sqrt(0.5))
+
+        def run():
+            np.multiply(x, r, out=z, dtype=np.float64)   # x / sqrt(2)
+            _one_plus_erf(z, t, e, acc, pos)
+            np.multiply(t, x, out=t)
+            np.copyto(y, t, casting="same_kind")  # one rounding to float32 (torch: inf
+            np.multiply(y, _HALF, out=y)          # for |x| > FLT_MAX / 2), then * 0.5
+            np.equal(x, _INF, out=pos)            # torch: gelu(+inf) is NaN
+            np.copyto(y, _NAN, where=pos)
+        return run
+
+
+@define
+class Silu(_Unary):
+    name, code = "float_silu", 41
+    doc = "float32 SiLU / swish (nn.SiLU, F.silu): x / (1 + exp(-x))"
+
+    def kernel(self, node, x, y):
+        def run():
+            np.negative(x, out=y)
+            np.exp(y, out=y)
+            np.add(y, _ONE, out=y)
+            np.divide(x, y, out=y)
+        return run
+
+
+@define
+class Tanh(_Unary):
+    name, code = "float_tanh", 42
+    doc = "float32 tanh (nn.Tanh, torch.tanh, Tensor.tanh)"
+
+    def bind(self, node, ins, outs):
+        return np.tanh, (ins[0],), {"out": outs[0]}
+
+
+@define
+class FSigmoid(_Unary):
+    name, code = "float_sigmoid", 43
+    doc = "float32 sigmoid (nn.Sigmoid, torch.sigmoid on a float tensor): 1 / (1 + exp(-x))"
+
+    def kernel(self, node, x, y):
+        def run():
+            np.negative(x, out=y)
+            np.exp(y, out=y)
+            np.add(y, _ONE, out=y)
+            np.reciprocal(y, out=y)
+        return run
+
+
+@define
+class Elu(_Unary):
+    name, code = "float_elu", 44
+    doc = "float32 ELU / CELU / SELU: x > 0 ? scale*x : alpha*scale*expm1(input_scale*x)"
+    attrs = {"alpha": Float(default=1.0), "scale": Float(default=1.0),
+             "input_scale": Float(default=1.0)}
+
+    def kernel(self, node, x, y):
+        a = node.attrs
+        neg = F32(a["alpha"]) * F32(a["scale"])
+        pos, ips = F32(a["scale"]), F32(a["input_scale"])
+        mask = np.empty(x.shape, bool)
+        t = np.empty_like(y)
+
+        def run():
+            np.greater(x, _ZERO, out=mask)
+            np.multiply(x, ips, out=t)
+            np.expm1(t, out=t)
+            np.multiply(t, neg, out=y)
+            np.multiply(x, pos, out=t)
+            np.copyto(y, t, where=mask)
+        return run
+
+
+@define
+class LeakyRelu(_Unary):
+    name, code = "float_leaky_relu", 45
+    doc = "float32 LeakyReLU: x > 0 ? x : negative_slope * x"
+    attrs = {"negative_slope": Float(default=0.01)}
+
+    def kernel(self, node, x, y):
+        s = F32(node.attrs["negative_slope"])
+        mask = np.empty(x.shape, bool)
+
+        def run():
+            np.greater(x, _ZERO, out=mask)
+            np.multiply(x, s, out=y)
+            np.copyto(y, x, where=mask)
+        return run
+
+
+@define
+class Hardswish(_Unary):
+    name, code = "float_hardswish", 46
+    doc = "float32 hardswish (nn.Hardswish, F.hardswish): x * min(max(x + 3, 0), 6) / 6"
+
+    def kernel(self, node, x, y):
+        def run():
+            np.add(x, _THREE, out=y)
+            np.maximum(y, _ZERO, out=y)
+            np.minimum(y, _SIX, out=y)
+            np.multiply(x, y, out=y)
+            np.divide(y, _SIX, out=y)
+        return run
+
+
+@define
+class Hardsigmoid(_Unary):
+    name, code = "float_hardsigmoid", 47
+    doc = "float32 hardsigmoid (nn.Hardsigmoid, F.hardsigmoid): min(max(x + 3, 0), 6) / 6"
+
+    def kernel(self, node, x, y):
+        def run():
+            np.add(x, _THREE, out=y)
+            np.maximum(y, _ZERO, out=y)
+            np.minimum(y, _SIX, out=y)
+            np.divide(y, _SIX, out=y)
+        return run
+
+
+@define
+class Clamp(_Unary):
+    name, code = "float_clamp", 48
+    doc = "float32 clamp / clip / hardtanh / relu6: min(max(x, min), max), NaN propagates"
+    attrs = {"min": Float(default=0.0), "max": Float(default=0.0),
+             "has_min": Bool(default=True), "has_max": Bool(default=True)}
+
+    def check(self, node):
+        a = node.attrs
+        if not (a["has_min"] or a["has_max"]):
+            raise node.fail("clamp needs a min or a max")
+
+    def kernel(self, node, x, y):
+        a = node.attrs
+        lo, hi = F32(a["min"]), F32(a["max"])
+        if a["has_min"] and a["has_max"]:
+            def run():
+                np.maximum(x, lo, out=y)
+                np.minimum(y, hi, out=y)
+        elif a["has_min"]:
+            def run():
+                np.maximum(x, lo, out=y)
+        else:
+            def run():
+                np.minimum(x, hi, out=y)
+        return run
+
+
+@define
+class Exp(_Unary):
+    name, code = "float_exp", 49
+    doc = "float32 exp (torch.exp, Tensor.exp)"
+
+    def bind(self, node, ins, outs):
+        return quiet(np.exp), (ins[0], outs[0]), {}
+
+
+@define
+class Log(_Unary):
+    name, code = "float_log", 50
+    doc = "float32 log (torch.log, Tensor.log)"
+
+    def bind(self, node, ins, outs):
+        return quiet(np.log), (ins[0], outs[0]), {}
+
+
+@define
+class Sqrt(_Unary):
+    name, code = "float_sqrt", 51
+    doc = "float32 sqrt (torch.sqrt, Tensor.sqrt)"
+
+    def bind(self, node, ins, outs):
+        return quiet(np.sqrt), (ins[0], outs[0]), {}
+
+
+@define
+class Pow(_Unary):
+    name, code = "float_pow", 52
+    doc = "float32 pow with a scalar exponent (torch.pow, x ** c); torch's special cases " \
+          "(2, 3, 0.5, -0.5, -1, -2) in float32, others via float64 power rounded once"
+    attrs = {"exponent": Float()}
+
+    def kernel(self, node, x, y):
+        e = node.attrs["exponent"]
+        if e == 2.0:
+            return lambda: np.multiply(x, x, out=y)
+        if e == 3.0:
+            def run():
+                np.multiply(x, x, out=y)
+                np.multiply(y, x, out=y)
+            return run
+        if e == 0.5:
+            return lambda: np.sqrt(x, out=y)
+        if e == -0.5:
+            def run():
+                np.sqrt(x, out=y)
+                np.reciprocal(y, out=y)
+            return run
+        if e == -1.0:
+            return lambda: np.reciprocal(x, out=y)
+        if e == -2.0:
+            def run():
+                np.multiply(x, x, out=y)
+                np.reciprocal(y, out=y)
+            return run
+        if e == 1.0:
+            return lambda: np.copyto(y, x)
+        # numpy's float32 power is up to ~9 ulp off (torch's Sleef powf: 1 ulp): evaluate
+        # in float64 and round once
+        t = np.empty(x.shape, np.float64)
+
+        def run():
+            np.power(x, e, out=t, dtype=np.float64)
+            np.copyto(y, t, casting="same_kind")
+        return run
+
+
+@define
+class Prelu(_Unary):
+    name, code = "float_prelu", 53
+    doc = "float32 PReLU (nn.PReLU, F.prelu): x > 0 ? x : weight[c] * x, c = dim 1"
+    params = (Param("weight", "float32"),)
+
+    def check(self, node):
+        w = node.params["weight"]
+        x = node.inputs[0]
+        c = x.shape[1] if len(x.shape) >= 2 else 1
+        if len(w.shape) != 1 or w.shape[0] not in (1, c):
+            raise node.fail(f"weight must have 1 or {c} values, has shape {tuple(w.shape)}")
+
+    def infer(self, node, shapes):
+        s = tuple(shapes[0])
+        c = s[1] if len(s) >= 2 else 1
+        if node.params["weight"].shape[0] not in (1, c):
+            raise ShapeError(f"PReLU weight has {node.params['weight'].shape[0]} values, the "
+                             f"input {s} has {c} channels")
+        return [s]
+
+    def kernel(self, node, x, y):
+        w = np.asarray(node.array("weight"), F32)
+        w = w.reshape(channel_shape(x.ndim, w.shape[0])) if x.ndim >= 2 and w.shape[0] > 1 \
+            else w.reshape(())
+        mask = np.empty(x.shape, bool)
+
+        def run():
+            np.greater(x, _ZERO, out=mask)
+            np.multiply(x, w, out=y)
+            np.copyto(y, x, where=mask)
+        return run
+
