@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Quantized arithmetic: mul (tensor x tensor, broadcasting, fused relu).
+
+``mul`` is torch 2.13's own ``qmul`` kernel (QNNPACK has no mul; the qnnpack engine runs ATen's
+generic kernel for quint8): ``c = (a - za) * (b - zb)`` in int32, then
+``clamp(zo + rne(f32(c) * m))`` with ``m = f32(f32(sa * sb) * f32(1 / so))`` (every product in
+float32, as ``requantize_from_int``); its vector and scalar loops compute the same.
+mul_scalar and add_scalar are functions of the code: the exporter lowers them to ``lut``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qrt.ops._core import Choice, OpDef, ShapeError, define
+
+_F32 = np.float32
+_RANGE = {"quint8": (0, 255), "qint8": (-128, 127)}
+
+
+def _codes(v):
+    return v.int_repr()
+
+
+@define
+class Mul(OpDef):
+    name, code = "mul", 28
+    inputs = (2, 2)
+    doc = "quantized mul / mul_relu (FloatFunctional.mul, QFunctional, FX), broadcasting"
+    attrs = {"activation": Choice("none", "relu", default="none")}
+
+    def validate(self, node):
+        for t in node.inputs + node.outputs:
+            if t.dtype != "quint8" or t.qscheme != "per_tensor_affine":
+                raise node.fail("multiplies per-tensor quint8 tensors (torch runs qint8 mul "
+                                "through XNNPACK, which qrt does not reproduce)")
+
+    def infer(self, node, shapes):
+        try:
+            return [tuple(np.broadcast_shapes(tuple(shapes[0]), tuple(shapes[1])))]
+        except ValueError:
+            raise ShapeError(f"input shapes {tuple(shapes[0])} and {tuple(shapes[1])} do not "
+                             "broadcast") from None
+
+    def bind(self, node, ins, outs):
+        a_t, b_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
+        y = _codes(outs[0])
+        shape = y.shape
+        a = np.broadcast_to(_codes(ins[0]), shape)
+        b = np.broadcast_to(_codes(ins[1]), shape)
+        inv = _F32(1.0) / _F32(y_t.scale)
+        m = _F32(_F32(_F32(a_t.scale) * _F32(b_t.scale)) * inv)
+        za, zb = np.int32(a_t.zero_point), np.int32(b_t.zero_point)
+        lo, hi = _RANGE[y_t.dtype]
+        if node.attrs["activation"] == "relu":
+            lo = max(lo, y_t.zero_point)
+        lo, hi = _F32(lo - y_t.zero_point), _F32(hi - y_t.zero_point)
+        zo = _F32(y_t.zero_point)
+        ia = np.empty(shape, np.int32)
+        ib = np.empty(shape, np.int32)
+        f = np.empty(shape, _F32)
+
+        def run():
+            np.subtract(a, za, out=ia, dtype=np.int32)
+            np.subtract(b, zb, out=ib, dtype=np.int32)
+            np.multiply(ia, ib, out=ia)
+            np.copyto(f, ia, casting="unsafe")     # |c| <= 65025: exact in float32
+            np.multiply(f, m, out=f)
+            np.rint(f, out=f)                       # lrintf: round half to even
+            np.clip(f, lo, hi, out=f)
+            np.add(f, zo, out=f)
+            np.copyto(y, f, casting="unsafe")
+        return run, (), {}
