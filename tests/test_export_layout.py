@@ -364,3 +364,24 @@ def test_split_sizes_and_getitem_int_index(tmp_path):
     qm = export(tmp_path, tm, (2, 2, 10))
     for shape in [(2, 2, 10), (3, 2, 17)]:
         assert_exact(qm, tm, rand(*shape, seed=5))
+
+
+class GlobalMean(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.c = nn.Conv1d(3, 8, 5, stride=2)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = torch.relu(self.c(self.q(x)))
+        return self.dq(self.fc(torch.mean(x, -1))), self.dq(x.mean(dim=2, keepdim=True))
+
+
+def test_quantized_mean_over_time_exact(tmp_path):
+    torch.manual_seed(9)
+    tm = eager(GlobalMean(), (2, 3, 64))
+    qm = export(tmp_path, tm, (2, 3, 64))
+    assert kinds(qm).count("mean") == 2
+    for shape in [(2, 3, 64), (1, 3, 1001), (3, 3, 9)]:
+        assert_exact(qm, tm, rand(*shape, seed=shape[2]))

@@ -281,5 +281,27 @@ def test_mul_matches_torch(tmp_path, relu):
 def test_op_codes_pinned():
     import qrt.ops as ops
     want = {"pad": 21, "permute": 22, "slice": 23, "split": 24, "unsqueeze": 25, "squeeze": 26,
-            "view": 27, "mul": 28, "lut": 33}
+            "view": 27, "mul": 28, "mean": 31, "lut": 33}
     assert {k: ops.CODE_OF[k] for k in want} == want
+
+
+# ---- quantized mean over the last dim -------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["quint8"])   # qint8: torch rounds differently, refused
+def test_mean_last_dim_matches_torch(tmp_path, dtype):
+    rng = np.random.default_rng(8)
+    lengths = [1, 2, 3, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 100, 255, 257, 513, 1000,
+               1031, 4100, 16000]
+    for k, L in enumerate(lengths):
+        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 6))
+        x, tx = rand_input(rng, (n, c, L), dtype)
+        for keep in (False, True):
+            want = torch.mean(tx, -1, keepdim=keep)
+            m = one_op(tmp_path / f"m{k}{keep}.bin", "mean", x, [tuple(want.shape)],
+                       {"keepdim": "true" if keep else "false"})
+            check(m(x), want)
+    # the exported model follows another length
+    x2, tx2 = rand_input(rng, (2, 3, 77), dtype)
+    x2 = qrt.from_int_repr(x2.int_repr(), x.q_scale(), x.q_zero_point(), x.dtype)
+    tx2 = torch._make_per_tensor_quantized_tensor(torch.from_numpy(x2.int_repr().copy()),
+                                                  x.q_scale(), x.q_zero_point())
+    check(m(x2), torch.mean(tx2, -1, keepdim=True))

@@ -5,7 +5,7 @@ output qparams torch derives from the input's -> ``lut`` (table computed by torc
 
 from __future__ import annotations
 
-from qrt_export.rules import Decline, function
+from qrt_export.rules import Decline, function, method
 from qrt_export.rules.lut import emit_lut
 
 
@@ -51,3 +51,32 @@ def qscalar(cx, node, target):
         raise Decline("the scalar is computed at run time")
     kw = dict(node.kwargs)
     emit_lut(cx, node, x, lambda t: target(t, c, *node.args[2:], **kw), str(target))
+
+
+def _mean(cx, node):
+    import torch
+    x = node.args[0]
+    xv = cx.value(x)
+    if not (isinstance(xv, torch.Tensor) and xv.is_quantized):
+        raise Decline("float input")
+    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
+    keep = node.kwargs.get("keepdim", node.args[2] if len(node.args) > 2 else False)
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    if xv.dtype != torch.quint8:
+        cx.unsupported(node, "quantized mean of a qint8 tensor (torch rounds it differently "
+                       "from its quint8 mean; not reproduced)")
+    if node.kwargs.get("dtype") is not None or not isinstance(dim, int) or \
+            dim % xv.dim() != xv.dim() - 1:
+        cx.unsupported(node, f"quantized mean over dim={dim!r} (qrt: the last dim)")
+    cx.emit("mean", node, [x], attrs={"keepdim": "true" if keep else "false"})
+
+
+@function(lambda: (__import__("torch").mean,), "quantized torch.mean over the last (time) dim")
+def mean_fn(cx, node, target):
+    _mean(cx, node)
+
+
+@method(("mean",), "quantized Tensor.mean over the last (time) dim")
+def mean_method(cx, node, name):
+    _mean(cx, node)
