@@ -385,3 +385,13 @@ def test_quantized_mean_over_time_exact(tmp_path):
     assert kinds(qm).count("mean") == 2
     for shape in [(2, 3, 64), (1, 3, 1001), (3, 3, 9)]:
         assert_exact(qm, tm, rand(*shape, seed=shape[2]))
+
+
+def test_export_agreement_check_on_layout_model(tmp_path):
+    """The exporter's own check (check=True) runs on these graphs and finds them exact."""
+    torch.manual_seed(5)
+    tm = eager(IMU(), (2, 16, 6))
+    rep = qrt_export.export(tm, torch.from_numpy(rand(2, 16, 6)), tmp_path / "a.bin",
+                            verbose=False)
+    a = rep.agreement["qnnpack"]
+    assert "error" not in a and a["exact"] == a["total"] > 0, a
