@@ -356,7 +356,8 @@ def test_split_sizes_and_getitem_int_index(tmp_path):
             self.cat = torch.ao.nn.quantized.FloatFunctional()
 
         def forward(self, x):
-            a, b, c = self.c(self.q(x)).split([1, 3, 2], dim=1)
+            parts = self.c(self.q(x)).split([1, 3, 2], dim=1)
+            a, b, c = parts[0], parts[-2], parts[2]
             y = self.cat.cat([c, a], 1)
             return self.dq(y), self.dq(b[:, 1]), self.dq(b[..., 2:-1])
     torch.manual_seed(4)
@@ -395,3 +396,20 @@ def test_export_agreement_check_on_layout_model(tmp_path):
                             verbose=False)
     a = rep.agreement["qnnpack"]
     assert "error" not in a and a["exact"] == a["total"] > 0, a
+
+
+def test_fx_plain_swish_expression(tmp_path):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv1d(3, 8, 3), nn.Conv1d(8, 4, 1)
+
+        def forward(self, x):
+            x = self.c1(x)
+            return self.c2(x * torch.sigmoid(x))
+    torch.manual_seed(8)
+    tm = fx(M(), (2, 3, 40))
+    qm = export(tmp_path, tm, (2, 3, 40))
+    assert "mul" in kinds(qm)
+    for shape in [(2, 3, 40), (1, 3, 123)]:
+        assert_exact(qm, tm, rand(*shape, seed=shape[2], scale=2.0))

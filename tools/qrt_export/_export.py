@@ -407,7 +407,10 @@ class _Converter:
                     isinstance(self.v.get(getattr(node.args[0], "name", None)), (tuple, list)) \
                     and isinstance(val, torch.Tensor):
                 # one output of a multi-output op (chunk/split): emitted with that op
-                src = f"{node.args[0].name}.{node.args[1]}"
+                k = node.args[1]
+                n_out = len(self.v[node.args[0].name])
+                k = k % n_out if isinstance(k, int) and -n_out <= k < n_out else k
+                src = f"{node.args[0].name}.{k}"
                 if src not in self.tensor_of:
                     self._unsupported(node, f"getitem of {node.args[0].name} (its op is not "
                                       "supported)")
