@@ -290,7 +290,7 @@ def test_op_codes_pinned():
 def test_mean_last_dim_matches_torch(tmp_path, dtype):
     rng = np.random.default_rng(8)
     lengths = [1, 2, 3, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 100, 255, 257, 513, 1000,
-               1031, 4100, 16000]
+               1031, 4100, 16000, 140007]   # 140007: a 4-level cascade
     for k, L in enumerate(lengths):
         n, c = int(rng.integers(1, 3)), int(rng.integers(1, 6))
         x, tx = rand_input(rng, (n, c, L), dtype)

@@ -110,15 +110,24 @@ class _AtenSum:
         self.e4 = self.elems[:, :size * 4].reshape((R, size, 4) + lanes)
         lp = max(4, _ceil_log2(size) // 4)
         self.lp, self.step, self.mask = lp, 1 << lp, (1 << lp) - 1
+        nb = size // self.step    # whole blocks: their running sums computed side by side
+        self.nb = nb
+        self.blocks = self.e4[:, :nb * self.step].reshape((R, nb, self.step, 4) + lanes)
+        self.bsum = np.zeros((R, nb, 4) + lanes, _F32)
 
     def __call__(self):
-        acc, e4, size = self.acc, self.e4, self.size
+        acc, e4, size, step = self.acc, self.e4, self.size, self.step
         for a in acc:
             a.fill(0)
+        bs, blocks = self.bsum, self.blocks
+        if self.nb:
+            bs.fill(0)
+            for j in range(step):      # each block: 0 + x0 + x1 + ... in order
+                np.add(bs, blocks[:, :, j], out=bs)
         i = 0
-        while i + self.step <= size:
-            _seq_add(acc[0], e4[:, i:i + self.step], None)
-            i += self.step
+        for b in range(self.nb):
+            np.add(acc[0], bs[:, b], out=acc[0])
+            i += step
             for j in range(1, 4):
                 np.add(acc[j], acc[j - 1], out=acc[j])
                 acc[j - 1].fill(0)
