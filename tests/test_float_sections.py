@@ -280,10 +280,14 @@ class QuantizedTanh(nn.Module):
         return self.dq(self.t(self.c(self.q(x))))
 
 
-def test_float_rule_refuses_a_quantized_input(tmp_path):
+def test_float_rule_declines_a_quantized_input(tmp_path):
+    """nn.Tanh on a quantized tensor is torch's quantized tanh: the float rule declines it
+    and the table rule (qrt/ops/lut.py) takes it, exactly."""
     qm_t = eager(QuantizedTanh(), (2, 2, 10))
-    with pytest.raises(UnsupportedError, match="tanh on a quantized tensor"):
-        export(qm_t, rand(2, 2, 10), tmp_path)
+    x = rand(2, 2, 10, seed=3)
+    qm = export(qm_t, x, tmp_path)
+    assert "lut" in kinds(qm) and "float_tanh" not in kinds(qm)
+    np.testing.assert_array_equal(qm(x), torch_out(qm_t, x))
 
 
 def test_quantized_sigmoid_still_quantized_and_float_sigmoid_float(tmp_path):

@@ -27,7 +27,17 @@ PINNED_CODES = {
     "quantize": 1, "dequantize": 2, "conv1d": 3, "conv_relu1d": 4, "linear": 5,
     "linear_relu": 6, "linear_dynamic": 7, "relu": 8, "add": 9, "add_relu": 10,
     "max_pool1d": 11, "avg_pool1d": 12, "adaptive_avg_pool1d": 13, "hardswish": 14,
-    "sigmoid": 15, "cat": 16, "flatten": 17, "reshape": 18, "identity": 19, "custom": 20, "conv_transpose1d": 100, "adaptive_max_pool1d": 101,
+    "sigmoid": 15, "cat": 16, "flatten": 17, "reshape": 18, "identity": 19, "custom": 20,
+    "pad": 21, "permute": 22, "slice": 23, "split": 24, "unsqueeze": 25, "squeeze": 26,
+    "view": 27, "mul": 28, "mean": 31, "lut": 33, "float_gelu": 40, "float_silu": 41,
+    "float_tanh": 42, "float_sigmoid": 43, "float_elu": 44, "float_leaky_relu": 45,
+    "float_hardswish": 46, "float_hardsigmoid": 47, "float_clamp": 48, "float_exp": 49,
+    "float_log": 50, "float_sqrt": 51, "float_pow": 52, "float_prelu": 53, "float_add": 60,
+    "float_sub": 61, "float_mul": 62, "float_div": 63, "float_matmul": 64,
+    "float_softmax": 70, "float_log_softmax": 71, "float_mean": 72, "float_sum": 73,
+    "float_layer_norm": 80, "float_group_norm": 81, "float_instance_norm": 82,
+    "float_batch_norm": 83, "float_linear": 84, "float_conv1d": 85,
+    "conv_transpose1d": 100, "adaptive_max_pool1d": 101,
 }
 
 

@@ -114,6 +114,8 @@ class Ints(Attr):
         self.n, self.lo, self.hi, self.min_len, self.max_len = n, lo, hi, min_len, max_len
 
     def check(self, v):
+        if v is None and self.default is None:  # an optional list (the op says what None means)
+            return None
         if isinstance(v, tuple):
             v = list(v)
         if not isinstance(v, list):

@@ -324,48 +324,69 @@ class _Converter:
         self.b = BlobBuilder()
         self.tensor_of: Dict[str, int] = {}   # node name -> tensor index
         self.missing: List[str] = []          # unsupported nodes (all reported at the end)
+        self.done: set = set()                # nodes a rule already lowered (fused patterns)
 
     # tensors
     def _tensor(self, node) -> int:
-        import torch
         if node.name in self.tensor_of:
             return self.tensor_of[node.name]
-        val = self.v[node.name]
+        idx = self.new_tensor(node.name, self.v[node.name],
+                              None if self.v2 is None else self.v2.get(node.name))
+        self.tensor_of[node.name] = idx
+        return idx
+
+    def new_tensor(self, name, val, v2=None) -> int:
+        """A blob activation for torch value ``val`` (``v2``: the same value at batch + 1,
+        which tells whether dim 0 is the batch)."""
+        import torch
         if not isinstance(val, torch.Tensor):
-            raise UnsupportedError(f"node {node.name} yields {type(val).__name__}, not a tensor")
+            raise UnsupportedError(f"node {name} yields {type(val).__name__}, not a tensor")
+        node_name = name
         shape = tuple(val.shape)
         batched = False
         if not self.fixed_batch and self.v2 is not None and shape:
-            v2 = self.v2.get(node.name)
             batched = (isinstance(v2, torch.Tensor) and v2.shape[0] == shape[0] + 1
                        and shape[0] == self.batch)
         if val.is_quantized:
             if val.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
-                raise UnsupportedError(f"{node.name}: per-channel quantized activations are not "
+                raise UnsupportedError(f"{node_name}: per-channel quantized activations are not "
                                        "supported")
             dt = {torch.quint8: "quint8", torch.qint8: "qint8", torch.qint32: "qint32"}.get(
                 val.dtype)
             if dt is None:
-                raise UnsupportedError(f"{node.name}: dtype {val.dtype} is not supported")
-            idx = self.b.activation(node.name, dt, shape, batched=batched,
-                                    scale=float(val.q_scale()),
-                                    zero_point=int(val.q_zero_point()))
-        else:
-            if val.dtype != torch.float32:
-                raise UnsupportedError(f"{node.name}: dtype {val.dtype} is not supported "
-                                       "(float32 and quantized tensors only)")
-            idx = self.b.activation(node.name, "float32", shape, batched=batched)
-        self.tensor_of[node.name] = idx
-        return idx
+                raise UnsupportedError(f"{node_name}: dtype {val.dtype} is not supported")
+            return self.b.activation(node_name, dt, shape, batched=batched,
+                                     scale=float(val.q_scale()),
+                                     zero_point=int(val.q_zero_point()))
+        if val.dtype != torch.float32:
+            raise UnsupportedError(f"{node_name}: dtype {val.dtype} is not supported "
+                                   "(float32 and quantized tensors only)")
+        return self.b.activation(node_name, "float32", shape, batched=batched)
 
     def _unsupported(self, node, what):
         self.missing.append(f"{what} at {_source(node, self.gm)}")
         raise _Skip()
 
-    def _emit(self, kind, node, inputs, params=(), attrs=None):
-        ins = [self._tensor(a) for a in inputs]
-        out = self._tensor(node)
-        self.b.op(kind, node.name, ins, [out], params, attrs or {}, _source(node, self.gm))
+    def _emit(self, kind, node, inputs, params=(), attrs=None, outputs=None):
+        ins = [a if isinstance(a, int) else self._tensor(a) for a in inputs]
+        outs = [self._tensor(node)] if outputs is None else \
+            [o if isinstance(o, int) else self._tensor(o) for o in outputs]
+        self.b.op(kind, node.name, ins, outs, params, attrs or {}, _source(node, self.gm))
+
+    def emit_multi(self, kind, node, inputs, params=(), attrs=None):
+        """An op with one output per element of the tuple ``node`` yields (chunk, split): the
+        ``operator.getitem`` nodes that pick them read these tensors."""
+        vals = self.v[node.name]
+        v2s = self.v2.get(node.name) if self.v2 is not None else None
+        outs = []
+        for k, val in enumerate(vals):
+            v2 = v2s[k] if isinstance(v2s, (tuple, list)) and len(v2s) == len(vals) else None
+            outs.append(self.new_tensor(f"{node.name}.{k}", val, v2))
+        self.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
+        self._emit(kind, node, inputs, params, attrs, outputs=outs)
+
+    def users(self, node):
+        return list(node.users)
 
     # helpers the lowering rules (qrt_export/rules) call
     emit = _emit
@@ -396,15 +417,16 @@ class _Converter:
     def int1(v):
         return _int1(v)
 
-    def layer(self, kind, node, module_kind, m):
+    def layer(self, kind, node, module_kind, m, x=None):
         """A conv/linear op from torch module ``m``: raw weights, fused activation attribute
-        (the op definition's ``encode``)."""
+        (the op definition's ``encode``). ``x``: the input (a node or a tensor index; default
+        the node's first argument)."""
         import qrt.ops
         from qrt_export._modules import qrt_module
         qmod = qrt_module(module_kind, m)
         attrs, arrays = qrt.ops.get(kind).encode(qmod)
         params = [self.b.constant(f"{node.name}.{k}", np.asarray(a)) for k, a in arrays.items()]
-        self._emit(kind, node, [node.args[0]], params, attrs)
+        self._emit(kind, node, [node.args[0] if x is None else x], params, attrs)
 
     def quantize(self, node):
         self._quantize(node, node.args[0], self.v.get(node.name))
@@ -439,6 +461,8 @@ class _Converter:
 
         gm, b = self.gm, self.b
         val = self.v.get(node.name)
+        if node.name in self.done:  # lowered by a rule with an earlier node (a fused pattern)
+            return
         if node.op == "placeholder":
             b.inputs.append(self._tensor(node))
             return
@@ -455,7 +479,22 @@ class _Converter:
                                            "by a supported op")
                 b.outputs.append(self.tensor_of[o.name])
             return
-        if not isinstance(val, torch.Tensor):
+        if node.op == "call_function" and node.target is operator.getitem and \
+                isinstance(self.v.get(getattr(node.args[0], "name", None)), (tuple, list)) \
+                and isinstance(val, torch.Tensor):
+            # one output of a multi-output op (chunk/split): emitted with that op
+            k = node.args[1]
+            n_out = len(self.v[node.args[0].name])
+            k = k % n_out if isinstance(k, int) and -n_out <= k < n_out else k
+            src = f"{node.args[0].name}.{k}"
+            if src not in self.tensor_of:
+                self._unsupported(node, f"getitem of {node.args[0].name} (its op is not "
+                                  "supported)")
+            self.tensor_of[node.name] = self.tensor_of[src]
+            return
+        multi = isinstance(val, (tuple, list)) and len(val) > 0 and \
+            all(isinstance(t, torch.Tensor) for t in val)
+        if not isinstance(val, torch.Tensor) and not multi:
             # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
             if node.op == "call_method" and node.target in ("size", "dim"):
                 return
@@ -474,23 +513,25 @@ class _Converter:
                 self._emit("custom", node, list(node.args),
                            attrs=custom.attrs_for(m, spec))
                 return
-            rule = rules.find_module_rule(m)
-            if rule is None:
-                self._unsupported(node, f"module {type(m).__module__}.{type(m).__name__}")
-            rule(self, node, m)
+            what = f"module {type(m).__module__}.{type(m).__name__}"
+            self._apply(rules.find_module_rule(m), node, m, what)
         elif node.op == "call_function":
-            rule = rules.find_function_rule(node.target)
-            if rule is None:
-                self._unsupported(node, "function "
-                                  f"{getattr(node.target, '__name__', node.target)}")
-            rule(self, node, node.target)
+            what = f"function {getattr(node.target, '__name__', node.target)}"
+            self._apply(rules.find_function_rule(node.target), node, node.target, what)
         elif node.op == "call_method":
-            rule = rules.find_method_rule(node.target)
-            if rule is None:
-                self._unsupported(node, f"method Tensor.{node.target}")
-            rule(self, node, node.target)
+            self._apply(rules.find_method_rule(node.target), node, node.target,
+                        f"method Tensor.{node.target}")
         else:
             self._unsupported(node, f"{node.op} {node.target}")
+
+    def _apply(self, rule, node, target, what):
+        from qrt_export import rules
+        if rule is None:
+            self._unsupported(node, what)
+        try:
+            rule(self, node, target)
+        except rules.Decline as e:
+            self._unsupported(node, f"{what} ({e.why})" if e.why else what)
 
     def _quantize(self, node, a0, val):
         import torch
@@ -749,6 +790,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
         converted_under = "qnnpack"
+    from qrt_export.rules.layout import refuse_conv_padding_modes
+    refuse_conv_padding_modes(model)   # before torch runs them (it cannot)
     with _engine("qnnpack"):
         qm = _repack(model, "qnnpack")
         gm = _trace(qm)

@@ -26,9 +26,10 @@ def require_float(cx, node, what, *xs):
     """Refuse (UnsupportedError naming the source line) a float op applied to a quantized
     tensor: torch runs some of these on quantized tensors, qrt only on float ones."""
     for x in xs:
-        if cx.is_quantized(x):
-            cx.unsupported(node, f"{what} on a quantized tensor (qrt runs {what} on float "
-                           "tensors only: dequantize before it)")
+        if cx.is_quantized(x):  # another rule (a quantized op, a table) may take it
+            from qrt_export.rules import Decline
+            raise Decline(f"{what} on a quantized tensor: qrt runs {what} on float tensors "
+                          "here (dequantize before it)")
         if is_node(x):
             v = cx.value(x)
             if getattr(v, "dtype", None) is not None and str(v.dtype) != "torch.float32":

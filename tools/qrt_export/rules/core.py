@@ -4,7 +4,7 @@ relu, add, pooling, hardswish, sigmoid, cat, flatten/reshape/identity."""
 
 from __future__ import annotations
 
-from qrt_export.rules import function, method, module
+from qrt_export.rules import Decline, function, method, module
 
 
 # ---- quantize / dequantize -------------------------------------------------------------------
@@ -25,16 +25,28 @@ def quantize_fn(cx, node, target):
 
 @module(lambda: (_nnq().DeQuantize,), "dequantize (DeQuantStub/DeQuantize, Tensor.dequantize)")
 def dequantize_module(cx, node, m):
+    if _fuse_lut(cx, node):
+        return
     cx.emit("dequantize", node, [node.args[0]])
+
+
+def _fuse_lut(cx, node):
+    """dequantize -> unary float ops -> quantize: one lut op (qrt_export/rules/lut.py)."""
+    from qrt_export.rules.lut import fuse_dequantize
+    return fuse_dequantize(cx, node)
 
 
 @function(lambda: (__import__("torch").dequantize,), "torch.dequantize")
 def dequantize_fn(cx, node, target):
+    if _fuse_lut(cx, node):
+        return
     cx.emit("dequantize", node, [node.args[0]])
 
 
 @method(("dequantize",), "Tensor.dequantize")
 def dequantize_method(cx, node, name):
+    if _fuse_lut(cx, node):
+        return
     cx.emit("dequantize", node, [node.args[0]])
 
 
@@ -48,12 +60,25 @@ def _layers():
 
 @module(lambda: (_layers()[0].ConvReLU1d,), "quantized ConvReLU1d (eager, FX, QAT-converted)")
 def conv_relu1d(cx, node, m):
-    cx.layer("conv1d", node, "conv_relu1d", m)
+    _conv(cx, node, "conv_relu1d", m)
 
 
-@module(lambda: (_layers()[1].Conv1d,), "quantized Conv1d (eager, FX, QAT-converted)")
+@module(lambda: (_layers()[1].Conv1d,), "quantized Conv1d (eager, FX, QAT-converted; "
+        "padding_mode zeros or reflect)")
 def conv1d(cx, node, m):
-    cx.layer("conv1d", node, "conv1d", m)
+    _conv(cx, node, "conv1d", m)
+
+
+def _conv(cx, node, kind, m):
+    """padding_mode != 'zeros': torch pads the quantized input with F.pad(mode) and convolves
+    with padding 0 (torch/ao/nn/quantized/modules/conv.py): lowered as pad -> conv1d."""
+    mode = getattr(m, "padding_mode", "zeros")
+    if mode == "zeros":
+        cx.layer("conv1d", node, kind, m)
+        return
+    from qrt_export.rules.layout import conv_padding
+    x, m0 = conv_padding(cx, node, m, mode)
+    cx.layer("conv1d", node, kind, m0, x=x)
 
 
 @module(lambda: (_layers()[0].LinearReLU,), "quantized LinearReLU")
@@ -79,8 +104,8 @@ def _relu_modules():
 
 @module(_relu_modules, "relu (nn.ReLU, F.relu, torch.relu, Tensor.relu)")
 def relu_module(cx, node, m):
-    if isinstance(m, _nnq().ReLU6):  # a subclass of nn.ReLU
-        cx.unsupported(node, "module torch.ao.nn.quantized.ReLU6")
+    if isinstance(m, _nnq().ReLU6):  # a subclass of nn.ReLU: the lut rules take it
+        raise Decline("module torch.ao.nn.quantized.ReLU6")
     cx.emit("relu", node, [node.args[0]])
 
 
@@ -103,6 +128,8 @@ def _qadd():
 
 @function(_qadd, "quantized add / add_relu (FloatFunctional, QFunctional, FX)")
 def add(cx, node, target):
+    if not hasattr(node.args[1], "name"):  # add.Scalar: a lut (rules/qarith.py)
+        raise Decline("a scalar operand")
     act = "relu" if "relu" in str(target) else "none"
     cx.emit("add", node, [node.args[0], node.args[1]], attrs={"activation": act})
 
@@ -213,14 +240,20 @@ def flatten_method(cx, node, name):
     cx.emit("flatten", node, [node.args[0]], attrs=_flatten_attrs(node, 0))
 
 
-@function(lambda: (_F()[0].reshape,), "reshape / view")
+@function(lambda: (_F()[0].reshape,), "reshape / view (-1 and x.size(d) follow the input)")
 def reshape_fn(cx, node, target):
-    cx.emit("reshape", node, [node.args[0]])
+    from qrt_export.rules.layout import emit_view
+    shape = node.kwargs.get("shape", node.args[1] if len(node.args) > 1 else None)
+    emit_view(cx, node, node.args[0], shape)
 
 
 @method(("view", "reshape"), "Tensor.view / Tensor.reshape")
 def reshape_method(cx, node, name):
-    cx.emit("reshape", node, [node.args[0]])
+    from qrt_export.rules.layout import emit_view
+    shape = node.args[1:]
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    emit_view(cx, node, node.args[0], node.kwargs.get("shape", shape))
 
 
 @module(lambda: (__import__("torch").nn.Identity, __import__("torch").nn.Dropout),

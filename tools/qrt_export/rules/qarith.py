@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Rules for quantized arithmetic: quantized mul / mul_relu (FloatFunctional.mul, QFunctional,
+FX) -> ``mul``; add_scalar / mul_scalar (and their relu variants), functions of the code whose
+output qparams torch derives from the input's -> ``lut`` (table computed by torch)."""
+
+from __future__ import annotations
+
+from qrt_export.rules import Decline, function, method
+from qrt_export.rules.lut import emit_lut
+
+
+def _is_node(v):
+    return hasattr(v, "op") and hasattr(v, "users")
+
+
+def _q(*names):
+    import torch
+    q = torch.ops.quantized
+    out = []
+    for n in names:
+        op = getattr(q, n, None)
+        if op is not None:
+            out.append(op)
+            out += [getattr(op, o) for o in op.overloads()]
+    return tuple(out)
+
+
+@function(lambda: _q("mul", "mul_relu"), "quantized mul / mul_relu (FloatFunctional.mul, FX; "
+          "quint8, broadcasting), x * sigmoid(x)")
+def qmul(cx, node, target):
+    a, b = node.args[0], node.args[1]
+    relu = "relu" in str(target)
+    if not _is_node(b):  # mul.Scalar
+        qscalar(cx, node, target)
+        return
+    import torch
+    for v in (cx.value(a), cx.value(b)):
+        if not (isinstance(v, torch.Tensor) and v.is_quantized and v.dtype == torch.quint8):
+            cx.unsupported(node, "quantized mul of non-quint8 tensors (torch runs qint8 mul "
+                           "through XNNPACK)")
+    cx.emit("mul", node, [a, b], attrs={"activation": "relu" if relu else "none"})
+
+
+@function(lambda: _q("mul_scalar", "mul_scalar_relu", "add_scalar", "add_scalar_relu", "add",
+                     "add_relu"),
+          "quantized add_scalar / mul_scalar (FloatFunctional, FX x * c + c) as a 256-entry "
+          "table")
+def qscalar(cx, node, target):
+    x, c = node.args[0], node.args[1]
+    if _is_node(c):
+        raise Decline("the scalar is computed at run time")
+    kw = dict(node.kwargs)
+    emit_lut(cx, node, x, lambda t: target(t, c, *node.args[2:], **kw), str(target))
+
+
+def _mean(cx, node):
+    import torch
+    x = node.args[0]
+    xv = cx.value(x)
+    if not (isinstance(xv, torch.Tensor) and xv.is_quantized):
+        raise Decline("float input")
+    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
+    keep = node.kwargs.get("keepdim", node.args[2] if len(node.args) > 2 else False)
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    if xv.dtype != torch.quint8:
+        cx.unsupported(node, "quantized mean of a qint8 tensor (torch rounds it differently "
+                       "from its quint8 mean; not reproduced)")
+    if node.kwargs.get("dtype") is not None or not isinstance(dim, int) or \
+            dim % xv.dim() != xv.dim() - 1:
+        cx.unsupported(node, f"quantized mean over dim={dim!r} (qrt: the last dim)")
+    cx.emit("mean", node, [x], attrs={"keepdim": "true" if keep else "false"})
+
+
+@function(lambda: (__import__("torch").mean,), "quantized torch.mean over the last (time) dim")
+def mean_fn(cx, node, target):
+    _mean(cx, node)
+
+
+@method(("mean",), "quantized Tensor.mean over the last (time) dim")
+def mean_method(cx, node, name):
+    _mean(cx, node)
