@@ -41,6 +41,7 @@ import zlib
 from collections import Counter
 
 import numpy as np
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -786,12 +787,45 @@ def test_blob_fuzz_struct_bases_load_and_run():
     assert set(qrt.ops.kinds()) <= seen, set(qrt.ops.kinds()) - seen
 
 
+def _tensor_field(lay, i, name):
+    return next(f for f in lay.fields["tensor"] if f[2] == f"tensor[{i}].{name}")
+
+
+@pytest.mark.parametrize("base", ["all_ops", "qint8_state"])
+def test_blob_fuzz_struct_pool_output_qparams(tmp_path, base):
+    """The edit the old fuzzer found (pool output qparams differing from the input's raised
+    ValueError): for every op whose output must keep its input's qparams, each such edit of the
+    output tensor entry, CRCs fixed, is a FormatError R21."""
+    _register_custom_ops()
+    data = base_blobs()[base]
+    lay = Layout(data)
+    m = qrt.load(_write(tmp_path, data))
+    edits = 0
+    for n in m.graph.nodes:
+        if n.kind not in ("max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "relu") or \
+                n.inputs[0].qscheme == "none":
+            continue
+        y = n.output_ids[0]
+        for fname, fn in (("scale", lambda v: v * 1.5), ("zero_point", lambda v: v + 1)):
+            off, dt, _, _ = _tensor_field(lay, y, fname)
+            buf = bytearray(data)
+            cur = np.frombuffer(data[off:off + dt.itemsize], dt)[0].item()
+            _put(buf, off, dt, fn(cur))
+            res = run_case(str(tmp_path / "e.bin"), bytes(fix_crc(buf)))
+            assert res == ("rejected", "R21"), (n.kind, fname, res)
+            edits += 1
+    assert edits >= 2
+
+
+def _write(tmp_path, data):
+    p = tmp_path / "b.bin"
+    p.write_bytes(data)
+    return p
+
+
 def test_blob_fuzz_struct_ci():
     """The fixed per-CI-run budget (QRT_FUZZ_CASES, default 3,000)."""
     _check(CI_CASES, XCHECK_MAX)
-
-
-import pytest  # noqa: E402
 
 
 @pytest.mark.slow
