@@ -555,32 +555,19 @@ def make_case(bases, layouts, seed, case):
     lay = layouts[name]
     log = []
     n_edits = rng.choice([1, 1, 1, 2, 2, 3])
+    kinds = sorted(rng.choices(["attrs", "field", "payload"], [35, 40, 25], k=n_edits),
+                   key=lambda k: k != "attrs")[:n_edits]
     buf = bytearray(bases[name])
-    for _ in range(n_edits):
-        cur = lay
-        if bytes(buf) != lay.blob and _parses(buf):
-            cur = Layout(bytes(buf))   # offsets of the edited file (after a relayout)
-        r = rng.random()
-        if r < 0.35:
-            try:
-                new = mutate_attrs(rng, cur, log)
-            except Exception:  # noqa: BLE001 - an earlier edit broke the tables: skip
-                new = None
-            if new is not None:
-                buf = bytearray(new)
-        elif r < 0.75:
-            mutate_field(rng, cur, buf, log)
+    if kinds[0] == "attrs":   # one attribute edit, first: the file is laid out again
+        buf = mutate_attrs(rng, lay, log) or buf
+        lay = Layout(bytes(buf))   # same tables, new string pool: offsets of the new file
+        kinds = [k for k in kinds[1:] if k != "attrs"]
+    for k in kinds:           # the offsets stay those of the (valid) file before the edits
+        if k == "field":
+            mutate_field(rng, lay, buf, log)
         else:
-            mutate_payload(rng, cur, buf, log)
+            mutate_payload(rng, lay, buf, log)
     return name, bytes(fix_crc(buf)), log
-
-
-def _parses(buf):
-    try:
-        Layout(bytes(buf))
-        return True
-    except Exception:
-        return False
 
 
 # ---- running one case --------------------------------------------------------------------------

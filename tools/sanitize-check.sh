@@ -63,7 +63,7 @@ set +e
     export PYTHONFAULTHANDLER=1
     "$PY" -c "import qrt, sys; p = qrt.__file__; print('qrt from', p); sys.exit(0 if p.startswith('$WORK/site') else 1)"
     # shellcheck disable=SC2086
-    "$PY" -m pytest -q -p no:cacheprovider -x $TESTS
+    "$PY" -m pytest -q -p no:cacheprovider $TESTS
 ) 2>&1 | tee "$LOG"
 rc=${PIPESTATUS[0]}
 set -e
