@@ -30,14 +30,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import os
 import random
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from collections import Counter
 
 import numpy as np
@@ -54,7 +52,7 @@ from qrt.loader import FormatError  # noqa: E402
 SEED = int(os.environ.get("QRT_FUZZ_SEED", "20261201"))
 CI_CASES = int(os.environ.get("QRT_FUZZ_CASES", "3000"))
 SLOW_CASES = int(os.environ.get("QRT_FUZZ_SLOW_CASES", "100000"))
-CASE_TIMEOUT = 20.0          # seconds per case before faulthandler kills the child
+CASE_TIMEOUT = float(os.environ.get("QRT_FUZZ_CASE_TIMEOUT", "20"))  # s per case, then killed
 BATCH = 500                  # cases per child process
 XCHECK_MAX = 300             # loaded mutants re-run with the reference kernels (CI run)
 DEMO = os.path.join(os.path.dirname(qrt.__file__), "data", "demo.bin")
@@ -639,6 +637,11 @@ def run_case(path, data):
 def worker(seed, cases, progress_path):
     """Run ``cases`` (an iterable of ints) and print one JSON line per case."""
     import faulthandler
+    faulthandler.enable()
+    selftest = {}   # QRT_FUZZ_SELFTEST="crash:3,hang:5": make those cases fail on purpose
+    for item in filter(None, os.environ.get("QRT_FUZZ_SELFTEST", "").split(",")):
+        what, _, n = item.partition(":")
+        selftest[int(n)] = what
     _register_custom_ops()
     bases = base_blobs()
     layouts = {k: Layout(v) for k, v in bases.items()}
@@ -652,6 +655,13 @@ def worker(seed, cases, progress_path):
             faulthandler.dump_traceback_later(CASE_TIMEOUT, exit=True)
             name, data, log = make_case(bases, layouts, seed, c)
             res = run_case(path, data)
+            if selftest.get(c) == "crash":    # the harness's own test: a real SIGSEGV
+                import signal
+                os.kill(os.getpid(), signal.SIGSEGV)
+            elif selftest.get(c) == "hang":
+                time.sleep(3600)
+            elif selftest.get(c) == "raise":
+                res = ("bad", "selftest: wrong exception")
             faulthandler.cancel_dump_traceback_later()
             sys.stdout.write(json.dumps({"case": c, "base": name, "res": res,
                                          "log": log if res[0] == "bad" else None}) + "\n")
@@ -696,9 +706,9 @@ def _child(seed, cases, env_extra=None, timeout=None):
     return results, crashes
 
 
-def run_fuzz(seed, n_cases, xcheck_max):
+def run_fuzz(seed, n_cases, xcheck_max, env_extra=None):
     t0 = time.time()
-    results, crashes = _child(seed, range(n_cases))
+    results, crashes = _child(seed, range(n_cases), env_extra)
     counts = Counter()
     rules = Counter()
     bad = []
@@ -808,6 +818,18 @@ def _write(tmp_path, data):
     p = tmp_path / "b.bin"
     p.write_bytes(data)
     return p
+
+
+def test_blob_fuzz_struct_harness_reports_failures(monkeypatch):
+    """The harness can fail: a crash, a hang and a wrong exception planted in three cases are
+    each reported with their case number, and the other cases still run."""
+    monkeypatch.setattr(sys.modules[__name__], "BATCH", 10)
+    counts, _, bad, crashes, _ = run_fuzz(SEED, 24, 5, {
+        "QRT_FUZZ_SELFTEST": "crash:3,hang:12,raise:20", "QRT_FUZZ_CASE_TIMEOUT": "3"})
+    assert sorted(c["case"] for c in crashes) == [3, 12]
+    assert "Segmentation fault" in crashes[0]["stderr"] and "Timeout" in crashes[1]["stderr"]
+    assert [r["case"] for r in bad] == [20]
+    assert counts["FormatError"] + counts["loaded"] + counts["wrong-exception"] == 22
 
 
 def test_blob_fuzz_struct_ci():
