@@ -662,6 +662,9 @@ def worker(seed, cases, progress_path):
                 time.sleep(3600)
             elif selftest.get(c) == "raise":
                 res = ("bad", "selftest: wrong exception")
+            elif selftest.get(c) == "differ" and os.environ.get("QRT_DISABLE_ISA") and \
+                    res[0] == "loaded":
+                res = ("loaded", res[1], "selftest: another result")
             faulthandler.cancel_dump_traceback_later()
             sys.stdout.write(json.dumps({"case": c, "base": name, "res": res,
                                          "log": log if res[0] == "bad" else None}) + "\n")
@@ -728,7 +731,7 @@ def run_fuzz(seed, n_cases, xcheck_max, env_extra=None):
     # A deterministic sample of the loaded mutants, re-run with the reference kernels.
     rng = random.Random(seed)
     sample = sorted(rng.sample(loaded, min(len(loaded), xcheck_max)))
-    ref, ref_crashes = _child(seed, sample, {"QRT_DISABLE_ISA": "all"})
+    ref, ref_crashes = _child(seed, sample, dict(env_extra or {}, QRT_DISABLE_ISA="all"))
     crashes += ref_crashes
     mismatch = []
     for c in sample:
@@ -824,12 +827,15 @@ def test_blob_fuzz_struct_harness_reports_failures(monkeypatch):
     """The harness can fail: a crash, a hang and a wrong exception planted in three cases are
     each reported with their case number, and the other cases still run."""
     monkeypatch.setattr(sys.modules[__name__], "BATCH", 10)
-    counts, _, bad, crashes, _ = run_fuzz(SEED, 24, 5, {
-        "QRT_FUZZ_SELFTEST": "crash:3,hang:12,raise:20", "QRT_FUZZ_CASE_TIMEOUT": "3"})
+    differ = ",".join(f"differ:{c}" for c in range(40) if c not in (3, 12, 20))
+    counts, _, bad, crashes, mismatch = run_fuzz(SEED, 40, 40, {
+        "QRT_FUZZ_SELFTEST": "crash:3,hang:12,raise:20," + differ,
+        "QRT_FUZZ_CASE_TIMEOUT": "3"})
     assert sorted(c["case"] for c in crashes) == [3, 12]
+    assert counts["loaded_ran"] > 0 and len(mismatch) == counts["loaded_ran"]
     assert "Segmentation fault" in crashes[0]["stderr"] and "Timeout" in crashes[1]["stderr"]
     assert [r["case"] for r in bad] == [20]
-    assert counts["FormatError"] + counts["loaded"] + counts["wrong-exception"] == 22
+    assert counts["FormatError"] + counts["loaded"] + counts["wrong-exception"] == 38
 
 
 def test_blob_fuzz_struct_ci():
