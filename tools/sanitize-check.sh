@@ -53,23 +53,30 @@ TESTS=${QRT_SAN_TESTS:-"tests/test_conv1d*.py tests/test_pool1d_variants.py test
 # shellcheck disable=SC2086
 TESTS=$(cd "$ROOT" && ls -d $TESTS | sed "s|^|$ROOT/|" | tr '\n' ' ')
 LOG="$WORK/tests.log"
+rm -f "$WORK"/report.*
 set +e
 (
     cd "$WORK"   # not the source tree: import qrt from $WORK/site, not from ./qrt
     export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
     export LD_PRELOAD="$libasan:$libubsan"
-    export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:handle_segv=1"
-    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    # Reports go to files too: pytest captures fd 2, and a process that aborts takes its
+    # captured output with it.
+    export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:handle_segv=1:log_path=$WORK/report"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$WORK/report"
     export PYTHONFAULTHANDLER=1
     "$PY" -c "import qrt, sys; p = qrt.__file__; print('qrt from', p); sys.exit(0 if p.startswith('$WORK/site') else 1)"
     # shellcheck disable=SC2086
-    "$PY" -m pytest -q -p no:cacheprovider $TESTS
+    "$PY" -m pytest -q -p no:cacheprovider -rfE ${QRT_SAN_PYTEST_ARGS:-} $TESTS
 ) 2>&1 | tee "$LOG"
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 0 ] || rc=1
 T2=$(date +%s)
 # A report in a child process (the fuzzer runs cases in children) is caught here too.
+if ls "$WORK"/report.* > /dev/null 2>&1; then
+    for f in "$WORK"/report.*; do echo "---- $f"; head -60 "$f"; done >&2
+    rc=1
+fi
 if grep -qE "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|UndefinedBehaviorSanitizer" "$LOG"; then
     echo "sanitize-check: SANITIZER REPORT (see above; log $LOG)" >&2
     rc=1
