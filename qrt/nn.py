@@ -360,8 +360,11 @@ class _Base:
             lo, hi = (oz if self._relu else 0), 255
             if self._clamp is not None:  # a fused activation's code bounds (qrt.ops.conv)
                 lo, hi = self._clamp
+        # One output position: the stride never moves the window, and the kernels' scratch
+        # grows with the stride (a crafted stride of 2^20 took seconds per call): use 1.
+        stride = 1 if y_shape[-1] == 1 else self._s
         return _conv1d.Plan(self._w, self._wpack, self._wsum, self._wzp, bq, rs, self._bias_f(),
-                            x_shape, x_strides, y_shape, y_strides, stride=self._s,
+                            x_shape, x_strides, y_shape, y_strides, stride=stride,
                             dilation=self._d, pad_left=self._pl, groups=self._g,
                             input_zero=in_zp, output_zero=oz, output_min=lo, output_max=hi,
                             out_f32=self._dynamic, variant=self._variant)

@@ -134,3 +134,24 @@ def test_model_batch_problems_are_value_errors_not_format_errors():
         m(np.broadcast_to(x, (10**9,) + x.shape[1:]))
     assert not isinstance(e.value, qrt.FormatError) and "batch" in str(e.value)
     assert m(x).shape[0] == 1  # the model still works
+
+
+def test_conv_huge_stride_with_one_output_is_fast():
+    """A crafted stride (2^20) with one output position cost seconds per call (the VNNI
+    scratch grows with the stride; found by tests/test_blob_fuzz_struct.py, seed 2 case
+    10187): one output needs no stride, and the answer is the stride-1 one."""
+    import time
+    rng = np.random.default_rng(0)
+    w = qrt.from_int_repr_per_channel(rng.integers(-127, 128, (32, 32, 1)).astype(np.int8),
+                                      np.full(32, 0.01), np.zeros(32, np.int64), 0, qrt.qint8)
+    x = qrt.from_int_repr(rng.integers(0, 256, (16, 32, 32)).astype(np.uint8), 0.05, 128)
+    ref = qrt.nn.Conv1d(32, 32, 1, stride=32)   # also one output of length 32 -> 1
+    big = qrt.nn.Conv1d(32, 32, 1, stride=1 << 20)
+    for m in (ref, big):
+        m.set_weight_bias(w, None)
+        m.scale, m.zero_point = 0.1, 3
+    t0 = time.perf_counter()
+    y = big(x)
+    assert time.perf_counter() - t0 < 1.0
+    assert y.shape == (16, 32, 1)
+    np.testing.assert_array_equal(y.int_repr(), ref(x).int_repr())

@@ -294,8 +294,9 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
             const int64_t t = t0 + 16 * m, nt = len_out - t < 16 ? len_out - t : 16;
             uint8_t *dst = ybase + oc0 + t * yst;
             for (int64_t i = 0; i < nt; ++i) {
-                if (i & 1)
-                    _mm_storeh_pd((double *)(dst + i * yst), _mm_castsi128_pd(tr[i >> 1]));
+                if (i & 1) /* the high 8 bytes; dst is not 8-aligned: no double* (UBSan) */
+                    _mm_storel_epi64((__m128i *)(dst + i * yst),
+                                     _mm_unpackhi_epi64(tr[i >> 1], tr[i >> 1]));
                 else
                     _mm_storel_epi64((__m128i *)(dst + i * yst), tr[i >> 1]);
             }
