@@ -195,7 +195,6 @@ def litert_runner(cs, threads):
 
 
 def ort_runner(cs, threads=1):
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 

@@ -20,7 +20,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 
 
 def wav2letter():

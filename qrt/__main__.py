@@ -42,7 +42,6 @@ def _load(path, verify=True):
 
 # ---- inspect ----------------------------------------------------------------------------------
 def _inspect(args) -> int:
-    from qrt import _blob as B
     from qrt.loader import read_blob
     blob = read_blob(args.model, verify=not args.no_verify)
     h = blob.header

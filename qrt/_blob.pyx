@@ -6,7 +6,6 @@ so the C header stays the single definition of the format.
 """
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, uint8_t, uint32_t
 
 from qrt._kernels cimport *
 
@@ -112,8 +112,8 @@ def variant(int requested=-1):
 
 def layout(uint32_t cg, uint32_t kernel):
     """(im2col, kc, cq) of the packed weight for c_in/groups = cg and this kernel."""
-    cdef qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel)
-    return int(l.im2col), int(l.kc), int(l.cq)
+    cdef qrt_conv1d_layout lay = qrt_conv1d_layout_of(cg, kernel)
+    return int(lay.im2col), int(lay.kc), int(lay.cq)
 
 
 def packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel):
@@ -225,8 +225,8 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
     if st == QRT_OK:
         if <size_t>scratch.shape[0] < need:
             raise ValueError(f"conv1d: scratch has {scratch.shape[0]} bytes, needs {need}")
-        if need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(c_out, c_in // groups,
-                                                                             kernel):
+        if need and <size_t>wpack.shape[0] != \
+                qrt_conv1d_packed_weight_size(c_out, c_in // groups, kernel):
             raise ValueError("conv1d: packed weight does not match the geometry")
         if scratch.shape[0]:
             sp = &scratch[0]

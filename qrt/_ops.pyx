@@ -5,7 +5,7 @@ Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` 
 reference kernel (tests compare it with the dispatched one).
 """
 
-from libc.stdint cimport int8_t, int32_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, uint8_t
 
 from qrt._kernels cimport QRT_OK, qrt_status
 from qrt._ops_kernels cimport *

@@ -212,7 +212,6 @@ cdef class Storage:
 
     cdef int _attach(self, object obj, Py_ssize_t start, Py_ssize_t stop) except -1:
         """Borrow obj's buffer, writable if it can be, and view bytes [start, stop)."""
-        cdef int rc
         try:
             PyObject_GetBuffer(obj, &self._view, PyBUF_SIMPLE | PyBUF_WRITABLE)
             self._readonly = False

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from qrt._format.reader import Blob, FormatError, TensorEntry
 from qrt.ops import BY_CODE, BY_NAME, Node, ShapeError

@@ -19,80 +19,62 @@
 #endif
 #endif
 
-
-int qrt_conv1d_isa(void)
-{
+int qrt_conv1d_isa(void) {
 #ifdef QRT_HAVE_X86
     if (qrt_cpu_features() & QRT_CPU_AVX512VNNI) /* honours QRT_DISABLE_ISA (cpu.h) */
         return QRT_ISA_AVX512VNNI;
-    if (qrt_cpu_features() & QRT_CPU_AVX2)
-        return QRT_ISA_AVX2;
+    if (qrt_cpu_features() & QRT_CPU_AVX2) return QRT_ISA_AVX2;
 #endif
 #ifdef QRT_HAVE_ARM
 #if defined(__aarch64__)
-    if (qrt_cpu_features() & QRT_CPU_DOTPROD)
-        return QRT_ISA_NEONDOT;
+    if (qrt_cpu_features() & QRT_CPU_DOTPROD) return QRT_ISA_NEONDOT;
 #endif
-    if (qrt_cpu_features() & QRT_CPU_NEON)
-        return QRT_ISA_NEON;
+    if (qrt_cpu_features() & QRT_CPU_NEON) return QRT_ISA_NEON;
 #endif
     return QRT_ISA_REF;
 }
 
-int qrt_conv1d_supports(int isa)
-{
-    if (isa == QRT_ISA_REF)
-        return 1;
+int qrt_conv1d_supports(int isa) {
+    if (isa == QRT_ISA_REF) return 1;
 #ifdef QRT_HAVE_X86
-    if (isa == QRT_ISA_AVX2)
-        return (qrt_cpu_features() & QRT_CPU_AVX2) != 0;
-    if (isa == QRT_ISA_AVX512VNNI)
-        return (qrt_cpu_features() & QRT_CPU_AVX512VNNI) != 0;
+    if (isa == QRT_ISA_AVX2) return (qrt_cpu_features() & QRT_CPU_AVX2) != 0;
+    if (isa == QRT_ISA_AVX512VNNI) return (qrt_cpu_features() & QRT_CPU_AVX512VNNI) != 0;
 #endif
 #ifdef QRT_HAVE_ARM
 #if defined(__aarch64__)
-    if (isa == QRT_ISA_NEONDOT)
-        return (qrt_cpu_features() & QRT_CPU_DOTPROD) != 0;
+    if (isa == QRT_ISA_NEONDOT) return (qrt_cpu_features() & QRT_CPU_DOTPROD) != 0;
 #endif
-    if (isa == QRT_ISA_NEON)
-        return (qrt_cpu_features() & QRT_CPU_NEON) != 0;
+    if (isa == QRT_ISA_NEON) return (qrt_cpu_features() & QRT_CPU_NEON) != 0;
 #endif
     return 0;
 }
 
-int qrt_conv1d_variant(int variant)
-{
+int qrt_conv1d_variant(int variant) {
 #ifdef QRT_HAVE_ARM
     /* QRT_ISA_NEON on a dot-product CPU runs the baseline NEON variant (tests use it). */
-    if (variant == QRT_ISA_NEON && (qrt_cpu_features() & QRT_CPU_NEON))
-        return QRT_ISA_NEON;
+    if (variant == QRT_ISA_NEON && (qrt_cpu_features() & QRT_CPU_NEON)) return QRT_ISA_NEON;
 #endif
 #ifdef QRT_HAVE_X86
-    if ((variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI) &&
-        qrt_conv1d_supports(variant))
+    if ((variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI) && qrt_conv1d_supports(variant))
         return variant;
 #endif
     return variant == QRT_ISA_REF ? QRT_ISA_REF : qrt_conv1d_isa();
 }
 
-size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant)
-{
+size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant) {
 #ifdef QRT_HAVE_X86
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI)
         return qrt_conv1d_u8__avx512vnni_scratch_size(p);
-    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2)
-        return qrt_conv1d_u8__avx2_scratch_size(p);
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) return qrt_conv1d_u8__avx2_scratch_size(p);
 #endif
     (void)p;
     (void)variant;
     return 0;
 }
 
-qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x,
-                         const int8_t *w, const int8_t *wpack, const int32_t *wsum,
-                         const qrt_conv1d_quant *q, void *out, void *scratch,
-                         size_t scratch_size, int variant)
-{
+qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                         const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
+                         void *out, void *scratch, size_t scratch_size, int variant) {
 #ifdef QRT_HAVE_X86
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI) {
         if (!wpack || !wsum || !scratch || scratch_size < qrt_conv1d_u8__avx512vnni_scratch_size(p))
@@ -100,8 +82,7 @@ qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x,
         return qrt_conv1d_u8__avx512vnni(p, x, wpack, wsum, q, out, scratch);
     }
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) {
-        if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p))
-            return QRT_ERR_ARG;
+        if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p)) return QRT_ERR_ARG;
         return qrt_conv1d_u8__avx2(p, x, w, q, out, scratch);
     }
 #endif

@@ -9,17 +9,14 @@
 
 double qrt_conv1d_mt_min_work = QRT_CONV1D_MT_MIN_WORK;
 
-qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads)
-{
+qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads) {
     qrt_conv1d_split s = {1, 0, 0, 0};
-    if (threads <= 1 || p->n == 0 || p->len_out == 0)
-        return s;
+    if (threads <= 1 || p->n == 0 || p->len_out == 0) return s;
     const double cg = (double)(p->c_in / p->groups);
-    const double work = (double)p->n * p->c_out * p->len_out * cg * p->kernel +
-                        16.0 * ((double)p->n * p->c_out * p->len_out +
-                                (double)p->n * p->c_in * p->len_in);
-    if (work < qrt_conv1d_mt_min_work)
-        return s;
+    const double work =
+        (double)p->n * p->c_out * p->len_out * cg * p->kernel +
+        16.0 * ((double)p->n * p->c_out * p->len_out + (double)p->n * p->c_in * p->len_in);
+    if (work < qrt_conv1d_mt_min_work) return s;
     int64_t T = threads;
     if ((int64_t)p->n >= T) { /* batch */
         s.axis = 0;
@@ -37,8 +34,7 @@ qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads)
     }
     /* big layers: two chunks per thread, so a thread that starts late (a busy machine) costs
      * at most one small chunk */
-    if (s.axis != 0 && work >= 4.0 * QRT_CONV1D_MT_MIN_WORK)
-        T *= 2;
+    if (s.axis != 0 && work >= 4.0 * QRT_CONV1D_MT_MIN_WORK) T *= 2;
     int64_t per = (s.units + T - 1) / T;
     if (s.axis == 1) {
         per = (per + QRT_CONV1D_MT_ALIGN_T - 1) / QRT_CONV1D_MT_ALIGN_T * QRT_CONV1D_MT_ALIGN_T;
@@ -54,23 +50,19 @@ qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads)
                (int64_t)(s.chunks - 1) * per * p->stride >= (int64_t)p->pad_left + p->len_in)
             s.chunks--;
         s.per = (s.units + s.chunks - 1) / s.chunks;
-        s.per = (s.per + QRT_CONV1D_MT_ALIGN_T - 1) / QRT_CONV1D_MT_ALIGN_T *
-                QRT_CONV1D_MT_ALIGN_T;
+        s.per = (s.per + QRT_CONV1D_MT_ALIGN_T - 1) / QRT_CONV1D_MT_ALIGN_T * QRT_CONV1D_MT_ALIGN_T;
         s.chunks = (int)((s.units + s.per - 1) / s.per);
-        while (s.chunks > 1 && (int64_t)(s.chunks - 1) * s.per * p->stride >=
-                                   (int64_t)p->pad_left + p->len_in)
+        while (s.chunks > 1 &&
+               (int64_t)(s.chunks - 1) * s.per * p->stride >= (int64_t)p->pad_left + p->len_in)
             s.chunks--, s.per = (s.units + s.chunks - 1) / s.chunks;
     }
-    if (s.chunks <= 1)
-        s.chunks = 1;
+    if (s.chunks <= 1) s.chunks = 1;
     return s;
 }
 
-qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s,
-                           int i, const uint8_t *x, const int8_t *w,
-                           const int8_t *wpack, const int32_t *wsum,
-                           const qrt_conv1d_quant *q, void *out)
-{
+qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s, int i,
+                           const uint8_t *x, const int8_t *w, const int8_t *wpack,
+                           const int32_t *wsum, const qrt_conv1d_quant *q, void *out) {
     qrt__c1_sub r;
     r.p = *p;
     r.x = x;
@@ -82,10 +74,8 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
     const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
     const int64_t u0 = (int64_t)i * s->per;
     int64_t u1 = u0 + s->per;
-    if (u1 > s->units)
-        u1 = s->units;
-    if (s->chunks <= 1)
-        return r;
+    if (u1 > s->units) u1 = s->units;
+    if (s->chunks <= 1) return r;
     if (s->axis == 0) {
         r.p.n = (uint32_t)(u1 - u0);
         r.x = x + u0 * p->x_stride_n;
@@ -96,8 +86,7 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
         int64_t x0 = start > 0 ? start : 0;
         int64_t avail = (int64_t)p->len_in - x0;
         int64_t need = start + span - x0; /* input samples the chunk can read */
-        if (need < 1)
-            need = 1;
+        if (need < 1) need = 1;
         r.p.pad_left = (uint32_t)(start < 0 ? -start : 0);
         r.p.len_in = (uint32_t)(avail < 0 ? 0 : avail < need ? avail : need);
         r.p.len_out = (uint32_t)(u1 - u0);
@@ -131,12 +120,9 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
     return r;
 }
 
-size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant,
-                                     int threads)
-{
+size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads) {
     const qrt_conv1d_split s = qrt_conv1d_split_of(p, threads);
-    if (s.chunks <= 1)
-        return qrt_conv1d_u8_scratch_size(p, variant);
+    if (s.chunks <= 1) return qrt_conv1d_u8_scratch_size(p, variant);
     static const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL};
     size_t slot = 0;
     for (int i = 0; i < s.chunks; ++i) {
@@ -162,32 +148,26 @@ typedef struct {
     atomic_int status;
 } qrt__c1_job;
 
-static void qrt__c1_run_chunk(void *ctx, int i)
-{
+static void qrt__c1_run_chunk(void *ctx, int i) {
     qrt__c1_job *j = (qrt__c1_job *)ctx;
     qrt__c1_sub r = qrt_conv1d_sub(j->p, j->s, i, j->x, j->w, j->wpack, j->wsum, j->q, j->out);
-    const qrt_status st = qrt_conv1d_u8(&r.p, r.x, r.w, r.wpack, r.wsum, &r.q, r.out,
-                                        j->scratch ? j->scratch + j->slot * (size_t)i : NULL,
-                                        j->slot, j->variant);
-    if (st != QRT_OK)
-        atomic_store(&j->status, (int)st);
+    const qrt_status st =
+        qrt_conv1d_u8(&r.p, r.x, r.w, r.wpack, r.wsum, &r.q, r.out,
+                      j->scratch ? j->scratch + j->slot * (size_t)i : NULL, j->slot, j->variant);
+    if (st != QRT_OK) atomic_store(&j->status, (int)st);
 }
 
-qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x,
-                            const int8_t *w, const int8_t *wpack,
-                            const int32_t *wsum, const qrt_conv1d_quant *q,
-                            void *out, void *scratch, size_t scratch_size,
-                            int variant, int threads)
-{
+qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                            const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
+                            void *out, void *scratch, size_t scratch_size, int variant,
+                            int threads) {
     const qrt_status st0 = qrt_conv1d_check(p);
-    if (st0 != QRT_OK)
-        return st0;
+    if (st0 != QRT_OK) return st0;
     const qrt_conv1d_split s = qrt_conv1d_split_of(p, threads);
     if (s.chunks <= 1)
         return qrt_conv1d_u8(p, x, w, wpack, wsum, q, out, scratch, scratch_size, variant);
     const size_t need = qrt_conv1d_u8_mt_scratch_size(p, variant, threads);
-    if (scratch_size < need)
-        return QRT_ERR_ARG;
+    if (scratch_size < need) return QRT_ERR_ARG;
     qrt__c1_job j;
     j.p = p;
     j.s = &s;

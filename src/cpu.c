@@ -13,8 +13,7 @@
 #include <sys/auxv.h>
 #endif
 
-unsigned qrt_cpu_features_raw(void)
-{
+unsigned qrt_cpu_features_raw(void) {
     unsigned f = 0;
 #if defined(QRT_HAVE_ARM) && defined(__aarch64__)
     const unsigned long hw = getauxval(AT_HWCAP);
@@ -29,8 +28,7 @@ unsigned qrt_cpu_features_raw(void)
     __builtin_cpu_init();
     const int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                        __builtin_cpu_supports("avx512vl");
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        f |= QRT_CPU_AVX2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f |= QRT_CPU_AVX2;
     if (avx512 && __builtin_cpu_supports("avx512vnni")) /* Cascade Lake, Ice Lake, Zen 4 */
         f |= QRT_CPU_AVX512VNNI;
     if (avx512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
@@ -39,8 +37,7 @@ unsigned qrt_cpu_features_raw(void)
     return f;
 }
 
-unsigned qrt_cpu_disabled_mask(const char *spec)
-{
+unsigned qrt_cpu_disabled_mask(const char *spec) {
     static const struct {
         const char *name;
         unsigned bits;
@@ -64,8 +61,7 @@ unsigned qrt_cpu_disabled_mask(const char *spec)
     return m;
 }
 
-unsigned qrt_cpu_features(void)
-{
+unsigned qrt_cpu_features(void) {
     static volatile int cached = -1; /* idempotent: a race only recomputes the same value */
     int f = cached;
     if (f < 0) {
@@ -76,8 +72,7 @@ unsigned qrt_cpu_features(void)
     return (unsigned)f;
 }
 
-const char *qrt_isa_name(int isa)
-{
+const char *qrt_isa_name(int isa) {
     static const char *const names[QRT_ISA_COUNT] = {
         [QRT_ISA_REF] = "ref",   [QRT_ISA_AVX2] = "avx2",       [QRT_ISA_AVX512VNNI] = "avx512vnni",
         [QRT_ISA_NEON] = "neon", [QRT_ISA_NEONDOT] = "neondot",

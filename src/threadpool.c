@@ -14,23 +14,22 @@
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    atomic_uint generation;   /* bumped for every job */
-    _Atomic uint64_t claim;   /* generation << 32 | ntasks << 16 | next task index */
-    atomic_int done;          /* tasks finished */
-    atomic_int busy;          /* a job is in flight */
+    atomic_uint generation; /* bumped for every job */
+    _Atomic uint64_t claim; /* generation << 32 | ntasks << 16 | next task index */
+    atomic_int done;        /* tasks finished */
+    atomic_int busy;        /* a job is in flight */
     int ntasks;
     qrt_pool_fn fn;
     void *ctx;
-    int started;              /* workers created */
-    int wanted;               /* threads in total, caller included */
-    pid_t pid;                /* process that created the workers */
+    int started; /* workers created */
+    int wanted;  /* threads in total, caller included */
+    pid_t pid;   /* process that created the workers */
 } qrt__pool_t;
 
-static qrt__pool_t qrt__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
-                                0, NULL, NULL, 0, 1, 0};
+static qrt__pool_t qrt__pool = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 1, 0};
 
-static inline void qrt__pool_pause(void)
-{
+static inline void qrt__pool_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -42,13 +41,11 @@ static inline void qrt__pool_pause(void)
  * the word (gen << 32 | ntasks << 16 | next), which carries the job's own task count: a worker late for a finished job sees another generation and
  * claims nothing, so it never runs a task with another job's fn/ctx (the caller cannot start a
  * new job before every claimed task of the current one is done). */
-static inline void qrt__pool_drain(qrt__pool_t *P, unsigned gen)
-{
+static inline void qrt__pool_drain(qrt__pool_t *P, unsigned gen) {
     uint64_t w = atomic_load_explicit(&P->claim, memory_order_acquire);
     for (;;) {
         const int i = (int)(w & 0xffffu), nt = (int)((w >> 16) & 0xffffu);
-        if ((unsigned)(w >> 32) != gen || i >= nt)
-            return;
+        if ((unsigned)(w >> 32) != gen || i >= nt) return;
         if (!atomic_compare_exchange_weak_explicit(&P->claim, &w, w + 1, memory_order_acq_rel,
                                                    memory_order_acquire))
             continue;
@@ -61,8 +58,7 @@ static inline void qrt__pool_drain(qrt__pool_t *P, unsigned gen)
 }
 
 /* arg: the generation when the worker was created. */
-static void *qrt__pool_worker(void *arg)
-{
+static void *qrt__pool_worker(void *arg) {
     qrt__pool_t *P = &qrt__pool;
     unsigned seen = (unsigned)(uintptr_t)arg;
     for (;;) {
@@ -85,20 +81,18 @@ static void *qrt__pool_worker(void *arg)
     return NULL;
 }
 
-int qrt_pool_get_threads(void) { return qrt__pool.wanted; }
+int qrt_pool_get_threads(void) {
+    return qrt__pool.wanted;
+}
 
-void qrt_pool_set_threads(int n)
-{
-    if (n < 1)
-        n = 1;
-    if (n > QRT_POOL_MAX_THREADS)
-        n = QRT_POOL_MAX_THREADS;
+void qrt_pool_set_threads(int n) {
+    if (n < 1) n = 1;
+    if (n > QRT_POOL_MAX_THREADS) n = QRT_POOL_MAX_THREADS;
     qrt__pool.wanted = n;
 }
 
 /* Make sure `want - 1` workers exist (called with the pool claimed). */
-static inline int qrt__pool_grow(qrt__pool_t *P, int want)
-{
+static inline int qrt__pool_grow(qrt__pool_t *P, int want) {
     const pid_t pid = getpid();
     if (P->pid != pid) { /* first use, or a forked child: the parent's workers are gone and
                           * the mutex may have been copied while one of them held it */
@@ -118,27 +112,23 @@ static inline int qrt__pool_grow(qrt__pool_t *P, int want)
         const unsigned g = atomic_load_explicit(&P->generation, memory_order_acquire);
         const int rc = pthread_create(&th, &at, qrt__pool_worker, (void *)(uintptr_t)g);
         pthread_attr_destroy(&at);
-        if (rc != 0)
-            break;
+        if (rc != 0) break;
         P->started++;
     }
     return P->started + 1;
 }
 
-void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks)
-{
+void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks) {
     qrt__pool_t *P = &qrt__pool;
     int expected = 0;
     if (ntasks <= 1 || ntasks > QRT_POOL_MAX_TASKS || P->wanted <= 1 ||
         !atomic_compare_exchange_strong(&P->busy, &expected, 1)) {
-        for (int i = 0; i < ntasks; ++i)
-            fn(ctx, i);
+        for (int i = 0; i < ntasks; ++i) fn(ctx, i);
         return;
     }
     if (qrt__pool_grow(P, P->wanted) <= 1) { /* could not start a worker */
         atomic_store(&P->busy, 0);
-        for (int i = 0; i < ntasks; ++i)
-            fn(ctx, i);
+        for (int i = 0; i < ntasks; ++i) fn(ctx, i);
         return;
     }
     P->fn = fn;
@@ -162,4 +152,3 @@ void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks)
     }
     atomic_store_explicit(&P->busy, 0, memory_order_release);
 }
-

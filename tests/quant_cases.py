@@ -72,7 +72,8 @@ def hard_values(rng, scale, zero_point, n: int, dtype_name: str = "quint8") -> n
     if n > 64:
         j = rng.integers(0, n, n // 64)
         with np.errstate(over="ignore"):
-            out[j] = (rng.choice([-1, 1], j.size) * 10.0 ** rng.uniform(-44, 38, j.size)).astype(F32)
+            out[j] = (rng.choice([-1, 1], j.size)
+                      * 10.0 ** rng.uniform(-44, 38, j.size)).astype(F32)
     m = min(n, SPECIALS.size)
     if s.ndim == 0:
         out[:m] = SPECIALS[:m]

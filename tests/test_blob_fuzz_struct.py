@@ -353,7 +353,8 @@ ATTR_VALUES = [10**30, -10**30, 2**31, 2**31 - 1, 2**32, 2**63, 2**64, -1, -2, 0
                [1.5, 1], [None], ["a"], {}, {"a": 1}, {"kind": "Conv1d"}, 0.5, 1.0, -0.0,
                1e-300, 1e300, 2.5, -7.5, [[[[1]]]], {"a": {"b": {"c": [1]}}},
                Raw("1e999"), Raw("-1e999"), Raw("1E400"), Raw("NaN"), Raw("Infinity"),
-               Raw("-Infinity"), Raw("1" * 5000), Raw("0.0000001e-400"), Raw("[" * 3000 + "]" * 3000)]
+               Raw("-Infinity"), Raw("1" * 5000), Raw("0.0000001e-400"),
+               Raw("[" * 3000 + "]" * 3000)]
 ATTR_KEYS = ["stride", "padding", "kernel_size", "dilation", "groups", "ceil_mode",
              "activation", "clamp_min", "clamp_max", "weight_qscheme", "start_dim", "end_dim",
              "dim", "output_size", "count_include_pad", "op", "attrs", "kwargs", "config",

@@ -58,7 +58,8 @@ def random_dw(rng):
     s = int(rng.choice([1, 1, 2, 3]))
     length = int(rng.choice(LENGTHS)) if rng.random() < 0.8 else int(rng.integers(1, 600))
     span = d * (k - 1) + 1
-    pad = int(rng.integers(0, k + 4)) if rng.random() < 0.8 else length + int(rng.integers(0, span + 9))
+    pad = int(rng.integers(0, k + 4)) if rng.random() < 0.8 else \
+        length + int(rng.integers(0, span + 9))
     pad_r = int(rng.integers(0, k + 4))
     if length + pad + pad_r < span:
         pad_r = span - length - pad + int(rng.integers(0, 3))

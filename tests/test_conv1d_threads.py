@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 
-import oracle
 import qrt
 from qrt import _conv1d
 

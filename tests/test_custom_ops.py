@@ -153,7 +153,7 @@ def test_unknown_op_kind_is_refused(tmp_path, registered):
     buf[c0:c0 + 4] = zlib.crc32(bytes(buf[:d0])).to_bytes(4, "little")
     buf[c1:c1 + 4] = zlib.crc32(bytes(buf[d0:])).to_bytes(4, "little")
     p.write_bytes(bytes(buf))
-    with pytest.raises(FormatError, match=f"unknown op kind 999") as e:
+    with pytest.raises(FormatError, match="unknown op kind 999") as e:
         qrt.load(p)
     assert e.value.rule == "R17"
 

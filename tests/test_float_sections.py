@@ -24,7 +24,7 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx  # noqa: E4
 
 import qrt  # noqa: E402
 import qrt_export  # noqa: E402
-from qrt_export._export import UnsupportedError, _engine  # noqa: E402
+from qrt_export._export import _engine  # noqa: E402
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", category=UserWarning)

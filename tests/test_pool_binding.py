@@ -3,7 +3,6 @@
 call must give exactly what the public functions give, and step aside where only they can run."""
 
 import numpy as np
-import pytest
 
 import qrt
 import qrt.functional as F

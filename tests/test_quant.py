@@ -514,4 +514,5 @@ def test_cross_platform_kernels_match(tmp_path, rng, arch):
         assert out.returncode == 0, out.stderr
         want = _expected_harness_output(x, inv, np.float32(zp), s, scale, zp, q8, q32)
         assert len(out.stdout) == len(want)
-        assert out.stdout == want, f"{arch}: differs in {sum(a != b for a, b in zip(out.stdout, want))} bytes"
+        ndiff = sum(a != b for a, b in zip(out.stdout, want))
+        assert out.stdout == want, f"{arch}: differs in {ndiff} bytes"

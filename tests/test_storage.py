@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import gc
-import mmap
 import os
 import pickle
 import subprocess

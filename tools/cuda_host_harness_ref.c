@@ -22,8 +22,8 @@
 #endif
 
 #if defined(__has_include)
-#if __has_include("qrt/ref/add_ref.h") && __has_include("qrt/ref/pool1d_ref.h") && \
-    __has_include("qrt/ref/activation_ref.h")
+#if __has_include("qrt/ref/add_ref.h") && __has_include("qrt/ref/pool1d_ref.h") &&                 \
+                                                        __has_include("qrt/ref/activation_ref.h")
 #include "qrt/ref/activation_ref.h"
 #include "qrt/ref/add_ref.h"
 #include "qrt/ref/cat_ref.h"
@@ -37,8 +37,7 @@
 #endif
 
 /** 1 when qrt_conv1d_u8_ref() is compiled in. */
-int r_have_conv1d(void)
-{
+int r_have_conv1d(void) {
 #ifdef QRT_H_HAVE_CONV1D
     return 1;
 #else
@@ -51,8 +50,7 @@ int r_have_conv1d(void)
  * meaning, see qrt_cuda_math.cuh).  Returns the qrt_status, or -1 without the reference.
  */
 int r_conv1d(const long long *P, const uint8_t *x, const int8_t *w, const int32_t *wzero,
-             const int32_t *bias_q, const float *scale, const float *bias_f, void *out)
-{
+             const int32_t *bias_q, const float *scale, const float *bias_f, void *out) {
 #ifdef QRT_H_HAVE_CONV1D
     qrt_conv1d_params p;
     p.n = (uint32_t)P[0];
@@ -88,31 +86,26 @@ int r_conv1d(const long long *P, const uint8_t *x, const int8_t *w, const int32_
 #endif
 }
 
-void r_quantize_f32_u8(const float *x, long long n, float inv, float zpf, float qminf,
-                       float qmaxf, uint8_t *out)
-{
+void r_quantize_f32_u8(const float *x, long long n, float inv, float zpf, float qminf, float qmaxf,
+                       uint8_t *out) {
     qrt_quantize_f32_u8_ref(x, (size_t)n, inv, zpf, qminf, qmaxf, out);
 }
 
-void r_quantize_f32_s8(const float *x, long long n, float inv, float zpf, float qminf,
-                       float qmaxf, int8_t *out)
-{
+void r_quantize_f32_s8(const float *x, long long n, float inv, float zpf, float qminf, float qmaxf,
+                       int8_t *out) {
     qrt_quantize_f32_s8_ref(x, (size_t)n, inv, zpf, qminf, qmaxf, out);
 }
 
-void r_dequantize_u8_f32(const uint8_t *q, long long n, float scale, int zp, float *out)
-{
+void r_dequantize_u8_f32(const uint8_t *q, long long n, float scale, int zp, float *out) {
     qrt_dequantize_u8_f32_ref(q, (size_t)n, scale, zp, out);
 }
 
-void r_dequantize_s8_f32(const int8_t *q, long long n, float scale, int zp, float *out)
-{
+void r_dequantize_s8_f32(const int8_t *q, long long n, float scale, int zp, float *out) {
     qrt_dequantize_s8_f32_ref(q, (size_t)n, scale, zp, out);
 }
 
 /** 1 when the element-wise and pooling references (add, relu, pool1d) are compiled in. */
-int r_have_ops(void)
-{
+int r_have_ops(void) {
 #ifdef QRT_H_HAVE_OPS
     return 1;
 #else
@@ -123,24 +116,20 @@ int r_have_ops(void)
 #ifdef QRT_H_HAVE_OPS
 /** qrt_add_u8_ref() with qrt_add_qnnp_params_init(); returns its status. */
 int r_add_u8(const uint8_t *a, const uint8_t *b, long long n, float sa, int za, float sb, int zb,
-             float so, int zo, int relu, uint8_t *out)
-{
+             float so, int zo, int relu, uint8_t *out) {
     qrt_add_qnnp_params p;
     const qrt_status st = qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &p);
-    if (st != QRT_OK)
-        return (int)st;
+    if (st != QRT_OK) return (int)st;
     qrt_add_u8_ref(&p, a, b, (size_t)n, out);
     return 0;
 }
 
-void r_relu_u8(const uint8_t *x, long long n, int zp, uint8_t *out)
-{
+void r_relu_u8(const uint8_t *x, long long n, int zp, uint8_t *out) {
     qrt_relu_u8_ref(x, (size_t)n, (uint8_t)zp, out);
 }
 
 /** Pooling from the CUDA kernels' int64[9] parameter vector (+ zero point and scale). */
-static qrt_pool1d_params r_pool_params(const long long *P, int zp, float scale)
-{
+static qrt_pool1d_params r_pool_params(const long long *P, int zp, float scale) {
     qrt_pool1d_params p;
     p.rows = (uint32_t)P[0];
     p.len_in = (uint32_t)P[1];
@@ -158,17 +147,14 @@ static qrt_pool1d_params r_pool_params(const long long *P, int zp, float scale)
     return p;
 }
 
-int r_max_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out)
-{
+int r_max_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out) {
     const qrt_pool1d_params p = r_pool_params(P, 0, 0.0f);
     const qrt_status st = qrt_pool1d_check(&p);
-    if (st == QRT_OK)
-        qrt_max_pool1d_u8_ref(&p, x, out);
+    if (st == QRT_OK) qrt_max_pool1d_u8_ref(&p, x, out);
     return (int)st;
 }
 
-int r_adaptive_avg_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out)
-{
+int r_adaptive_avg_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out) {
     qrt_pool1d_params p;
     p.rows = (uint32_t)P[0];
     p.len_in = (uint32_t)P[1];
@@ -186,16 +172,14 @@ int r_adaptive_avg_pool1d_u8(const long long *P, const uint8_t *x, uint8_t *out)
 }
 
 void r_lut2_u8(const uint8_t *x, long long n, const uint8_t *lut_vec, const uint8_t *lut_tail,
-               long long nvec, uint8_t *out)
-{
+               long long nvec, uint8_t *out) {
     qrt_lut2_u8_ref(lut_vec, lut_tail, x, (size_t)n, (size_t)nvec, out);
 }
 
 /** qrt_requant_copy_{u8,s8}_ref: `is_signed` picks the int8 variant. */
 void r_requant_copy(int is_signed, const void *x, long long rows, long long len, float in_scale,
                     int in_zero, float inv_out, float out_zero_f, float qminf, float qmaxf,
-                    void *out, long long out_stride)
-{
+                    void *out, long long out_stride) {
     qrt_requant_copy_params p;
     p.in_scale = in_scale;
     p.in_zero = in_zero;
@@ -211,12 +195,10 @@ void r_requant_copy(int is_signed, const void *x, long long rows, long long len,
                                 (uint8_t *)out, (size_t)out_stride);
 }
 
-int r_avg_pool1d_u8(const long long *P, const uint8_t *x, int zp, float scale, uint8_t *out)
-{
+int r_avg_pool1d_u8(const long long *P, const uint8_t *x, int zp, float scale, uint8_t *out) {
     const qrt_pool1d_params p = r_pool_params(P, zp, scale);
     const qrt_status st = qrt_pool1d_check(&p);
-    if (st == QRT_OK)
-        qrt_avg_pool1d_u8_ref(&p, x, out);
+    if (st == QRT_OK) qrt_avg_pool1d_u8_ref(&p, x, out);
     return (int)st;
 }
 #endif

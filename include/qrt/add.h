@@ -27,17 +27,15 @@ void qrt_add_float_s8__avx2(const qrt_add_float_params *p, const int8_t *a, cons
 int qrt_add_isa(void);
 
 /** Same contract as qrt_add_u8_ref(); `variant` == QRT_ISA_REF forces the reference. */
-void qrt_add_u8(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b,
-                size_t n, uint8_t *out, int variant);
+void qrt_add_u8(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
+                uint8_t *out, int variant);
 
 /** Same contract as qrt_add_float_u8_ref(). */
-void qrt_add_float_u8(const qrt_add_float_params *p, const uint8_t *a,
-                      const uint8_t *b, size_t rows, size_t inner, size_t nvec,
-                      uint8_t *out, int variant);
+void qrt_add_float_u8(const qrt_add_float_params *p, const uint8_t *a, const uint8_t *b,
+                      size_t rows, size_t inner, size_t nvec, uint8_t *out, int variant);
 
 /** Same contract as qrt_add_float_s8_ref(). */
-void qrt_add_float_s8(const qrt_add_float_params *p, const int8_t *a,
-                      const int8_t *b, size_t rows, size_t inner, size_t nvec,
-                      int8_t *out, int variant);
+void qrt_add_float_s8(const qrt_add_float_params *p, const int8_t *a, const int8_t *b, size_t rows,
+                      size_t inner, size_t nvec, int8_t *out, int variant);
 
 #endif /* QRT_ADD_H */

@@ -20,16 +20,15 @@ typedef struct {
 
 /** ATen's generic float add (qadd_kernel). */
 typedef struct {
-    float a_scale, b_scale;   /**< f32 scales */
-    float a_negzp, b_negzp;   /**< f32(scale * -(float)zp), the vector path's premultiplied zp */
-    float inv;                /**< f32(1 / f32(out_scale)) */
+    float a_scale, b_scale; /**< f32 scales */
+    float a_negzp, b_negzp; /**< f32(scale * -(float)zp), the vector path's premultiplied zp */
+    float inv;              /**< f32(1 / f32(out_scale)) */
     int32_t a_zero, b_zero, out_zero;
-    int32_t qmin, qmax;       /**< dtype range */
-    int32_t relu;             /**< nonzero: add_relu */
+    int32_t qmin, qmax; /**< dtype range */
+    int32_t relu;       /**< nonzero: add_relu */
 } qrt_add_float_params;
 
-static inline uint32_t qrt_f32_bits_(float f)
-{
+static inline uint32_t qrt_f32_bits_(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
@@ -48,18 +47,16 @@ static inline uint32_t qrt_f32_bits_(float f)
  */
 static inline qrt_status qrt_add_qnnp_params_init(float sa, int32_t za, float sb, int32_t zb,
                                                   float so, int32_t zo, int relu,
-                                                  qrt_add_qnnp_params *p)
-{
+                                                  qrt_add_qnnp_params *p) {
     memset(p, 0, sizeof *p);
-    if (!(sa > 0.0f) || !(sb > 0.0f) || !(so > 0.0f) || za < 0 || za > 255 || zb < 0 ||
-        zb > 255 || zo < 0 || zo > 255)
+    if (!(sa > 0.0f) || !(sb > 0.0f) || !(so > 0.0f) || za < 0 || za > 255 || zb < 0 || zb > 255 ||
+        zo < 0 || zo > 255)
         return QRT_ERR_ARG;
     const float ra = sa / so, rb = sb / so;
     if (!(ra >= 0x1.0p-14f && ra < 0x1.0p+8f && rb >= 0x1.0p-14f && rb < 0x1.0p+8f))
         return QRT_ERR_ARG;
     const int32_t out_min = relu ? zo : 0, out_max = 255;
-    if (out_min >= out_max)
-        return QRT_ERR_ARG;
+    if (out_min >= out_max) return QRT_ERR_ARG;
     const float rmax = ra > rb ? ra : rb;
     const int32_t exponent = (int32_t)(qrt_f32_bits_(rmax) >> 23) - 127;
     const uint32_t shift = (uint32_t)(21 - exponent);
@@ -81,13 +78,11 @@ static inline qrt_status qrt_add_qnnp_params_init(float sa, int32_t za, float sb
  * @return QRT_OK, or QRT_ERR_ARG for a non-positive scale or a zero point outside the range
  */
 static inline qrt_status qrt_add_float_params_init(float sa, int32_t za, float sb, int32_t zb,
-                                                   float so, int32_t zo, int32_t qmin,
-                                                   int32_t qmax, int relu,
-                                                   qrt_add_float_params *p)
-{
+                                                   float so, int32_t zo, int32_t qmin, int32_t qmax,
+                                                   int relu, qrt_add_float_params *p) {
     memset(p, 0, sizeof *p);
-    if (!(sa > 0.0f) || !(sb > 0.0f) || !(so > 0.0f) || qmin >= qmax || za < qmin ||
-        za > qmax || zb < qmin || zb > qmax || zo < qmin || zo > qmax)
+    if (!(sa > 0.0f) || !(sb > 0.0f) || !(so > 0.0f) || qmin >= qmax || za < qmin || za > qmax ||
+        zb < qmin || zb > qmax || zo < qmin || zo > qmax)
         return QRT_ERR_ARG;
     p->a_scale = sa;
     p->b_scale = sb;

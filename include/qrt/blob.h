@@ -20,28 +20,30 @@
 #error "qrt blobs are little-endian; big-endian hosts are not supported"
 #endif
 
-#define QRT_BLOB_MAGIC "QRTB"       /**< bytes [0, 4) */
-#define QRT_BLOB_VERSION_MAJOR 1u   /**< readers reject any other major */
-#define QRT_BLOB_VERSION_MINOR 2u   /**< the newest minor this reader knows; 1.1: tensor files,
+#define QRT_BLOB_MAGIC         "QRTB" /**< bytes [0, 4) */
+#define QRT_BLOB_VERSION_MAJOR 1u     /**< readers reject any other major */
+#define QRT_BLOB_VERSION_MINOR                                                                     \
+    2u                                 /**< the newest minor this reader knows; 1.1: tensor files,
                                          custom ops; 1.2: op attribute schemas, raw weights
                                          only, fused activations, optional sections
                                          (docs/blob-format.md, "Versions") */
-#define QRT_BLOB_MIN_READER 100u    /**< qrt 0.1.0 is the first reader of format 1.0 */
-#define QRT_BLOB_MIN_ALIGN 16u      /**< payload alignment floor (one NEON q-register) */
-#define QRT_BLOB_MAX_ALIGN 65536u    /**< payload alignment ceiling */
-#define QRT_BLOB_MAX_ELEMS (1ull << 40) /**< elements in one tensor, at most */
-#define QRT_BLOB_ALIGN 64u          /**< alignment the exporter writes (a cache line) */
-#define QRT_BLOB_MAX_SECTIONS 64u   /**< cap on section_count */
-#define QRT_BLOB_MAX_TENSORS 1000000u /**< cap on the tensor table */
-#define QRT_BLOB_MAX_OPS 1000000u   /**< cap on the op table */
-#define QRT_BLOB_MAX_NDIM 6u        /**< dims stored per tensor */
-#define QRT_BLOB_MAX_ATTR_BYTES (1u << 20) /**< cap on one op's JSON attributes */
-#define QRT_BLOB_MAX_META_BYTES (1u << 20) /**< cap on the metadata JSON */
-#define QRT_BLOB_NONE 0xFFFFFFFFu   /**< "no tensor" in an index field */
+#define QRT_BLOB_MIN_READER     100u   /**< qrt 0.1.0 is the first reader of format 1.0 */
+#define QRT_BLOB_MIN_ALIGN      16u    /**< payload alignment floor (one NEON q-register) */
+#define QRT_BLOB_MAX_ALIGN      65536u /**< payload alignment ceiling */
+#define QRT_BLOB_MAX_ELEMS      (1ull << 40) /**< elements in one tensor, at most */
+#define QRT_BLOB_ALIGN          64u          /**< alignment the exporter writes (a cache line) */
+#define QRT_BLOB_MAX_SECTIONS   64u          /**< cap on section_count */
+#define QRT_BLOB_MAX_TENSORS    1000000u     /**< cap on the tensor table */
+#define QRT_BLOB_MAX_OPS        1000000u     /**< cap on the op table */
+#define QRT_BLOB_MAX_NDIM       6u           /**< dims stored per tensor */
+#define QRT_BLOB_MAX_ATTR_BYTES (1u << 20)   /**< cap on one op's JSON attributes */
+#define QRT_BLOB_MAX_META_BYTES (1u << 20)   /**< cap on the metadata JSON */
+#define QRT_BLOB_NONE           0xFFFFFFFFu  /**< "no tensor" in an index field */
 
 /** Header flags. */
 #define QRT_BLOB_FLAG_FIXED_BATCH 1u /**< the graph only runs at the exported batch size */
-#define QRT_BLOB_FLAG_TENSORS 2u     /**< 1.1: a tensor file (qrt.save): constants only, no ops
+#define QRT_BLOB_FLAG_TENSORS                                                                      \
+    2u /**< 1.1: a tensor file (qrt.save): constants only, no ops
                                           or IO; R23 */
 
 /** Section kinds; each appears at most once. DATA is always the last bytes of the file. */
@@ -130,41 +132,41 @@ typedef struct {
 
 /** One tensor table entry. Dims beyond ndim are zero. */
 typedef struct {
-    uint32_t name_offset;    /**< into STRINGS */
-    uint32_t name_size;      /**< bytes, 1..255, UTF-8, unique */
-    uint8_t dtype;           /**< qrt_blob_dtype */
-    uint8_t qscheme;         /**< qrt_blob_qscheme */
-    uint8_t ndim;            /**< 0..QRT_BLOB_MAX_NDIM */
-    uint8_t kind;            /**< qrt_blob_tensor_kind */
-    uint32_t flags;          /**< QRT_BLOB_TENSOR_* */
-    int64_t dims[6];         /**< >= 0; activations at the exported batch size */
-    double scale;            /**< per-tensor: > 0 and finite; else 0 */
-    int64_t zero_point;      /**< per-tensor: inside the dtype's range; else 0 */
-    uint64_t data_offset;    /**< constants: from DATA start, multiple of alignment */
-    uint64_t nbytes;         /**< constants: prod(dims) * itemsize; activations: 0 */
-    int32_t axis;            /**< per-channel: quantized axis; else 0 */
-    uint32_t scales_index;   /**< per-channel: F64 constant [dims[axis]]; else QRT_BLOB_NONE */
+    uint32_t name_offset;       /**< into STRINGS */
+    uint32_t name_size;         /**< bytes, 1..255, UTF-8, unique */
+    uint8_t dtype;              /**< qrt_blob_dtype */
+    uint8_t qscheme;            /**< qrt_blob_qscheme */
+    uint8_t ndim;               /**< 0..QRT_BLOB_MAX_NDIM */
+    uint8_t kind;               /**< qrt_blob_tensor_kind */
+    uint32_t flags;             /**< QRT_BLOB_TENSOR_* */
+    int64_t dims[6];            /**< >= 0; activations at the exported batch size */
+    double scale;               /**< per-tensor: > 0 and finite; else 0 */
+    int64_t zero_point;         /**< per-tensor: inside the dtype's range; else 0 */
+    uint64_t data_offset;       /**< constants: from DATA start, multiple of alignment */
+    uint64_t nbytes;            /**< constants: prod(dims) * itemsize; activations: 0 */
+    int32_t axis;               /**< per-channel: quantized axis; else 0 */
+    uint32_t scales_index;      /**< per-channel: F64 constant [dims[axis]]; else QRT_BLOB_NONE */
     uint32_t zero_points_index; /**< per-channel: S64 constant [dims[axis]]; else NONE */
-    uint32_t reserved[5];    /**< zero */
+    uint32_t reserved[5];       /**< zero */
 } qrt_blob_tensor;
 
 /** One operator, executed in table order. Operand ranges index the OPERANDS section. */
 typedef struct {
-    uint32_t kind;           /**< qrt_blob_op_kind */
-    uint32_t flags;          /**< zero */
-    uint32_t name_offset;    /**< into STRINGS: the source graph's node name */
+    uint32_t kind;        /**< qrt_blob_op_kind */
+    uint32_t flags;       /**< zero */
+    uint32_t name_offset; /**< into STRINGS: the source graph's node name */
     uint32_t name_size;
-    uint32_t first_input;    /**< activations read */
+    uint32_t first_input; /**< activations read */
     uint32_t input_count;
-    uint32_t first_output;   /**< activations written (each exactly once in the graph) */
+    uint32_t first_output; /**< activations written (each exactly once in the graph) */
     uint32_t output_count;
-    uint32_t first_param;    /**< constants (packed arrays) */
+    uint32_t first_param; /**< constants (packed arrays) */
     uint32_t param_count;
-    uint32_t attrs_offset;   /**< into STRINGS: a JSON object, <= QRT_BLOB_MAX_ATTR_BYTES */
+    uint32_t attrs_offset; /**< into STRINGS: a JSON object, <= QRT_BLOB_MAX_ATTR_BYTES */
     uint32_t attrs_size;
-    uint32_t source_offset;  /**< into STRINGS: source location, may be empty */
+    uint32_t source_offset; /**< into STRINGS: source location, may be empty */
     uint32_t source_size;
-    uint32_t reserved[2];    /**< zero */
+    uint32_t reserved[2]; /**< zero */
 } qrt_blob_op;
 
 /** A model input or output. */

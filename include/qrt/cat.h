@@ -22,13 +22,13 @@ void qrt_requant_copy_s8__avx2(const qrt_requant_copy_params *p, const int8_t *i
 qrt_status qrt_requant_copy_check(const qrt_requant_copy_params *p);
 
 /** Same contract as qrt_requant_copy_u8_ref(); `variant` == QRT_ISA_REF forces the reference. */
-qrt_status qrt_requant_copy_u8(const qrt_requant_copy_params *p, const uint8_t *in,
-                               size_t rows, size_t len, size_t in_stride,
-                               uint8_t *out, size_t out_stride, int variant);
+qrt_status qrt_requant_copy_u8(const qrt_requant_copy_params *p, const uint8_t *in, size_t rows,
+                               size_t len, size_t in_stride, uint8_t *out, size_t out_stride,
+                               int variant);
 
 /** As qrt_requant_copy_u8(), for qint8 codes. */
-qrt_status qrt_requant_copy_s8(const qrt_requant_copy_params *p, const int8_t *in,
-                               size_t rows, size_t len, size_t in_stride,
-                               int8_t *out, size_t out_stride, int variant);
+qrt_status qrt_requant_copy_s8(const qrt_requant_copy_params *p, const int8_t *in, size_t rows,
+                               size_t len, size_t in_stride, int8_t *out, size_t out_stride,
+                               int variant);
 
 #endif /* QRT_CAT_H */

@@ -36,9 +36,8 @@ size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant);
  * @param[in] variant -1 for the best, QRT_ISA_REF to force the reference
  * @return QRT_OK; the gate's error; QRT_ERR_ARG when scratch is too small
  */
-qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x,
-                         const int8_t *w, const int8_t *wpack, const int32_t *wsum,
-                         const qrt_conv1d_quant *q, void *out, void *scratch,
-                         size_t scratch_size, int variant);
+qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                         const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
+                         void *out, void *scratch, size_t scratch_size, int variant);
 
 #endif /* QRT_CONV1D_H */

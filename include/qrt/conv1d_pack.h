@@ -28,8 +28,7 @@ typedef struct {
 } qrt_conv1d_layout;
 
 /** @brief The packed layout for (c_in/groups, kernel); see the file comment. */
-static inline qrt_conv1d_layout qrt_conv1d_layout_of(uint32_t cg, uint32_t kernel)
-{
+static inline qrt_conv1d_layout qrt_conv1d_layout_of(uint32_t cg, uint32_t kernel) {
     qrt_conv1d_layout l;
     const uint64_t chan = (uint64_t)kernel * ((cg + 3u) / 4u) * 4u;
     const uint64_t taps = ((uint64_t)cg * kernel + 3u) / 4u * 4u;
@@ -40,8 +39,7 @@ static inline qrt_conv1d_layout qrt_conv1d_layout_of(uint32_t cg, uint32_t kerne
 }
 
 /** @brief Bytes of the packed weight: c_out * Kc * CQ * 4. */
-static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel)
-{
+static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel) {
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel);
     return (size_t)c_out * l.kc * l.cq * 4u;
 }
@@ -53,22 +51,18 @@ static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, 
  * @param[out] wsum  [c_out] sum of each output channel's weights
  */
 static inline void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel,
-                                           const int8_t *w, int8_t *wpack, int32_t *wsum)
-{
+                                           const int8_t *w, int8_t *wpack, int32_t *wsum) {
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel);
     const size_t per_oc = (size_t)l.kc * l.cq * 4u, taps = (size_t)cg * kernel;
     for (size_t oc = 0; oc < c_out; ++oc) {
         const int8_t *wo = w + oc * taps;
         int8_t *po = wpack + oc * per_oc;
         int32_t s = 0;
-        for (size_t i = 0; i < taps; ++i)
-            s += wo[i];
+        for (size_t i = 0; i < taps; ++i) s += wo[i];
         wsum[oc] = s;
-        for (size_t i = 0; i < per_oc; ++i)
-            po[i] = 0;
+        for (size_t i = 0; i < per_oc; ++i) po[i] = 0;
         if (l.im2col) {
-            for (size_t i = 0; i < taps; ++i)
-                po[i] = wo[i];
+            for (size_t i = 0; i < taps; ++i) po[i] = wo[i];
         } else {
             for (size_t ic = 0; ic < cg; ++ic)
                 for (size_t k = 0; k < kernel; ++k)

@@ -22,7 +22,7 @@
 #define QRT_CONV1D_MAX_TAPS 33025u
 
 /** Output kinds. */
-#define QRT_CONV1D_OUT_U8 0u  /**< quint8, static requantization (conv1d, linear) */
+#define QRT_CONV1D_OUT_U8  0u /**< quint8, static requantization (conv1d, linear) */
 #define QRT_CONV1D_OUT_F32 1u /**< float32 (dynamic linear) */
 
 /** Geometry, strides and quantization of one call. Field order is mirrored in _kernels.pxd. */
@@ -39,11 +39,11 @@ typedef struct {
     uint32_t groups;   /**< divides c_in and c_out */
     int64_t x_stride_n, x_stride_c, x_stride_t; /**< input element strides (any sign) */
     int64_t y_stride_n, y_stride_c, y_stride_t; /**< output element strides */
-    int32_t input_zero;  /**< 0..255 */
-    int32_t output_zero; /**< 0..255 (OUT_U8) */
-    int32_t output_min;  /**< clamp floor: 0, or output_zero for the fused relu */
-    int32_t output_max;  /**< clamp ceiling, <= 255 */
-    uint32_t out_kind;   /**< QRT_CONV1D_OUT_U8 or QRT_CONV1D_OUT_F32 */
+    int32_t input_zero;                         /**< 0..255 */
+    int32_t output_zero;                        /**< 0..255 (OUT_U8) */
+    int32_t output_min; /**< clamp floor: 0, or output_zero for the fused relu */
+    int32_t output_max; /**< clamp ceiling, <= 255 */
+    uint32_t out_kind;  /**< QRT_CONV1D_OUT_U8 or QRT_CONV1D_OUT_F32 */
 } qrt_conv1d_params;
 
 /**
@@ -64,15 +64,12 @@ typedef struct {
  *         QRT_ERR_OVERFLOW when (c_in/groups)*kernel > QRT_CONV1D_MAX_TAPS or a size would not
  *         fit the index arithmetic.
  */
-static inline qrt_status qrt_conv1d_check(const qrt_conv1d_params *p)
-{
+static inline qrt_status qrt_conv1d_check(const qrt_conv1d_params *p) {
     if (!p || p->c_in == 0 || p->c_out == 0 || p->kernel == 0 || p->stride == 0 ||
         p->dilation == 0 || p->groups == 0)
         return QRT_ERR_ARG;
-    if (p->c_in % p->groups || p->c_out % p->groups)
-        return QRT_ERR_ARG;
-    if (p->input_zero < 0 || p->input_zero > 255)
-        return QRT_ERR_ARG;
+    if (p->c_in % p->groups || p->c_out % p->groups) return QRT_ERR_ARG;
+    if (p->input_zero < 0 || p->input_zero > 255) return QRT_ERR_ARG;
     if (p->out_kind == QRT_CONV1D_OUT_U8) {
         if (p->output_zero < 0 || p->output_zero > 255 || p->output_min < 0 ||
             p->output_min > p->output_max || p->output_max > 255)
@@ -80,8 +77,7 @@ static inline qrt_status qrt_conv1d_check(const qrt_conv1d_params *p)
     } else if (p->out_kind != QRT_CONV1D_OUT_F32) {
         return QRT_ERR_ARG;
     }
-    if ((uint64_t)(p->c_in / p->groups) * p->kernel > QRT_CONV1D_MAX_TAPS)
-        return QRT_ERR_OVERFLOW;
+    if ((uint64_t)(p->c_in / p->groups) * p->kernel > QRT_CONV1D_MAX_TAPS) return QRT_ERR_OVERFLOW;
     /* Index arithmetic is done in int64: keep every term far from overflow. */
     const uint64_t lim = (uint64_t)1 << 31;
     if (p->len_in >= lim || p->len_out >= lim || p->pad_left >= lim ||

@@ -22,11 +22,11 @@
 #define QRT_HAVE_ARM 1
 #endif
 
-#define QRT_CPU_NEON (1u << 0)       /**< Advanced SIMD (aarch64 baseline; armv7 optional) */
-#define QRT_CPU_DOTPROD (1u << 1)    /**< Armv8.2 sdot/udot (aarch64 HWCAP_ASIMDDP) */
-#define QRT_CPU_AVX2 (1u << 2)       /**< AVX2 + FMA */
+#define QRT_CPU_NEON       (1u << 0) /**< Advanced SIMD (aarch64 baseline; armv7 optional) */
+#define QRT_CPU_DOTPROD    (1u << 1) /**< Armv8.2 sdot/udot (aarch64 HWCAP_ASIMDDP) */
+#define QRT_CPU_AVX2       (1u << 2) /**< AVX2 + FMA */
 #define QRT_CPU_AVX512VNNI (1u << 3) /**< AVX-512 F/BW/VL + VNNI */
-#define QRT_CPU_AVX512DQ (1u << 4)   /**< AVX-512 F/BW/VL/DQ + FMA (the quantize AVX-512 level) */
+#define QRT_CPU_AVX512DQ   (1u << 4) /**< AVX-512 F/BW/VL/DQ + FMA (the quantize AVX-512 level) */
 
 /** @brief Features the hardware (or qemu's CPU model) reports, before any override. */
 unsigned qrt_cpu_features_raw(void);

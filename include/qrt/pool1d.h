@@ -17,36 +17,35 @@
 /** The QRT_ISA_* code of the pooling variant this CPU runs (honours QRT_DISABLE_ISA). */
 int qrt_pool1d_isa(void);
 
-
 /**
  * @brief Quantized max_pool1d over quint8 codes; see qrt_max_pool1d_u8_ref().
  * @param[in] variant -1: the best variant; QRT_ISA_REF: the reference (see the file comment)
  * @return QRT_OK, or QRT_ERR_ARG (nothing written)
  */
-qrt_status qrt_max_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in,
-                             uint8_t *out, int variant);
+qrt_status qrt_max_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in, uint8_t *out,
+                             int variant);
 
 /** As qrt_max_pool1d_u8(), for qint8 codes. */
-qrt_status qrt_max_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in,
-                             int8_t *out, int variant);
+qrt_status qrt_max_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in, int8_t *out,
+                             int variant);
 
 /** @brief Quantized avg_pool1d over quint8 codes; see qrt_avg_pool1d_u8_ref(). */
-qrt_status qrt_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in,
-                             uint8_t *out, int variant);
+qrt_status qrt_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in, uint8_t *out,
+                             int variant);
 
 /** As qrt_avg_pool1d_u8(); qint8 only has ATen's generic kernel. */
-qrt_status qrt_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in,
-                             int8_t *out, int variant);
+qrt_status qrt_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in, int8_t *out,
+                             int variant);
 
 /** Adaptive pooling: non-empty, and every window short enough for exact sums. */
 qrt_status qrt_adaptive_pool1d_check_(const qrt_pool1d_params *p);
 
 /** @brief Quantized adaptive_avg_pool1d over quint8 codes (ATen's generic arithmetic). */
-qrt_status qrt_adaptive_avg_pool1d_u8(const qrt_pool1d_params *p,
-                                      const uint8_t *in, uint8_t *out, int variant);
+qrt_status qrt_adaptive_avg_pool1d_u8(const qrt_pool1d_params *p, const uint8_t *in, uint8_t *out,
+                                      int variant);
 
 /** As qrt_adaptive_avg_pool1d_u8(), for qint8 codes. */
-qrt_status qrt_adaptive_avg_pool1d_s8(const qrt_pool1d_params *p,
-                                      const int8_t *in, int8_t *out, int variant);
+qrt_status qrt_adaptive_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *in, int8_t *out,
+                                      int variant);
 
 #endif /* QRT_POOL1D_H */

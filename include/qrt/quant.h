@@ -43,62 +43,58 @@
 
 /** Largest float below 2^31: FBGEMM clamps with minps before cvtps2dq. */
 #define QRT_F32_BELOW_2P31 2147483520.0f
-#define QRT_F32_2P31 2147483648.0f
+#define QRT_F32_2P31       2147483648.0f
 
 /* ---- loop bodies (each variant below instantiates these) ------------------------------ */
 
 /* Per-tensor 8-bit, fused: fmaf, then minps (NaN -> 2^31-128), rne, clamp. */
-#define QRT_QUANT_FMA_BODY(T)                                                                  \
-    for (size_t i = 0; i < n; ++i) {                                                           \
-        float t = fmaf(x[i], inv, zpf);                                                        \
-        t = t < QRT_F32_BELOW_2P31 ? t : QRT_F32_BELOW_2P31;                                   \
-        t = rintf(t);                                                                          \
-        t = t > qminf ? t : qminf;                                                             \
-        t = t < qmaxf ? t : qmaxf;                                                             \
-        out[i] = (T)(int32_t)t;                                                                \
+#define QRT_QUANT_FMA_BODY(T)                                                                      \
+    for (size_t i = 0; i < n; ++i) {                                                               \
+        float t = fmaf(x[i], inv, zpf);                                                            \
+        t = t < QRT_F32_BELOW_2P31 ? t : QRT_F32_BELOW_2P31;                                       \
+        t = rintf(t);                                                                              \
+        t = t > qminf ? t : qminf;                                                                 \
+        t = t < qmaxf ? t : qmaxf;                                                                 \
+        out[i] = (T)(int32_t)t;                                                                    \
     }
 
 /* Scalar path, 8-bit: t = f32(f32(x*inv) + zp); NaN -> 0 (INT32_MIN truncated); else clamp. */
-#define QRT_QUANT_SCALAR8_BODY(T, INV, ZPF)                                                    \
-    for (size_t i = 0; i < n; ++i) {                                                           \
-        float t = x[i] * (INV);                                                                \
-        t = t + (ZPF);                                                                         \
-        float r = rintf(t);                                                                    \
-        r = r > qminf ? r : qminf;                                                             \
-        r = r < qmaxf ? r : qmaxf;                                                             \
-        r = t == t ? r : 0.0f;                                                                 \
-        out[i] = (T)(int32_t)r;                                                                \
+#define QRT_QUANT_SCALAR8_BODY(T, INV, ZPF)                                                        \
+    for (size_t i = 0; i < n; ++i) {                                                               \
+        float t = x[i] * (INV);                                                                    \
+        t = t + (ZPF);                                                                             \
+        float r = rintf(t);                                                                        \
+        r = r > qminf ? r : qminf;                                                                 \
+        r = r < qmaxf ? r : qmaxf;                                                                 \
+        r = t == t ? r : 0.0f;                                                                     \
+        out[i] = (T)(int32_t)r;                                                                    \
     }
 
 /* Scalar path, int32: clamp to [-2^31, 2^31-1]; NaN -> INT32_MIN (the max() picks -2^31). */
-#define QRT_QUANT_SCALAR32_BODY(INV, ZPF)                                                      \
-    for (size_t i = 0; i < n; ++i) {                                                           \
-        float t = x[i] * (INV);                                                                \
-        t = t + (ZPF);                                                                         \
-        float r = rintf(t);                                                                    \
-        float c = r > -QRT_F32_2P31 ? r : -QRT_F32_2P31;                                       \
-        c = c < QRT_F32_BELOW_2P31 ? c : QRT_F32_BELOW_2P31; /* keep the cast in range */      \
-        int32_t v = (int32_t)c;                                                                \
-        out[i] = r >= QRT_F32_2P31 ? INT32_MAX : v;                                            \
+#define QRT_QUANT_SCALAR32_BODY(INV, ZPF)                                                          \
+    for (size_t i = 0; i < n; ++i) {                                                               \
+        float t = x[i] * (INV);                                                                    \
+        t = t + (ZPF);                                                                             \
+        float r = rintf(t);                                                                        \
+        float c = r > -QRT_F32_2P31 ? r : -QRT_F32_2P31;                                           \
+        c = c < QRT_F32_BELOW_2P31 ? c : QRT_F32_BELOW_2P31; /* keep the cast in range */          \
+        int32_t v = (int32_t)c;                                                                    \
+        out[i] = r >= QRT_F32_2P31 ? INT32_MAX : v;                                                \
     }
 
-#define QRT_DEQUANT_BODY                                                                       \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = scale * (float)((int32_t)q[i] - zp);
+#define QRT_DEQUANT_BODY                                                                           \
+    for (size_t i = 0; i < n; ++i) out[i] = scale * (float)((int32_t)q[i] - zp);
 
 /* int32: torch subtracts in int32 and wraps; do it in uint32 (defined) and reinterpret. */
-#define QRT_DEQUANT32_BODY                                                                     \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = scale * (float)(int32_t)((uint32_t)q[i] - (uint32_t)zp);
+#define QRT_DEQUANT32_BODY                                                                         \
+    for (size_t i = 0; i < n; ++i) out[i] = scale * (float)(int32_t)((uint32_t)q[i] - (uint32_t)zp);
 
-#define QRT_DEQUANT_PC_BODY                                                                    \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = (float)((double)((float)q[i] - zpf) * scale_d);
+#define QRT_DEQUANT_PC_BODY                                                                        \
+    for (size_t i = 0; i < n; ++i) out[i] = (float)((double)((float)q[i] - zpf) * scale_d);
 
 /* Per-channel dequantize with one (scale, zp) per element (channel axis innermost). */
-#define QRT_DEQUANT_PCV_BODY                                                                   \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = (float)((double)((float)q[i] - zpf[i]) * scale_d[i]);
+#define QRT_DEQUANT_PCV_BODY                                                                       \
+    for (size_t i = 0; i < n; ++i) out[i] = (float)((double)((float)q[i] - zpf[i]) * scale_d[i]);
 
 /* ---- the reference kernels (the specification) ---------------------------------------- */
 
@@ -112,12 +108,12 @@
  * @param[in] qmaxf upper clamp bound (255, or a narrower range) as a float
  * @param[out] out [n]
  */
-void qrt_quantize_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
-                             float qminf, float qmaxf, uint8_t *out);
+void qrt_quantize_f32_u8_ref(const float *x, size_t n, float inv, float zpf, float qminf,
+                             float qmaxf, uint8_t *out);
 
 /** @brief As qrt_quantize_f32_u8_ref(), to int8 (qminf/qmaxf within -128..127). */
-void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
-                             float qminf, float qmaxf, int8_t *out);
+void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, float zpf, float qminf,
+                             float qmaxf, int8_t *out);
 
 /**
  * @brief Non-fused ("scalar") quantize to uint8: per-channel rows.
@@ -133,22 +129,19 @@ void qrt_quantize_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
  *                     kept as a parameter for ABI stability, only 0 is supported for 8 bits
  * @param[out] out [n]
  */
-void qrt_quantize_scalar_f32_u8_ref(const float *x, size_t n, float inv, float zpf,
-                                    double qmin, double qmax, int32_t nan_code,
-                                    uint8_t *out);
+void qrt_quantize_scalar_f32_u8_ref(const float *x, size_t n, float inv, float zpf, double qmin,
+                                    double qmax, int32_t nan_code, uint8_t *out);
 /** @brief As qrt_quantize_scalar_f32_u8_ref(), to int8. */
-void qrt_quantize_scalar_f32_s8_ref(const float *x, size_t n, float inv, float zpf,
-                                    double qmin, double qmax, int32_t nan_code,
-                                    int8_t *out);
+void qrt_quantize_scalar_f32_s8_ref(const float *x, size_t n, float inv, float zpf, double qmin,
+                                    double qmax, int32_t nan_code, int8_t *out);
 /**
  * @brief As qrt_quantize_scalar_f32_u8_ref(), to int32 (qint32 per-tensor and per-channel).
  *
  * The clamp is the full int32 range and NaN gives INT32_MIN, as torch; qmin, qmax and nan_code
  * are accepted for ABI stability and must be INT32_MIN, INT32_MAX and INT32_MIN.
  */
-void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float zpf,
-                                     double qmin, double qmax, int32_t nan_code,
-                                     int32_t *out);
+void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float zpf, double qmin,
+                                     double qmax, int32_t nan_code, int32_t *out);
 
 /**
  * @brief Scalar-path quantize with one (inv, zp) per element: a per-channel tensor whose
@@ -156,14 +149,14 @@ void qrt_quantize_scalar_f32_s32_ref(const float *x, size_t n, float inv, float 
  * @param[in] inv [n] per-element f32(1/f32(scale[c]))
  * @param[in] zpf [n] per-element (float)zero_point[c]
  */
-void qrt_quantize_vparams_f32_u8_ref(const float *x, size_t n, const float *inv,
-                                     const float *zpf, uint8_t *out);
+void qrt_quantize_vparams_f32_u8_ref(const float *x, size_t n, const float *inv, const float *zpf,
+                                     uint8_t *out);
 /** @brief As qrt_quantize_vparams_f32_u8_ref(), to int8. */
-void qrt_quantize_vparams_f32_s8_ref(const float *x, size_t n, const float *inv,
-                                     const float *zpf, int8_t *out);
+void qrt_quantize_vparams_f32_s8_ref(const float *x, size_t n, const float *inv, const float *zpf,
+                                     int8_t *out);
 /** @brief As qrt_quantize_vparams_f32_u8_ref(), to int32. */
-void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, const float *inv,
-                                      const float *zpf, int32_t *out);
+void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, const float *inv, const float *zpf,
+                                      int32_t *out);
 
 /**
  * @brief out[i] = f32(scale * f32(q[i] - zp)); bit-exact with torch's per-tensor dequantize.
@@ -173,33 +166,29 @@ void qrt_quantize_vparams_f32_s32_ref(const float *x, size_t n, const float *inv
  * @param[in] zp    zero point
  * @param[out] out  [n] float32
  */
-void qrt_dequantize_u8_f32_ref(const uint8_t *q, size_t n, float scale, int32_t zp,
-                               float *out);
+void qrt_dequantize_u8_f32_ref(const uint8_t *q, size_t n, float scale, int32_t zp, float *out);
 /** @brief As qrt_dequantize_u8_f32_ref(), from int8. */
-void qrt_dequantize_s8_f32_ref(const int8_t *q, size_t n, float scale, int32_t zp,
-                               float *out);
+void qrt_dequantize_s8_f32_ref(const int8_t *q, size_t n, float scale, int32_t zp, float *out);
 /**
  * @brief qint32 per-tensor dequantize: f32(scale * f32(wrap32(q - zp))).
  *
  * torch subtracts in int32, so q - zp wraps modulo 2^32 when it overflows (only possible with
  * a zero point far from 0); qrt reproduces that.  @param[in] zp in int32 range.
  */
-void qrt_dequantize_s32_f32_ref(const int32_t *q, size_t n, float scale, int64_t zp,
-                                float *out);
+void qrt_dequantize_s32_f32_ref(const int32_t *q, size_t n, float scale, int64_t zp, float *out);
 
 /**
  * @brief Per-channel dequantize row: out[i] = f32((double)f32((float)q[i] - zpf) * scale_d).
  * @param[in] scale_d the channel's scale as given (double, not rounded to float)
  * @param[in] zpf     (float)zero_point[c]
  */
-void qrt_dequantize_pc_u8_f32_ref(const uint8_t *q, size_t n, double scale_d,
-                                  float zpf, float *out);
+void qrt_dequantize_pc_u8_f32_ref(const uint8_t *q, size_t n, double scale_d, float zpf,
+                                  float *out);
 /** @brief As qrt_dequantize_pc_u8_f32_ref(), from int8. */
-void qrt_dequantize_pc_s8_f32_ref(const int8_t *q, size_t n, double scale_d,
-                                  float zpf, float *out);
+void qrt_dequantize_pc_s8_f32_ref(const int8_t *q, size_t n, double scale_d, float zpf, float *out);
 /** @brief As qrt_dequantize_pc_u8_f32_ref(), from int32. */
-void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, double scale_d,
-                                   float zpf, float *out);
+void qrt_dequantize_pc_s32_f32_ref(const int32_t *q, size_t n, double scale_d, float zpf,
+                                   float *out);
 
 /**
  * @brief Per-channel dequantize with per-element parameters: out[i] =
@@ -214,9 +203,8 @@ void qrt_dequantize_pcv_u8_f32_ref(const uint8_t *q, size_t n, const double *sca
 void qrt_dequantize_pcv_s8_f32_ref(const int8_t *q, size_t n, const double *scale_d,
                                    const float *zpf, float *out);
 /** @brief As qrt_dequantize_pcv_u8_f32_ref(), from int32. */
-void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
-                                    const double *scale_d, const float *zpf,
-                                    float *out);
+void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n, const double *scale_d,
+                                    const float *zpf, float *out);
 
 /* ---- x86 variants: the same bodies compiled for AVX2+FMA and for AVX-512 --------------- */
 #ifdef QRT_HAVE_X86
@@ -224,106 +212,75 @@ void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n,
 #if defined(__clang__)
 #define QRT_TGT_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")))
 #else /* GCC would otherwise keep 256-bit vectors for these loops */
-#define QRT_TGT_AVX512                                                                         \
+#define QRT_TGT_AVX512                                                                             \
     __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512")))
 #endif
 
 /* One function per (ISA, kernel).  Bit-exact with the matching _ref (same body). */
-#define QRT_DEFINE_X86_VARIANTS(ISA, TGT)                                                      \
-    TGT void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf, \
-                                               float qminf, float qmaxf, uint8_t *out)         \
-    {                                                                                          \
-        QRT_QUANT_FMA_BODY(uint8_t)                                                            \
-    }                                                                                          \
-    TGT void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv, float zpf, \
-                                               float qminf, float qmaxf, int8_t *out)          \
-    {                                                                                          \
-        QRT_QUANT_FMA_BODY(int8_t)                                                             \
-    }                                                                                          \
-    TGT void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv,     \
-                                                      float zpf, float qminf, float qmaxf,     \
-                                                      uint8_t *out)                            \
-    {                                                                                          \
-        QRT_QUANT_SCALAR8_BODY(uint8_t, inv, zpf)                                              \
-    }                                                                                          \
-    TGT void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv,     \
-                                                      float zpf, float qminf, float qmaxf,     \
-                                                      int8_t *out)                             \
-    {                                                                                          \
-        QRT_QUANT_SCALAR8_BODY(int8_t, inv, zpf)                                               \
-    }                                                                                          \
-    TGT void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv,    \
-                                                       float zpf, int32_t *out)                \
-    {                                                                                          \
-        QRT_QUANT_SCALAR32_BODY(inv, zpf)                                                      \
-    }                                                                                          \
-    TGT void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n,               \
-                                                       const float *inv, const float *zpf,     \
-                                                       uint8_t *out)                           \
-    {                                                                                          \
-        const float qminf = 0.0f, qmaxf = 255.0f;                                              \
-        QRT_QUANT_SCALAR8_BODY(uint8_t, inv[i], zpf[i])                                        \
-    }                                                                                          \
-    TGT void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n,               \
-                                                       const float *inv, const float *zpf,     \
-                                                       int8_t *out)                            \
-    {                                                                                          \
-        const float qminf = -128.0f, qmaxf = 127.0f;                                           \
-        QRT_QUANT_SCALAR8_BODY(int8_t, inv[i], zpf[i])                                         \
-    }                                                                                          \
-    TGT void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n,              \
-                                                        const float *inv, const float *zpf,    \
-                                                        int32_t *out)                          \
-    {                                                                                          \
-        QRT_QUANT_SCALAR32_BODY(inv[i], zpf[i])                                                \
-    }                                                                                          \
-    TGT void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n, float scale,      \
-                                                 int32_t zp, float *out)                       \
-    {                                                                                          \
-        QRT_DEQUANT_BODY                                                                       \
-    }                                                                                          \
-    TGT void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n, float scale,       \
-                                                 int32_t zp, float *out)                       \
-    {                                                                                          \
-        QRT_DEQUANT_BODY                                                                       \
-    }                                                                                          \
-    TGT void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n, float scale,     \
-                                                  int64_t zp, float *out)                      \
-    {                                                                                          \
-        QRT_DEQUANT32_BODY                                                                     \
-    }                                                                                          \
-    TGT void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n, double scale_d, \
-                                                    float zpf, float *out)                     \
-    {                                                                                          \
-        QRT_DEQUANT_PC_BODY                                                                    \
-    }                                                                                          \
-    TGT void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n, double scale_d, \
-                                                    float zpf, float *out)                     \
-    {                                                                                          \
-        QRT_DEQUANT_PC_BODY                                                                    \
-    }                                                                                          \
-    TGT void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n,               \
-                                                     double scale_d, float zpf, float *out)    \
-    {                                                                                          \
-        QRT_DEQUANT_PC_BODY                                                                    \
-    }                                                                                          \
-    TGT void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n,               \
-                                                     const double *scale_d, const float *zpf,  \
-                                                     float *out)                               \
-    {                                                                                          \
-        QRT_DEQUANT_PCV_BODY                                                                   \
-    }                                                                                          \
-    TGT void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n,                \
-                                                     const double *scale_d, const float *zpf,  \
-                                                     float *out)                               \
-    {                                                                                          \
-        QRT_DEQUANT_PCV_BODY                                                                   \
-    }                                                                                          \
-    TGT void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q, size_t n,              \
-                                                      const double *scale_d, const float *zpf, \
-                                                      float *out)                              \
-    {                                                                                          \
-        QRT_DEQUANT_PCV_BODY                                                                   \
+#define QRT_DEFINE_X86_VARIANTS(ISA, TGT)                                                          \
+    TGT void qrt_quantize_f32_u8__##ISA(const float *x, size_t n, float inv, float zpf,            \
+                                        float qminf, float qmaxf,                                  \
+                                        uint8_t *out){QRT_QUANT_FMA_BODY(                          \
+        uint8_t)} TGT void qrt_quantize_f32_s8__##ISA(const float *x, size_t n, float inv,         \
+                                                      float zpf, float qminf, float qmaxf,         \
+                                                      int8_t *out){QRT_QUANT_FMA_BODY(             \
+        int8_t)} TGT void qrt_quantize_scalar_f32_u8__##ISA(const float *x, size_t n, float inv,   \
+                                                            float zpf, float qminf, float qmaxf,   \
+                                                            uint8_t *out){QRT_QUANT_SCALAR8_BODY(  \
+        uint8_t, inv,                                                                              \
+        zpf)} TGT void qrt_quantize_scalar_f32_s8__##ISA(const float *x, size_t n, float inv,      \
+                                                         float zpf, float qminf, float qmaxf,      \
+                                                         int8_t *out){QRT_QUANT_SCALAR8_BODY(      \
+        int8_t, inv,                                                                               \
+        zpf)} TGT void qrt_quantize_scalar_f32_s32__##ISA(const float *x, size_t n, float inv,     \
+                                                          float zpf,                               \
+                                                          int32_t *out){QRT_QUANT_SCALAR32_BODY(   \
+        inv, zpf)} TGT void qrt_quantize_vparams_f32_u8__##ISA(const float *x, size_t n,           \
+                                                               const float *inv, const float *zpf, \
+                                                               uint8_t *out) {                     \
+        const float qminf = 0.0f, qmaxf = 255.0f;                                                  \
+        QRT_QUANT_SCALAR8_BODY(uint8_t, inv[i], zpf[i])                                            \
+    }                                                                                              \
+    TGT void qrt_quantize_vparams_f32_s8__##ISA(const float *x, size_t n, const float *inv,        \
+                                                const float *zpf, int8_t *out) {                   \
+        const float qminf = -128.0f, qmaxf = 127.0f;                                               \
+        QRT_QUANT_SCALAR8_BODY(int8_t, inv[i], zpf[i])                                             \
+    }                                                                                              \
+    TGT void qrt_quantize_vparams_f32_s32__##ISA(const float *x, size_t n, const float *inv,       \
+                                                 const float *zpf,                                 \
+                                                 int32_t *out){QRT_QUANT_SCALAR32_BODY(            \
+        inv[i], zpf[i])} TGT void qrt_dequantize_u8_f32__##ISA(const uint8_t *q, size_t n,         \
+                                                               float scale, int32_t zp,            \
+                                                               float *out){                        \
+        QRT_DEQUANT_BODY} TGT void qrt_dequantize_s8_f32__##ISA(const int8_t *q, size_t n,         \
+                                                                float scale, int32_t zp,           \
+                                                                float *out){                       \
+        QRT_DEQUANT_BODY} TGT void qrt_dequantize_s32_f32__##ISA(const int32_t *q, size_t n,       \
+                                                                 float scale, int64_t zp,          \
+                                                                 float *out){                      \
+        QRT_DEQUANT32_BODY} TGT void qrt_dequantize_pc_u8_f32__##ISA(const uint8_t *q, size_t n,   \
+                                                                     double scale_d, float zpf,    \
+                                                                     float *out){                  \
+        QRT_DEQUANT_PC_BODY} TGT void qrt_dequantize_pc_s8_f32__##ISA(const int8_t *q, size_t n,   \
+                                                                      double scale_d, float zpf,   \
+                                                                      float *out){                 \
+        QRT_DEQUANT_PC_BODY} TGT void qrt_dequantize_pc_s32_f32__##ISA(const int32_t *q, size_t n, \
+                                                                       double scale_d, float zpf,  \
+                                                                       float *out){                \
+        QRT_DEQUANT_PC_BODY} TGT void qrt_dequantize_pcv_u8_f32__##ISA(const uint8_t *q, size_t n, \
+                                                                       const double *scale_d,      \
+                                                                       const float *zpf,           \
+                                                                       float *out){                \
+        QRT_DEQUANT_PCV_BODY} TGT void qrt_dequantize_pcv_s8_f32__##ISA(const int8_t *q, size_t n, \
+                                                                        const double *scale_d,     \
+                                                                        const float *zpf,          \
+                                                                        float *out){               \
+        QRT_DEQUANT_PCV_BODY} TGT void qrt_dequantize_pcv_s32_f32__##ISA(const int32_t *q,         \
+                                                                         size_t n,                 \
+                                                                         const double *scale_d,    \
+                                                                         const float *zpf,         \
+                                                                         float *out) {             \
+        QRT_DEQUANT_PCV_BODY                                                                       \
     }
 
 /* Declarations of the x86 variants (defined by QRT_DEFINE_X86_VARIANTS in
@@ -378,58 +335,57 @@ int qrt_quant_isa(void);
  */
 int qrt_quant_pick(int variant);
 
-
 /** @brief Same contract as qrt_quantize_f32_u8_ref(); `variant`: QRT_ISA_* or -1 for best. */
-void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf,
-                         float qmaxf, uint8_t *out, int variant);
+void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
+                         uint8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_f32_s8_ref(). */
-void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf,
-                         float qmaxf, int8_t *out, int variant);
+void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
+                         int8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_scalar_f32_u8_ref() with nan_code 0. */
-void qrt_quantize_scalar_f32_u8(const float *x, size_t n, float inv, float zpf,
-                                double qmin, double qmax, uint8_t *out, int variant);
+void qrt_quantize_scalar_f32_u8(const float *x, size_t n, float inv, float zpf, double qmin,
+                                double qmax, uint8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_scalar_f32_s8_ref() with nan_code 0. */
-void qrt_quantize_scalar_f32_s8(const float *x, size_t n, float inv, float zpf,
-                                double qmin, double qmax, int8_t *out, int variant);
+void qrt_quantize_scalar_f32_s8(const float *x, size_t n, float inv, float zpf, double qmin,
+                                double qmax, int8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_scalar_f32_s32_ref() (full int32 range). */
-void qrt_quantize_scalar_f32_s32(const float *x, size_t n, float inv, float zpf,
-                                 int32_t *out, int variant);
+void qrt_quantize_scalar_f32_s32(const float *x, size_t n, float inv, float zpf, int32_t *out,
+                                 int variant);
 /** @brief Same contract as qrt_quantize_vparams_f32_u8_ref(). */
-void qrt_quantize_vparams_f32_u8(const float *x, size_t n, const float *inv,
-                                 const float *zpf, uint8_t *out, int variant);
+void qrt_quantize_vparams_f32_u8(const float *x, size_t n, const float *inv, const float *zpf,
+                                 uint8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_vparams_f32_s8_ref(). */
-void qrt_quantize_vparams_f32_s8(const float *x, size_t n, const float *inv,
-                                 const float *zpf, int8_t *out, int variant);
+void qrt_quantize_vparams_f32_s8(const float *x, size_t n, const float *inv, const float *zpf,
+                                 int8_t *out, int variant);
 /** @brief Same contract as qrt_quantize_vparams_f32_s32_ref(). */
-void qrt_quantize_vparams_f32_s32(const float *x, size_t n, const float *inv,
-                                  const float *zpf, int32_t *out, int variant);
+void qrt_quantize_vparams_f32_s32(const float *x, size_t n, const float *inv, const float *zpf,
+                                  int32_t *out, int variant);
 /** @brief Same contract as qrt_dequantize_u8_f32_ref(). */
-void qrt_dequantize_u8_f32(const uint8_t *q, size_t n, float scale, int32_t zp,
-                           float *out, int variant);
+void qrt_dequantize_u8_f32(const uint8_t *q, size_t n, float scale, int32_t zp, float *out,
+                           int variant);
 /** @brief Same contract as qrt_dequantize_s8_f32_ref(). */
-void qrt_dequantize_s8_f32(const int8_t *q, size_t n, float scale, int32_t zp,
-                           float *out, int variant);
+void qrt_dequantize_s8_f32(const int8_t *q, size_t n, float scale, int32_t zp, float *out,
+                           int variant);
 /** @brief Same contract as qrt_dequantize_s32_f32_ref(). */
-void qrt_dequantize_s32_f32(const int32_t *q, size_t n, float scale, int64_t zp,
-                            float *out, int variant);
+void qrt_dequantize_s32_f32(const int32_t *q, size_t n, float scale, int64_t zp, float *out,
+                            int variant);
 /** @brief Same contract as qrt_dequantize_pc_u8_f32_ref(). */
-void qrt_dequantize_pc_u8_f32(const uint8_t *q, size_t n, double scale_d, float zpf,
-                              float *out, int variant);
+void qrt_dequantize_pc_u8_f32(const uint8_t *q, size_t n, double scale_d, float zpf, float *out,
+                              int variant);
 /** @brief Same contract as qrt_dequantize_pc_s8_f32_ref(). */
-void qrt_dequantize_pc_s8_f32(const int8_t *q, size_t n, double scale_d, float zpf,
-                              float *out, int variant);
+void qrt_dequantize_pc_s8_f32(const int8_t *q, size_t n, double scale_d, float zpf, float *out,
+                              int variant);
 /** @brief Same contract as qrt_dequantize_pc_s32_f32_ref(). */
-void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d,
-                               float zpf, float *out, int variant);
+void qrt_dequantize_pc_s32_f32(const int32_t *q, size_t n, double scale_d, float zpf, float *out,
+                               int variant);
 
 /** @brief Same contract as qrt_dequantize_pcv_u8_f32_ref(). */
-void qrt_dequantize_pcv_u8_f32(const uint8_t *q, size_t n, const double *scale_d,
-                               const float *zpf, float *out, int variant);
+void qrt_dequantize_pcv_u8_f32(const uint8_t *q, size_t n, const double *scale_d, const float *zpf,
+                               float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pcv_s8_f32_ref(). */
-void qrt_dequantize_pcv_s8_f32(const int8_t *q, size_t n, const double *scale_d,
-                               const float *zpf, float *out, int variant);
+void qrt_dequantize_pcv_s8_f32(const int8_t *q, size_t n, const double *scale_d, const float *zpf,
+                               float *out, int variant);
 /** @brief Same contract as qrt_dequantize_pcv_s32_f32_ref(). */
-void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d,
-                                const float *zpf, float *out, int variant);
+void qrt_dequantize_pcv_s32_f32(const int32_t *q, size_t n, const double *scale_d, const float *zpf,
+                                float *out, int variant);
 
 #endif /* QRT_QUANT_H */

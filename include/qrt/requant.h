@@ -14,16 +14,13 @@
 #include <stdint.h>
 
 /** Equals cvtps2dq under round-to-nearest-even: NaN or |y| >= 2^31 -> INT32_MIN ("indefinite"). */
-static inline int32_t qrt_cvt_f32_s32_rne(float y)
-{
-    if (!(y >= -2147483648.0f && y < 2147483648.0f))
-        return INT32_MIN;
+static inline int32_t qrt_cvt_f32_s32_rne(float y) {
+    if (!(y >= -2147483648.0f && y < 2147483648.0f)) return INT32_MIN;
     return (int32_t)rintf(y);
 }
 
 /** Equals paddd: two's-complement wrapping int32 addition (torch adds the int32 bias this way). */
-static inline int32_t qrt_add_s32_wrap(int32_t a, int32_t b)
-{
+static inline int32_t qrt_add_s32_wrap(int32_t a, int32_t b) {
     return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
@@ -39,8 +36,7 @@ static inline int32_t qrt_add_s32_wrap(int32_t a, int32_t b)
  * @param[in] lo,hi clamp bounds, 0 <= lo <= hi <= 255 (relu: lo = zero)
  */
 static inline uint8_t qrt_requant_fp32_u8(int32_t acc, float scale, int32_t zero, int32_t lo,
-                                          int32_t hi)
-{
+                                          int32_t hi) {
     const float y = (float)acc * scale;
     int64_t r = (int64_t)qrt_cvt_f32_s32_rne(y) + zero;
     r = r < lo ? lo : r;
@@ -53,8 +49,7 @@ static inline uint8_t qrt_requant_fp32_u8(int32_t acc, float scale, int32_t zero
  * @param[in] scale f32(w_scale * f32(in_scale))
  * @param[in] bias  float bias (0.0f when the layer has none)
  */
-static inline float qrt_dequant_acc_f32(int32_t acc, float scale, float bias)
-{
+static inline float qrt_dequant_acc_f32(int32_t acc, float scale, float bias) {
     const float y = (float)acc * scale;
     return y + bias;
 }

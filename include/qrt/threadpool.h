@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define QRT_POOL_MAX_THREADS 64 /**< upper bound of qrt_pool_set_threads() */
-#define QRT_POOL_MAX_TASKS 4096 /**< tasks per job (more run on the caller alone) */
+#define QRT_POOL_MAX_THREADS 64   /**< upper bound of qrt_pool_set_threads() */
+#define QRT_POOL_MAX_TASKS   4096 /**< tasks per job (more run on the caller alone) */
 #ifndef QRT_POOL_SPIN
 #define QRT_POOL_SPIN 20000 /**< pause iterations a worker spins before sleeping */
 #endif

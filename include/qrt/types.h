@@ -17,12 +17,12 @@ typedef enum {
 } qrt_status;
 
 /* Variant identifiers, reported to Python so tests can assert which code ran. */
-#define QRT_ISA_REF 0
-#define QRT_ISA_AVX2 1
+#define QRT_ISA_REF        0
+#define QRT_ISA_AVX2       1
 #define QRT_ISA_AVX512VNNI 2
-#define QRT_ISA_NEON 3
-#define QRT_ISA_NEONDOT 4
-#define QRT_ISA_COUNT 5 /**< one past the last code; names: qrt_isa_name() (cpu.h) */
+#define QRT_ISA_NEON       3
+#define QRT_ISA_NEONDOT    4
+#define QRT_ISA_COUNT      5 /**< one past the last code; names: qrt_isa_name() (cpu.h) */
 
 #if !defined(QRT_FORCE_REF) && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define QRT_HAVE_X86 1

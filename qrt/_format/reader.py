@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Read a qrt ``.bin`` blob: memory-map it, apply the rules R1..R28 of docs/blob-format.md.
+"""Read a qrt ``.bin`` blob: memory-map it, apply the rules R1..R27 of docs/blob-format.md.
 
 The reader and the one writer (:mod:`qrt._format.writer`) of the format sit together here.
 Every number used here (magic, versions, struct layouts, caps) comes from :mod:`qrt._blob`,
-which reads them from ``include/qrt/blob.h``; op kinds come from :mod:`qrt.ops`. Nothing is trusted before it is checked: every
-offset, size, count and index goes through overflow-safe (Python int) arithmetic first.
+which reads them from ``include/qrt/blob.h``; op kinds come from :mod:`qrt.ops`. Nothing is
+trusted before it is checked: every offset, size, count and index goes through
+overflow-safe (Python int) arithmetic first.
 """
 
 from __future__ import annotations

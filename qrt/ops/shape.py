@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from qrt.ops._core import Int, OpDef, ShapeError, define, legacy_kwargs, same_qparams
+from qrt.ops._core import Int, OpDef, ShapeError, define, legacy_kwargs
 
 
 def _numel(shape):

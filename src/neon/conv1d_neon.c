@@ -10,7 +10,6 @@
 /* Depthwise path: lanes over time                                                           */
 /* ---------------------------------------------------------------------------------------- */
 
-
 /**
  * round-half-even(y) for |y| < 2^31, INT32_MIN for NaN and |y| >= 2^31 (qrt_cvt_f32_s32_rne).
  * aarch64: fcvtns rounds half to even but saturates, so the out-of-range lanes are replaced.
@@ -26,8 +25,7 @@
  * (|r| >= 2^22 lands far outside 0..255 after adding the zero point.)  NEON's flush-to-zero
  * changes only products below 2^-126, which round to 0 either way.
  */
-QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y)
-{
+QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y) {
     /* |y| < 2^31 (false for NaN); y = -2^31 fails it but its value is INT32_MIN anyway */
     const uint32x4_t ok = vcaltq_f32(y, vdupq_n_f32(2147483648.0f));
 #if defined(__aarch64__)
@@ -45,8 +43,7 @@ QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y)
  * qrt__neon_cvt_rne() for lanes known to hold |y| < 2^22 (qrt__dw_small_y): fcvtns alone, or
  * on armv7 the 1.5 * 2^23 addition alone (the first case above).
  */
-QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y)
-{
+QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y) {
 #if defined(__aarch64__)
     return vcvtnq_s32_f32(y);
 #else
@@ -57,7 +54,7 @@ QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y)
 
 /** Per-output-channel constants of the depthwise path's requantization. */
 typedef struct {
-    int32x4_t bias;    /**< int32 bias: the accumulators' start (sums wrap, as paddd) */
+    int32x4_t bias; /**< int32 bias: the accumulators' start (sums wrap, as paddd) */
     float32x4_t scale;
     int16x8_t zero;    /**< output zero point */
     uint8x16_t lo, hi; /**< clamp */
@@ -73,11 +70,10 @@ typedef struct {
  * which holds [lo, hi], so the result equals clamp(r + zero).
  */
 QRT_NEON_FN static inline __attribute__((always_inline)) uint8x16_t
-qrt__neon_requant16(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3,
-                    const qrt__neon_rq *c, const int small)
-{
-#define QRT__RQ4(a)                                                                              \
-    vqmovn_s32(small ? qrt__neon_cvt_rne_small(vmulq_f32(vcvtq_f32_s32(a), c->scale))            \
+qrt__neon_requant16(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3, const qrt__neon_rq *c,
+                    const int small) {
+#define QRT__RQ4(a)                                                                                \
+    vqmovn_s32(small ? qrt__neon_cvt_rne_small(vmulq_f32(vcvtq_f32_s32(a), c->scale))              \
                      : qrt__neon_cvt_rne(vmulq_f32(vcvtq_f32_s32(a), c->scale)))
     const int16x8_t l = vqaddq_s16(vcombine_s16(QRT__RQ4(a0), QRT__RQ4(a1)), c->zero);
     const int16x8_t h = vqaddq_s16(vcombine_s16(QRT__RQ4(a2), QRT__RQ4(a3)), c->zero);
@@ -94,8 +90,7 @@ qrt__neon_requant16(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3,
  * |y| <= B (1 + 2^-24)^2 |scale|.  The test uses (1 + 2^-20)^2 in double (its own rounding is
  * far below that margin).  NaN and inf scales fail it.
  */
-static inline int qrt__dw_small_y(int64_t kernel, int32_t bias, float scale)
-{
+static inline int qrt__dw_small_y(int64_t kernel, int32_t bias, float scale) {
     const double b = (double)(bias < 0 ? -(int64_t)bias : (int64_t)bias) + (double)kernel * 65025.0;
     const double sc = scale < 0 ? -(double)scale : (double)scale;
     const double g = 1.0 + 1.0 / 1048576.0;
@@ -104,26 +99,26 @@ static inline int qrt__dw_small_y(int64_t kernel, int32_t bias, float scale)
 
 /** a0..a3 += (xv - xz) * wk over 16 lanes (int16 products widened into int32, exact). */
 #if defined(__aarch64__)
-#define QRT__DW_MAC(xv, wk)                                                                      \
-    do {                                                                                         \
-        const int16_t w_ = (wk);                                                                 \
-        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
-        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_high_u8(xv, vxzq));                   \
-        a0 = vmlal_n_s16(a0, vget_low_s16(xl_), w_);                                             \
-        a1 = vmlal_high_n_s16(a1, xl_, w_);                                                      \
-        a2 = vmlal_n_s16(a2, vget_low_s16(xh_), w_);                                             \
-        a3 = vmlal_high_n_s16(a3, xh_, w_);                                                      \
+#define QRT__DW_MAC(xv, wk)                                                                        \
+    do {                                                                                           \
+        const int16_t w_ = (wk);                                                                   \
+        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));               \
+        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_high_u8(xv, vxzq));                      \
+        a0 = vmlal_n_s16(a0, vget_low_s16(xl_), w_);                                               \
+        a1 = vmlal_high_n_s16(a1, xl_, w_);                                                        \
+        a2 = vmlal_n_s16(a2, vget_low_s16(xh_), w_);                                               \
+        a3 = vmlal_high_n_s16(a3, xh_, w_);                                                        \
     } while (0)
 #else /* armv7: the tap is a dup'ed vector (a scalar operand costs a lane move per use) */
-#define QRT__DW_MAC(xv, wk)                                                                      \
-    do {                                                                                         \
-        const int16x4_t w_ = (wk);                                                               \
-        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));            \
-        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(xv), vxz));           \
-        a0 = vmlal_s16(a0, vget_low_s16(xl_), w_);                                               \
-        a1 = vmlal_s16(a1, vget_high_s16(xl_), w_);                                              \
-        a2 = vmlal_s16(a2, vget_low_s16(xh_), w_);                                               \
-        a3 = vmlal_s16(a3, vget_high_s16(xh_), w_);                                              \
+#define QRT__DW_MAC(xv, wk)                                                                        \
+    do {                                                                                           \
+        const int16x4_t w_ = (wk);                                                                 \
+        const int16x8_t xl_ = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(xv), vxz));               \
+        const int16x8_t xh_ = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(xv), vxz));              \
+        a0 = vmlal_s16(a0, vget_low_s16(xl_), w_);                                                 \
+        a1 = vmlal_s16(a1, vget_high_s16(xl_), w_);                                                \
+        a2 = vmlal_s16(a2, vget_low_s16(xh_), w_);                                                 \
+        a3 = vmlal_s16(a3, vget_high_s16(xh_), w_);                                                \
     } while (0)
 #endif
 #if defined(__aarch64__)
@@ -152,8 +147,7 @@ typedef struct {
  * straddles an end goes through a 16-byte copy holding input_zero in the padding.  Reads only
  * [xr, xr + len_in) and writes only [yr, yr + len_out).
  */
-QRT_NEON_FN static void qrt__conv1d_dw_edge__neon(const qrt__dw_row *r, int64_t t0)
-{
+QRT_NEON_FN static void qrt__conv1d_dw_edge__neon(const qrt__dw_row *r, int64_t t0) {
     const uint8x8_t vxz = vdup_n_u8((uint8_t)r->xz);
 #if defined(__aarch64__)
     const uint8x16_t vxzq = vdupq_n_u8((uint8_t)r->xz);
@@ -184,8 +178,7 @@ QRT_NEON_FN static void qrt__conv1d_dw_edge__neon(const qrt__dw_row *r, int64_t 
     } else {
         uint8_t tmp[16];
         vst1q_u8(tmp, yv);
-        for (int64_t i = 0; t0 + i < r->len_out; ++i)
-            r->yr[t0 + i] = tmp[i];
+        for (int64_t i = 0; t0 + i < r->len_out; ++i) r->yr[t0 + i] = tmp[i];
     }
 }
 
@@ -199,8 +192,7 @@ QRT_NEON_FN static void qrt__conv1d_dw_edge__neon(const qrt__dw_row *r, int64_t 
 QRT_NEON_FN static inline __attribute__((always_inline)) void
 qrt__conv1d_dw_blocks__neon(const uint8_t *xb, uint8_t *yb, ptrdiff_t nb, const int64_t kc,
                             int64_t d, int64_t s, const qrt__dw_tap *wk, const int8_t *wr,
-                            int32_t wz, int32_t xz, const qrt__neon_rq *c, const int small)
-{
+                            int32_t wz, int32_t xz, const qrt__neon_rq *c, const int small) {
     const uint8x8_t vxz = vdup_n_u8((uint8_t)xz);
 #if defined(__aarch64__)
     const uint8x16_t vxzq = vdupq_n_u8((uint8_t)xz);
@@ -232,32 +224,25 @@ qrt__conv1d_dw_blocks__neon(const uint8_t *xb, uint8_t *yb, ptrdiff_t nb, const 
  * and run through the block loop; a run too long for it (huge padding or dilation) goes block
  * by block through qrt__conv1d_dw_edge__neon.
  */
-QRT_NEON_FN static void qrt__conv1d_dw_run__neon(const qrt__dw_row *r, int64_t t, int64_t m)
-{
+QRT_NEON_FN static void qrt__conv1d_dw_run__neon(const qrt__dw_row *r, int64_t t, int64_t m) {
     const int64_t s = r->stride, d = r->dilation, kc = r->kernel, L = r->len_in;
     const int64_t lo = t * s - r->pad, need = 16 * m * s + (kc - 1) * d;
     if (need > QRT__DW_PADBUF) {
-        for (int64_t j = 0; j < m; ++j)
-            qrt__conv1d_dw_edge__neon(r, t + 16 * j);
+        for (int64_t j = 0; j < m; ++j) qrt__conv1d_dw_edge__neon(r, t + 16 * j);
         return;
     }
     uint8_t buf[QRT__DW_PADBUF], ybuf[QRT__DW_PADBUF];
     /* buf[i] = input position lo + i: padding below a, the row in [a, b), padding from b */
     const int64_t a = lo >= 0 ? 0 : (-lo < need ? -lo : need);
     const int64_t b = L - lo < a ? a : (L - lo < need ? L - lo : need);
-    for (int64_t i = 0; i < a; ++i)
-        buf[i] = (uint8_t)r->xz;
-    for (int64_t i = a; i < b; ++i)
-        buf[i] = r->xr[lo + i];
-    for (int64_t i = b; i < need; ++i)
-        buf[i] = (uint8_t)r->xz;
+    for (int64_t i = 0; i < a; ++i) buf[i] = (uint8_t)r->xz;
+    for (int64_t i = a; i < b; ++i) buf[i] = r->xr[lo + i];
+    for (int64_t i = b; i < need; ++i) buf[i] = (uint8_t)r->xz;
     qrt__dw_tap wk[16];
-    for (int64_t k = 0; k < kc && k < 16; ++k)
-        wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - r->wz);
-    qrt__conv1d_dw_blocks__neon(buf, ybuf, (ptrdiff_t)m, kc, d, s, wk, r->wr, r->wz, r->xz,
-                                &r->c, 0);
-    for (int64_t i = 0; i < 16 * m && t + i < r->len_out; ++i)
-        r->yr[t + i] = ybuf[i];
+    for (int64_t k = 0; k < kc && k < 16; ++k) wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - r->wz);
+    qrt__conv1d_dw_blocks__neon(buf, ybuf, (ptrdiff_t)m, kc, d, s, wk, r->wr, r->wz, r->xz, &r->c,
+                                0);
+    for (int64_t i = 0; i < 16 * m && t + i < r->len_out; ++i) r->yr[t + i] = ybuf[i];
 }
 
 /**
@@ -265,16 +250,14 @@ QRT_NEON_FN static void qrt__conv1d_dw_run__neon(const qrt__dw_row *r, int64_t t
  * interior blocks, whose every tap lies inside the row, read in place with no check.
  */
 QRT_NEON_FN static inline __attribute__((always_inline)) void
-qrt__conv1d_dw_row__neon(const qrt__dw_row *r, const int64_t kc)
-{
+qrt__conv1d_dw_row__neon(const qrt__dw_row *r, const int64_t kc) {
     const int64_t s = r->stride, d = r->dilation, pad = r->pad, len_out = r->len_out;
     /* interior block starts t: t*s >= pad and t*s - pad + (kc-1)*d + 16*s <= len_in (the last
      * tap's vector load ends inside the row), and t + 16 <= len_out (a whole store) */
     const int64_t t_lo = (pad + s - 1) / s;
     const int64_t room = r->len_in + pad - (kc - 1) * d - 16 * s;
     int64_t t_hi = room < 0 ? -1 : room / s; /* last interior start */
-    if (t_hi > len_out - 16)
-        t_hi = len_out - 16;
+    if (t_hi > len_out - 16) t_hi = len_out - 16;
     int64_t t = 0;
     const int64_t lim = t_lo < len_out ? t_lo : len_out;
     if (lim > 0) { /* left edge: blocks starting below t_lo */
@@ -284,16 +267,15 @@ qrt__conv1d_dw_row__neon(const qrt__dw_row *r, const int64_t kc)
     }
     if (t <= t_hi) {
         qrt__dw_tap wk[16]; /* w - w_zero, for kernels up to 16 taps */
-        for (int64_t k = 0; k < kc && k < 16; ++k)
-            wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - r->wz);
+        for (int64_t k = 0; k < kc && k < 16; ++k) wk[k] = QRT__DW_TAP((int32_t)r->wr[k] - r->wz);
         const qrt__neon_rq c = r->c;
         const ptrdiff_t nb = (ptrdiff_t)((t_hi - t) / 16 + 1);
         if (r->small_y)
-            qrt__conv1d_dw_blocks__neon(r->xr + (t * s - pad), r->yr + t, nb, kc, d, s, wk,
-                                        r->wr, r->wz, r->xz, &c, 1);
+            qrt__conv1d_dw_blocks__neon(r->xr + (t * s - pad), r->yr + t, nb, kc, d, s, wk, r->wr,
+                                        r->wz, r->xz, &c, 1);
         else
-            qrt__conv1d_dw_blocks__neon(r->xr + (t * s - pad), r->yr + t, nb, kc, d, s, wk,
-                                        r->wr, r->wz, r->xz, &c, 0);
+            qrt__conv1d_dw_blocks__neon(r->xr + (t * s - pad), r->yr + t, nb, kc, d, s, wk, r->wr,
+                                        r->wz, r->xz, &c, 0);
         t += (int64_t)nb * 16;
     }
     if (t < len_out) /* right edge */
@@ -306,10 +288,8 @@ qrt__conv1d_dw_row__neon(const qrt__dw_row *r, const int64_t kc)
  * @brief The depthwise path of qrt_conv1d_u8__neon() (p already checked, qrt__conv1d_dw_ok(p)).
  *        Bit-exact with qrt_conv1d_u8_ref(); see the file comment.
  */
-QRT_NEON_FN void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t *x,
-                                             const int8_t *w, const qrt_conv1d_quant *q,
-                                             uint8_t *out)
-{
+QRT_NEON_FN void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                                      const qrt_conv1d_quant *q, uint8_t *out) {
     const int64_t og = p->c_out / p->groups, kk = p->kernel;
     qrt__dw_row r;
     r.len_in = p->len_in, r.len_out = p->len_out, r.kernel = kk, r.dilation = p->dilation;
@@ -353,12 +333,9 @@ QRT_NEON_FN void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t 
  * @return QRT_OK, or the gate's error (nothing written)
  */
 QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uint8_t *x,
-                                                  const int8_t *w, const qrt_conv1d_quant *q,
-                                                  void *out)
-{
+                                           const int8_t *w, const qrt_conv1d_quant *q, void *out) {
     const qrt_status st = qrt_conv1d_check(p);
-    if (st != QRT_OK)
-        return st;
+    if (st != QRT_OK) return st;
     if (qrt__conv1d_dw_ok(p)) { /* depthwise / c_in = 1: lanes over time */
         qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
         return QRT_OK;
@@ -376,8 +353,7 @@ QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uin
                     for (int64_t oc = g * og; oc < (g + 1) * og; ++oc)
                         qrt__conv1d_store(p, q, out, n, oc, t,
                                           qrt__conv1d_dot__neon(xs, w + oc * taps, taps,
-                                                                p->input_zero,
-                                                                q->weight_zero[oc]));
+                                                                p->input_zero, q->weight_zero[oc]));
                     continue;
                 }
                 for (int64_t oc = g * og; oc < (g + 1) * og; ++oc) {
@@ -394,4 +370,3 @@ QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uin
             }
     return QRT_OK;
 }
-

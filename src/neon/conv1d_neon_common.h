@@ -28,8 +28,7 @@
  */
 static inline const uint8_t *qrt__conv1d_gather(const qrt_conv1d_params *p, const uint8_t *x,
                                                 int64_t n, int64_t g, int64_t t, int64_t j0,
-                                                int64_t j1, uint8_t *buf)
-{
+                                                int64_t j1, uint8_t *buf) {
     const int64_t cg = p->c_in / p->groups, kk = p->kernel;
     const uint8_t xz = (uint8_t)p->input_zero;
     const int64_t t0 = t * p->stride - p->pad_left;
@@ -38,30 +37,28 @@ static inline const uint8_t *qrt__conv1d_gather(const qrt_conv1d_params *p, cons
     for (int64_t j = j0; j < j1; ++j) {
         const int64_t ic = j / kk, k = j - ic * kk;
         const int64_t tm = t0 + k * p->dilation;
-        buf[j - j0] = (tm < 0 || tm >= p->len_in)
-                          ? xz
-                          : x[n * p->x_stride_n + (g * cg + ic) * p->x_stride_c +
-                              tm * p->x_stride_t];
+        buf[j - j0] =
+            (tm < 0 || tm >= p->len_in)
+                ? xz
+                : x[n * p->x_stride_n + (g * cg + ic) * p->x_stride_c + tm * p->x_stride_t];
     }
     return buf;
 }
 
 /** Write one accumulator through the reference's requantization (bit-exact by construction). */
 static inline void qrt__conv1d_store(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
-                                     void *out, int64_t n, int64_t oc, int64_t t, int32_t acc)
-{
+                                     void *out, int64_t n, int64_t oc, int64_t t, int32_t acc) {
     const int64_t o = n * p->y_stride_n + oc * p->y_stride_c + t * p->y_stride_t;
     if (p->out_kind == QRT_CONV1D_OUT_F32)
         ((float *)out)[o] = qrt_dequant_acc_f32(acc, q->scale[oc], q->bias_f[oc]);
     else
-        ((uint8_t *)out)[o] = qrt_requant_fp32_u8(qrt_add_s32_wrap(acc, q->bias_q[oc]),
-                                                  q->scale[oc], p->output_zero, p->output_min,
-                                                  p->output_max);
+        ((uint8_t *)out)[o] =
+            qrt_requant_fp32_u8(qrt_add_s32_wrap(acc, q->bias_q[oc]), q->scale[oc], p->output_zero,
+                                p->output_min, p->output_max);
 }
 
 /** Horizontal sum of four int32 lanes (vaddvq_s32 exists on aarch64 only). */
-QRT_NEON_FN static inline int32_t qrt__neon_hsum_s32(int32x4_t v)
-{
+QRT_NEON_FN static inline int32_t qrt__neon_hsum_s32(int32x4_t v) {
 #if defined(__aarch64__)
     return vaddvq_s32(v);
 #else
@@ -72,8 +69,7 @@ QRT_NEON_FN static inline int32_t qrt__neon_hsum_s32(int32x4_t v)
 
 /** sum_j (xs[j] - xz) * (w[j] - wz) over m taps, exact (see the file comment for the bound). */
 QRT_NEON_FN static inline int32_t qrt__conv1d_dot__neon(const uint8_t *xs, const int8_t *w,
-                                                        int64_t m, int32_t xz, int32_t wz)
-{
+                                                        int64_t m, int32_t xz, int32_t wz) {
     const uint8x8_t vxz = vdup_n_u8((uint8_t)xz);
     const int8x8_t vwz = vdup_n_s8((int8_t)wz);
     int32x4_t a0 = vdupq_n_s32(0), a1 = vdupq_n_s32(0);
@@ -92,8 +88,7 @@ QRT_NEON_FN static inline int32_t qrt__conv1d_dot__neon(const uint8_t *xs, const
         a1 = vmlal_s16(a1, vget_high_s16(xh), vget_high_s16(wh));
     }
     int32_t acc = qrt__neon_hsum_s32(vaddq_s32(a0, a1));
-    for (; j < m; ++j)
-        acc += ((int32_t)xs[j] - xz) * ((int32_t)w[j] - wz);
+    for (; j < m; ++j) acc += ((int32_t)xs[j] - xz) * ((int32_t)w[j] - wz);
     return acc;
 }
 

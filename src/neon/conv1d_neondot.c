@@ -11,19 +11,16 @@
 #define QRT_NEONDOT_FN __attribute__((target("arch=armv8.2-a+dotprod")))
 
 /** sum_j (xs[j] - xz) over the first m taps, as uint32 (mod 2^32). */
-static inline uint32_t qrt__conv1d_rowsum(const uint8_t *xs, int64_t m, int32_t xz)
-{
+static inline uint32_t qrt__conv1d_rowsum(const uint8_t *xs, int64_t m, int32_t xz) {
     uint32_t s = 0;
-    for (int64_t j = 0; j < m; ++j)
-        s += xs[j];
+    for (int64_t j = 0; j < m; ++j) s += xs[j];
     return s - (uint32_t)xz * (uint32_t)m;
 }
 
 /** As qrt__conv1d_dot__neon(); `m16` = m rounded down to 16, `xsum` = rowsum over m16 taps. */
 QRT_NEONDOT_FN static inline int32_t qrt__conv1d_dot__neondot(const uint8_t *xs, const int8_t *w,
-                                                              int64_t m, int64_t m16,
-                                                              uint32_t xsum, int32_t xz, int32_t wz)
-{
+                                                              int64_t m, int64_t m16, uint32_t xsum,
+                                                              int32_t xz, int32_t wz) {
     const uint8x16_t bias = vdupq_n_u8(0x80);
     const int8x16_t ones = vdupq_n_s8(1);
     int32x4_t d0 = vdupq_n_s32(0), d1 = vdupq_n_s32(0), s0 = vdupq_n_s32(0);
@@ -46,8 +43,7 @@ QRT_NEONDOT_FN static inline int32_t qrt__conv1d_dot__neondot(const uint8_t *xs,
     const uint32_t xw = (uint32_t)vaddvq_s32(vaddq_s32(d0, d1));
     const uint32_t ws = (uint32_t)vaddvq_s32(s0);
     uint32_t acc = xw + (uint32_t)(128 - xz) * ws - (uint32_t)wz * xsum;
-    for (; j < m; ++j)
-        acc += (uint32_t)(((int32_t)xs[j] - xz) * ((int32_t)w[j] - wz));
+    for (; j < m; ++j) acc += (uint32_t)(((int32_t)xs[j] - xz) * ((int32_t)w[j] - wz));
     return (int32_t)acc;
 }
 
@@ -60,13 +56,11 @@ QRT_NEONDOT_FN static inline int32_t qrt__conv1d_dot__neondot(const uint8_t *xs,
  * @param[out] out uint8 (OUT_U8) or float (OUT_F32) at the p->y_stride_* strides
  * @return QRT_OK, or the gate's error (nothing written)
  */
-QRT_NEONDOT_FN qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params *p,
-                                                        const uint8_t *x, const int8_t *w,
-                                                        const qrt_conv1d_quant *q, void *out)
-{
+QRT_NEONDOT_FN qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params *p, const uint8_t *x,
+                                                 const int8_t *w, const qrt_conv1d_quant *q,
+                                                 void *out) {
     const qrt_status st = qrt_conv1d_check(p);
-    if (st != QRT_OK)
-        return st;
+    if (st != QRT_OK) return st;
     if (qrt__conv1d_dw_ok(p)) { /* depthwise / c_in = 1: conv1d_neon.h's lanes over time */
         qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
         return QRT_OK;
@@ -98,12 +92,11 @@ QRT_NEONDOT_FN qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params *p,
                         const uint8_t *xs = qrt__conv1d_gather(p, x, n, g, t, j0, j1, buf);
                         const int64_t m16 = (j1 - j0) & ~(int64_t)15;
                         acc += (uint32_t)qrt__conv1d_dot__neondot(
-                            xs, w + oc * taps + j0, j1 - j0, m16,
-                            qrt__conv1d_rowsum(xs, m16, xz), xz, q->weight_zero[oc]);
+                            xs, w + oc * taps + j0, j1 - j0, m16, qrt__conv1d_rowsum(xs, m16, xz),
+                            xz, q->weight_zero[oc]);
                     }
                     qrt__conv1d_store(p, q, out, n, oc, t, (int32_t)acc);
                 }
             }
     return QRT_OK;
 }
-

@@ -30,66 +30,60 @@
 #define QRT__POOL_NEON_FN __attribute__((target("fpu=neon")))
 #endif
 
-#define QRT__MAXPOOL_NEON(T, sfx, SGN, V, LD1, LD2, ST1, MAXQ)                                 \
-    /** Interior outputs [a, b) of one row x of length L into y. */                            \
-    QRT__POOL_NEON_FN static void qrt__max_pool1d_rows_##sfx##__neon(                          \
-        const T *x, int64_t L, int64_t a, int64_t b, int64_t k, int64_t s, int64_t pad,       \
-        int64_t d, T *y)                                                                       \
-    {                                                                                          \
-        int64_t t = a;                                                                         \
-        if (s == 1) {                                                                          \
-            for (; t + 16 <= b; t += 16) {                                                     \
-                const T *xp = x + t - pad;                                                     \
-                V##_t m = LD1(xp);                                                               \
-                for (int64_t j = 1; j < k; ++j)                                                \
-                    m = MAXQ(m, LD1(xp + j * d));                                              \
-                ST1(y + t, m);                                                                 \
-            }                                                                                  \
-        } else if (s == 2 && k == 2 && d == 1) {                                               \
-            for (; t + 16 <= b; t += 16) {                                                     \
-                const T *xp = x + 2 * t - pad;                                                 \
-                const V##x2_t v = LD2(xp);                                                     \
-                ST1(y + t, MAXQ(v.val[0], v.val[1]));                                          \
-            }                                                                                  \
-        } else if (s == 2) {                                                                   \
-            const int64_t reach = (k - 1) * d - pad;                                           \
-            for (; t + 16 <= b && 2 * t + reach + 32 <= L; t += 16) {                          \
-                const T *xp = x + 2 * t - pad;                                                 \
-                V##_t m = LD2(xp).val[0];                                                       \
-                for (int64_t j = 1; j < k; ++j)                                                \
-                    m = MAXQ(m, LD2(xp + j * d).val[0]);                                       \
-                ST1(y + t, m);                                                                 \
-            }                                                                                  \
-        }                                                                                      \
-        for (; t < b; ++t) {                                                                   \
-            const T *xp = x + t * s - pad;                                                     \
-            T m = xp[0];                                                                       \
-            for (int64_t j = 1; j < k; ++j)                                                    \
-                m = xp[j * d] > m ? xp[j * d] : m;                                             \
-            y[t] = m;                                                                          \
-        }                                                                                      \
-    }                                                                                          \
-    /** @brief Same contract as qrt_max_pool1d_##sfx##_ref(); bit-exact with it. */            \
-    QRT__POOL_NEON_FN void qrt_max_pool1d_##sfx##__neon(const qrt_pool1d_params *p,   \
-                                                               const T *in, T *out)            \
-    {                                                                                          \
-        const int64_t k = p->kernel, s = p->stride;                                            \
-        const int64_t pad = p->pad, d = p->dilation;                                           \
-        if (p->qmin > (SGN ? -128 : 0)) {                                                      \
-            qrt_max_pool1d_##sfx##_ref(p, in, out);                                            \
-            return;                                                                            \
-        }                                                                                      \
-        /* flat rows have pad == 0 */                                                          \
-        QRT_POOL1D_DRIVE(p, T, in, out, d, qrt_max_pool1d_out_##sfx,                           \
-                         qrt__max_pool1d_rows_##sfx##__neon(qx, qn, qa, qb, k, s, pad, d, qy));  \
+#define QRT__MAXPOOL_NEON(T, sfx, SGN, V, LD1, LD2, ST1, MAXQ)                                     \
+    /** Interior outputs [a, b) of one row x of length L into y. */                                \
+    QRT__POOL_NEON_FN static void qrt__max_pool1d_rows_##sfx##__neon(                              \
+        const T *x, int64_t L, int64_t a, int64_t b, int64_t k, int64_t s, int64_t pad, int64_t d, \
+        T *y) {                                                                                    \
+        int64_t t = a;                                                                             \
+        if (s == 1) {                                                                              \
+            for (; t + 16 <= b; t += 16) {                                                         \
+                const T *xp = x + t - pad;                                                         \
+                V##_t m = LD1(xp);                                                                 \
+                for (int64_t j = 1; j < k; ++j) m = MAXQ(m, LD1(xp + j * d));                      \
+                ST1(y + t, m);                                                                     \
+            }                                                                                      \
+        } else if (s == 2 && k == 2 && d == 1) {                                                   \
+            for (; t + 16 <= b; t += 16) {                                                         \
+                const T *xp = x + 2 * t - pad;                                                     \
+                const V##x2_t v = LD2(xp);                                                         \
+                ST1(y + t, MAXQ(v.val[0], v.val[1]));                                              \
+            }                                                                                      \
+        } else if (s == 2) {                                                                       \
+            const int64_t reach = (k - 1) * d - pad;                                               \
+            for (; t + 16 <= b && 2 * t + reach + 32 <= L; t += 16) {                              \
+                const T *xp = x + 2 * t - pad;                                                     \
+                V##_t m = LD2(xp).val[0];                                                          \
+                for (int64_t j = 1; j < k; ++j) m = MAXQ(m, LD2(xp + j * d).val[0]);               \
+                ST1(y + t, m);                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+        for (; t < b; ++t) {                                                                       \
+            const T *xp = x + t * s - pad;                                                         \
+            T m = xp[0];                                                                           \
+            for (int64_t j = 1; j < k; ++j) m = xp[j * d] > m ? xp[j * d] : m;                     \
+            y[t] = m;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    /** @brief Same contract as qrt_max_pool1d_##sfx##_ref(); bit-exact with it. */                \
+    QRT__POOL_NEON_FN void qrt_max_pool1d_##sfx##__neon(const qrt_pool1d_params *p, const T *in,   \
+                                                        T *out) {                                  \
+        const int64_t k = p->kernel, s = p->stride;                                                \
+        const int64_t pad = p->pad, d = p->dilation;                                               \
+        if (p->qmin > (SGN ? -128 : 0)) {                                                          \
+            qrt_max_pool1d_##sfx##_ref(p, in, out);                                                \
+            return;                                                                                \
+        }                                                                                          \
+        /* flat rows have pad == 0 */                                                              \
+        QRT_POOL1D_DRIVE(p, T, in, out, d, qrt_max_pool1d_out_##sfx,                               \
+                         qrt__max_pool1d_rows_##sfx##__neon(qx, qn, qa, qb, k, s, pad, d, qy));    \
     }
 
 QRT__MAXPOOL_NEON(uint8_t, u8, 0, uint8x16, vld1q_u8, vld2q_u8, vst1q_u8, vmaxq_u8)
 QRT__MAXPOOL_NEON(int8_t, s8, 1, int8x16, vld1q_s8, vld2q_s8, vst1q_s8, vmaxq_s8)
 
 /** Sum of n codes (exact int32: |sum| <= 255 * 2^23); sgn: qint8 codes. */
-QRT__POOL_NEON_FN static inline int32_t qrt__sum_codes__neon(const uint8_t *x, int64_t n, int sgn)
-{
+QRT__POOL_NEON_FN static inline int32_t qrt__sum_codes__neon(const uint8_t *x, int64_t n, int sgn) {
     int32x4_t acc = vdupq_n_s32(0);
     int64_t i = 0;
     if (sgn) {
@@ -97,27 +91,23 @@ QRT__POOL_NEON_FN static inline int32_t qrt__sum_codes__neon(const uint8_t *x, i
             acc = vpadalq_s16(acc, vpaddlq_s8(vld1q_s8((const int8_t *)(x + i))));
     } else {
         uint32x4_t u = vdupq_n_u32(0);
-        for (; i + 16 <= n; i += 16)
-            u = vpadalq_u16(u, vpaddlq_u8(vld1q_u8(x + i)));
+        for (; i + 16 <= n; i += 16) u = vpadalq_u16(u, vpaddlq_u8(vld1q_u8(x + i)));
         acc = vreinterpretq_s32_u32(u);
     }
     const int64x2_t w = vpaddlq_s32(acc);
     int32_t tot = (int32_t)(vgetq_lane_s64(w, 0) + vgetq_lane_s64(w, 1));
     if (sgn)
-        for (; i < n; ++i)
-            tot += (int8_t)x[i];
+        for (; i < n; ++i) tot += (int8_t)x[i];
     else
-        for (; i < n; ++i)
-            tot += x[i];
+        for (; i < n; ++i) tot += x[i];
     return tot;
 }
 
 /** Interior outputs [a, b) of one row x of average pooling (dilation 1): acc = sum - k*zp. */
 QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params *p,
-                                                         const uint8_t *x, int64_t L,
-                                                         int64_t a, int64_t b, int64_t s,
-                                                         int sgn, uint8_t *y)
-{
+                                                         const uint8_t *x, int64_t L, int64_t a,
+                                                         int64_t b, int64_t s, int sgn,
+                                                         uint8_t *y) {
     const int64_t k = p->kernel, pad = p->pad;
     const int32_t kz = (int32_t)k * p->zero;
     int64_t t = a;
@@ -164,36 +154,33 @@ QRT__POOL_NEON_FN static void qrt__avg_pool1d_rows__neon(const qrt_pool1d_params
     }
 }
 
-#define QRT__AVGPOOL_NEON(T, sfx, SGN)                                                         \
-    /** @brief Same contract as qrt_avg_pool1d_##sfx##_ref(); bit-exact with it. */            \
-    QRT__POOL_NEON_FN void qrt_avg_pool1d_##sfx##__neon(const qrt_pool1d_params *p,    \
-                                                               const T *in, T *out)            \
-    {                                                                                          \
-        const int64_t s = p->stride;                                                           \
-        QRT_POOL1D_DRIVE(p, T, in, out, 1, qrt_avg_pool1d_out_##sfx,                           \
-                         qrt__avg_pool1d_rows__neon(p, (const uint8_t *)qx, qn, qa, qb, s, SGN,   \
-                                                    (uint8_t *)qy));                           \
-    }                                                                                          \
-    /** @brief Same contract as qrt_adaptive_avg_pool1d_##sfx##_ref(); bit-exact with it. */   \
-    QRT__POOL_NEON_FN void qrt_adaptive_avg_pool1d_##sfx##__neon(                       \
-        const qrt_pool1d_params *p, const T *in, T *out)                                       \
-    {                                                                                          \
-        const int64_t L = p->len_in, O = p->len_out;                                           \
-        for (uint32_t r = 0; r < p->rows; ++r) {                                               \
-            const T *x = in + (size_t)r * p->len_in;                                           \
-            T *y = out + (size_t)r * p->len_out;                                               \
-            for (int64_t t = 0; t < O; ++t) {                                                  \
-                const int64_t lo = (t * L) / O, hi = ((t + 1) * L + O - 1) / O;                \
+#define QRT__AVGPOOL_NEON(T, sfx, SGN)                                                             \
+    /** @brief Same contract as qrt_avg_pool1d_##sfx##_ref(); bit-exact with it. */                \
+    QRT__POOL_NEON_FN void qrt_avg_pool1d_##sfx##__neon(const qrt_pool1d_params *p, const T *in,   \
+                                                        T *out) {                                  \
+        const int64_t s = p->stride;                                                               \
+        QRT_POOL1D_DRIVE(p, T, in, out, 1, qrt_avg_pool1d_out_##sfx,                               \
+                         qrt__avg_pool1d_rows__neon(p, (const uint8_t *)qx, qn, qa, qb, s, SGN,    \
+                                                    (uint8_t *)qy));                               \
+    }                                                                                              \
+    /** @brief Same contract as qrt_adaptive_avg_pool1d_##sfx##_ref(); bit-exact with it. */       \
+    QRT__POOL_NEON_FN void qrt_adaptive_avg_pool1d_##sfx##__neon(const qrt_pool1d_params *p,       \
+                                                                 const T *in, T *out) {            \
+        const int64_t L = p->len_in, O = p->len_out;                                               \
+        for (uint32_t r = 0; r < p->rows; ++r) {                                                   \
+            const T *x = in + (size_t)r * p->len_in;                                               \
+            T *y = out + (size_t)r * p->len_out;                                                   \
+            for (int64_t t = 0; t < O; ++t) {                                                      \
+                const int64_t lo = (t * L) / O, hi = ((t + 1) * L + O - 1) / O;                    \
                 const int32_t acc = qrt__sum_codes__neon((const uint8_t *)(x + lo), hi - lo, SGN); \
-                const float rcp = 1.0f / (float)(hi - lo);                                     \
-                float v = rintf((float)acc * rcp);                                             \
-                v = v < (float)p->qmin ? (float)p->qmin : v;                                   \
-                v = v > (float)p->qmax ? (float)p->qmax : v;                                   \
-                y[t] = (T)(int32_t)v;                                                          \
-            }                                                                                  \
-        }                                                                                      \
+                const float rcp = 1.0f / (float)(hi - lo);                                         \
+                float v = rintf((float)acc * rcp);                                                 \
+                v = v < (float)p->qmin ? (float)p->qmin : v;                                       \
+                v = v > (float)p->qmax ? (float)p->qmax : v;                                       \
+                y[t] = (T)(int32_t)v;                                                              \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 QRT__AVGPOOL_NEON(uint8_t, u8, 0)
 QRT__AVGPOOL_NEON(int8_t, s8, 1)
-

@@ -6,19 +6,16 @@
  */
 #include "qrt/ref/activation_ref.h"
 
-void qrt_relu_u8_ref(const uint8_t *x, size_t n, uint8_t zp, uint8_t *out)
-{
+void qrt_relu_u8_ref(const uint8_t *x, size_t n, uint8_t zp, uint8_t *out) {
     QRT_RELU_BODY
 }
 
-void qrt_relu_s8_ref(const int8_t *x, size_t n, int8_t zp, int8_t *out)
-{
+void qrt_relu_s8_ref(const int8_t *x, size_t n, int8_t zp, int8_t *out) {
     QRT_RELU_BODY
 }
 
-void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out,
-                              int32_t zp_out, uint8_t *lut)
-{
+void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out, int32_t zp_out,
+                              uint8_t *lut) {
     const float inv = 1.0f / s_out;
     for (int32_t i = 0; i < 256; ++i) {
         const float x = s_in * (float)(i - zp_in);
@@ -33,8 +30,7 @@ void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out,
     }
 }
 
-void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut)
-{
+void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut) {
     for (int32_t i = 0; i < 256; ++i) {
         const float x = s_in * (float)(i - zp_in);
         float y = 256.0f / (1.0f + expf(-x));
@@ -44,15 +40,12 @@ void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut)
     }
 }
 
-void qrt_lut_u8_ref(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out)
-{
+void qrt_lut_u8_ref(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out) {
     QRT_LUT_BODY
 }
 
-void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out,
-                                 int32_t zp_out, int is_signed, uint8_t *lut_vec,
-                                 uint8_t *lut_scalar)
-{
+void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out, int32_t zp_out,
+                                 int is_signed, uint8_t *lut_vec, uint8_t *lut_scalar) {
     const int32_t qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
     const float sf = (float)s_in, premul = sf * -(float)zp_in;
     const float inv_vec = (float)(1.0 / s_out), inv_scalar = 1.0f / (float)s_out;
@@ -72,9 +65,8 @@ void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out,
     }
 }
 
-void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed,
-                               uint8_t *lut_vec, uint8_t *lut_scalar)
-{
+void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed, uint8_t *lut_vec,
+                               uint8_t *lut_scalar) {
     const int32_t qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
     const int32_t zo = is_signed ? -128 : 0;
     const float sf = (float)s_in;
@@ -88,12 +80,9 @@ void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed,
     }
 }
 
-void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar,
-                     const uint8_t *x, size_t n, size_t nvec, uint8_t *out)
-{
+void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar, const uint8_t *x, size_t n,
+                     size_t nvec, uint8_t *out) {
     size_t i = 0;
-    for (; i < nvec && i < n; ++i)
-        out[i] = lut_vec[x[i]];
-    for (; i < n; ++i)
-        out[i] = lut_scalar[x[i]];
+    for (; i < nvec && i < n; ++i) out[i] = lut_vec[x[i]];
+    for (; i < n; ++i) out[i] = lut_scalar[x[i]];
 }

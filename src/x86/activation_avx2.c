@@ -8,14 +8,12 @@
  */
 #include "qrt/activation.h"
 
-__attribute__((target("avx2")))
-void qrt_relu_u8__avx2(const uint8_t *x, size_t n, uint8_t zp, uint8_t *out)
-{
+__attribute__((target("avx2"))) void qrt_relu_u8__avx2(const uint8_t *x, size_t n, uint8_t zp,
+                                                       uint8_t *out) {
     QRT_RELU_BODY
 }
 
-__attribute__((target("avx2")))
-void qrt_relu_s8__avx2(const int8_t *x, size_t n, int8_t zp, int8_t *out)
-{
+__attribute__((target("avx2"))) void qrt_relu_s8__avx2(const int8_t *x, size_t n, int8_t zp,
+                                                       int8_t *out) {
     QRT_RELU_BODY
 }

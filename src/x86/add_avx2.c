@@ -8,23 +8,22 @@
  */
 #include "qrt/add.h"
 
-__attribute__((target("avx2,fma")))
-void qrt_add_u8__avx2(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
-                      uint8_t *out)
-{
+__attribute__((target("avx2,fma"))) void qrt_add_u8__avx2(const qrt_add_qnnp_params *p,
+                                                          const uint8_t *a, const uint8_t *b,
+                                                          size_t n, uint8_t *out) {
     QRT_ADD_QNNP_BODY
 }
 
-__attribute__((target("avx2,fma")))
-void qrt_add_float_u8__avx2(const qrt_add_float_params *p, const uint8_t *a, const uint8_t *b,
-                            size_t rows, size_t inner, size_t nvec, uint8_t *out)
-{
+__attribute__((target("avx2,fma"))) void qrt_add_float_u8__avx2(const qrt_add_float_params *p,
+                                                                const uint8_t *a, const uint8_t *b,
+                                                                size_t rows, size_t inner,
+                                                                size_t nvec, uint8_t *out) {
     QRT_ADD_FLOAT_BODY(uint8_t)
 }
 
-__attribute__((target("avx2,fma")))
-void qrt_add_float_s8__avx2(const qrt_add_float_params *p, const int8_t *a, const int8_t *b,
-                            size_t rows, size_t inner, size_t nvec, int8_t *out)
-{
+__attribute__((target("avx2,fma"))) void qrt_add_float_s8__avx2(const qrt_add_float_params *p,
+                                                                const int8_t *a, const int8_t *b,
+                                                                size_t rows, size_t inner,
+                                                                size_t nvec, int8_t *out) {
     QRT_ADD_FLOAT_BODY(int8_t)
 }

@@ -27,8 +27,7 @@
 #endif
 
 /* positions per chunk: a multiple of 16 keeping the im2col chunk near the budget */
-static inline int64_t qrt__c1a_tc(const qrt_conv1d_params *p)
-{
+static inline int64_t qrt__c1a_tc(const qrt_conv1d_params *p) {
     const int64_t r2 = ((int64_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
     int64_t tc = (QRT__C1A_XBUDGET / (r2 * 4)) / 16 * 16;
     tc = tc < 16 ? 16 : tc > 512 ? 512 : tc;
@@ -38,16 +37,13 @@ static inline int64_t qrt__c1a_tc(const qrt_conv1d_params *p)
 
 /** Whether the depthwise path (below) serves p: one input channel per output channel, stride 1,
  *  NCL input and output, quint8 output, at most 128 taps. */
-static inline int qrt__c1a_dw_ok(const qrt_conv1d_params *p)
-{
+static inline int qrt__c1a_dw_ok(const qrt_conv1d_params *p) {
     return p->c_in == p->groups && p->out_kind == QRT_CONV1D_OUT_U8 && p->stride == 1 &&
            p->x_stride_t == 1 && p->y_stride_t == 1 && p->kernel <= 128;
 }
 
-size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p)
-{
-    if (qrt__c1a_dw_ok(p))
-        return 64u; /* the depthwise path reads the input in place */
+size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p) {
+    if (qrt__c1a_dw_ok(p)) return 64u; /* the depthwise path reads the input in place */
     const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
     const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
     const size_t wb = (size_t)p->c_out * r2 * 4u;
@@ -58,8 +54,7 @@ size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p)
 
 /* requantize 8 accumulators of channel oc and store the first `cnt` at y (element stride ys) */
 static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
-                                          int64_t oc, __m256i acc, void *y, int64_t ys, int cnt)
-{
+                                           int64_t oc, __m256i acc, void *y, int64_t ys, int cnt) {
     if (p->out_kind == QRT_CONV1D_OUT_F32) {
         __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(q->scale[oc]));
         v = _mm256_add_ps(v, _mm256_set1_ps(q->bias_f[oc]));
@@ -69,15 +64,14 @@ static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt
         } else {
             float tmp[8];
             _mm256_storeu_ps(tmp, v);
-            for (int i = 0; i < cnt; ++i)
-                yf[i * ys] = tmp[i];
+            for (int i = 0; i < cnt; ++i) yf[i * ys] = tmp[i];
         }
         return;
     }
     const int32_t zp = p->output_zero;
     __m256i a = _mm256_add_epi32(acc, _mm256_set1_epi32(q->bias_q[oc])); /* wraps, as paddd */
-    __m256i r = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(a),
-                                                 _mm256_set1_ps(q->scale[oc])));
+    __m256i r =
+        _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(q->scale[oc])));
     /* clamp(r + zp, lo, hi) == clamp(r, lo - zp, hi - zp) + zp without int32 overflow;
      * cvtps2dq's INT32_MIN (overflow / NaN) lands on lo as in requant.h */
     r = _mm256_max_epi32(r, _mm256_set1_epi32(p->output_min - zp));
@@ -91,8 +85,7 @@ static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt
     } else {
         uint8_t tmp[16];
         _mm_storeu_si128((__m128i *)tmp, b8);
-        for (int i = 0; i < cnt; ++i)
-            yb[i * ys] = tmp[i];
+        for (int i = 0; i < cnt; ++i) yb[i * ys] = tmp[i];
     }
 }
 
@@ -100,8 +93,7 @@ static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt
  * and for a reduction row r >= R), r = ic*K + k */
 static inline QRT_AVX2 void qrt__c1a_row(const qrt_conv1d_params *p, const uint8_t *xg, int64_t r,
                                          int64_t R, int64_t t0, int64_t tc, int64_t tcp,
-                                         int16_t *d)
-{
+                                         int16_t *d) {
     if (r >= R) {
         memset(d, 0, (size_t)tcp * 2u);
         return;
@@ -110,12 +102,9 @@ static inline QRT_AVX2 void qrt__c1a_row(const qrt_conv1d_params *p, const uint8
     const int64_t base = t0 * p->stride + k * p->dilation - p->pad_left;
     int64_t ja = base >= 0 ? 0 : (-base + p->stride - 1) / p->stride;
     int64_t jb = base >= p->len_in ? 0 : (p->len_in - base + p->stride - 1) / p->stride;
-    if (jb > tc)
-        jb = tc;
-    if (ja > jb)
-        ja = jb;
-    for (int64_t j = 0; j < ja; ++j)
-        d[j] = 0;
+    if (jb > tc) jb = tc;
+    if (ja > jb) ja = jb;
+    for (int64_t j = 0; j < ja; ++j) d[j] = 0;
     const int16_t xz = (int16_t)p->input_zero;
     const int64_t xs = p->x_stride_t * (int64_t)p->stride;
     const uint8_t *s0 = xg + ic * p->x_stride_c + (base + ja * (int64_t)p->stride) * p->x_stride_t;
@@ -124,11 +113,9 @@ static inline QRT_AVX2 void qrt__c1a_row(const qrt_conv1d_params *p, const uint8
         for (int64_t j = 0; j < jb - ja; ++j) /* vectorized: contiguous widening */
             dd[j] = (int16_t)((int16_t)s0[j] - xz);
     } else {
-        for (int64_t j = ja; j < jb; ++j)
-            d[j] = (int16_t)((int16_t)s0[(j - ja) * xs] - xz);
+        for (int64_t j = ja; j < jb; ++j) d[j] = (int16_t)((int16_t)s0[(j - ja) * xs] - xz);
     }
-    for (int64_t j = jb; j < tcp; ++j)
-        d[j] = 0;
+    for (int64_t j = jb; j < tcp; ++j) d[j] = 0;
 }
 
 /* ---- depthwise (one input channel per output channel), stride 1, NCL: no im2col -----------
@@ -141,22 +128,19 @@ static inline QRT_AVX2 void qrt__c1a_row(const qrt_conv1d_params *p, const uint8
  * packssdw, paddsw with the output zero point, packuswb, byte clamp), equal to requant.h's. */
 
 /* 16 bytes of row xr from s, x_zp outside [0, len) (EDGE steps only) */
-static inline __attribute__((always_inline)) QRT_AVX2 __m256i qrt__c1a_dw_load(const uint8_t *xr, int64_t s, int64_t len,
-                                               int EDGE, uint8_t xz)
-{
+static inline __attribute__((always_inline)) QRT_AVX2 __m256i
+qrt__c1a_dw_load(const uint8_t *xr, int64_t s, int64_t len, int EDGE, uint8_t xz) {
     if (!EDGE || (s >= 0 && s + 16 <= len))
         return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(xr + s)));
     uint8_t b[16];
-    for (int i = 0; i < 16; ++i)
-        b[i] = (s + i >= 0 && s + i < len) ? xr[s + i] : xz;
+    for (int i = 0; i < 16; ++i) b[i] = (s + i >= 0 && s + i < len) ? xr[s + i] : xz;
     return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)b));
 }
 
 static inline __attribute__((always_inline)) QRT_AVX2 void
 qrt__c1a_dw_step(const uint8_t *xr, int64_t len_in, int64_t s0, int64_t d, const int32_t *wp,
                  int64_t npairs, int EDGE, uint8_t xz, __m256i vxz, __m256i vb, __m256 vs,
-                 __m256i voz, __m128i vlo, __m128i vhi, uint8_t *y, int64_t cnt)
-{
+                 __m256i voz, __m128i vlo, __m128i vhi, uint8_t *y, int64_t cnt) {
     __m256i a0 = vb, a1 = vb;
     for (int64_t j = 0; j < npairs; ++j) {
         const int64_t s = s0 + 2 * j * d;
@@ -181,15 +165,15 @@ qrt__c1a_dw_step(const uint8_t *xr, int64_t len_in, int64_t s0, int64_t d, const
 }
 
 static QRT_AVX2 qrt_status qrt__c1a_dw_run(const qrt_conv1d_params *p, const uint8_t *x,
-                                          const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y)
-{
+                                           const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y) {
     const int64_t K = p->kernel, d = p->dilation, pad = p->pad_left, mult = p->c_out / p->groups;
     /* interior steps read taps 0 .. 2*npairs-1 (an odd kernel loads one zero-weight tap) */
     const int64_t npairs = (K + 1) / 2, reach = (2 * npairs - 1) * d + 16;
     const uint8_t xz = (uint8_t)p->input_zero;
     const __m256i vxz = _mm256_set1_epi16((short)p->input_zero);
     const __m256i voz = _mm256_set1_epi16((short)p->output_zero);
-    const __m128i vlo = _mm_set1_epi8((char)p->output_min), vhi = _mm_set1_epi8((char)p->output_max);
+    const __m128i vlo = _mm_set1_epi8((char)p->output_min),
+                  vhi = _mm_set1_epi8((char)p->output_max);
     int32_t wp[64]; /* kernel <= 128 (qrt__c1a_dw_ok) */
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t oc = 0; oc < p->c_out; ++oc) {
@@ -209,17 +193,17 @@ static QRT_AVX2 qrt_status qrt__c1a_dw_run(const qrt_conv1d_params *p, const uin
                 if (s0 >= 0 && s0 + reach <= p->len_in && cnt >= 16) {
                     /* interior: short kernels get a fixed pair count (unrolled) */
                     if (npairs == 1)
-                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, 1, 0, xz, vxz, vb, vs, voz,
-                                         vlo, vhi, yr + t0, cnt);
+                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, 1, 0, xz, vxz, vb, vs, voz, vlo,
+                                         vhi, yr + t0, cnt);
                     else if (npairs == 2)
-                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, 2, 0, xz, vxz, vb, vs, voz,
-                                         vlo, vhi, yr + t0, cnt);
+                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, 2, 0, xz, vxz, vb, vs, voz, vlo,
+                                         vhi, yr + t0, cnt);
                     else
-                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, npairs, 0, xz, vxz, vb, vs,
-                                         voz, vlo, vhi, yr + t0, cnt);
+                        qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, npairs, 0, xz, vxz, vb, vs, voz,
+                                         vlo, vhi, yr + t0, cnt);
                 } else {
-                    qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, npairs, 1, xz, vxz, vb, vs, voz,
-                                     vlo, vhi, yr + t0, cnt);
+                    qrt__c1a_dw_step(xr, p->len_in, s0, d, wp, npairs, 1, xz, vxz, vb, vs, voz, vlo,
+                                     vhi, yr + t0, cnt);
                 }
             }
         }
@@ -231,14 +215,11 @@ static QRT_AVX2 qrt_status qrt__c1a_dw_run(const qrt_conv1d_params *p, const uin
  * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p) bytes, any alignment
  */
 QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_t *x,
-                                               const int8_t *w, const qrt_conv1d_quant *q,
-                                               void *out, void *scratch)
-{
+                                        const int8_t *w, const qrt_conv1d_quant *q, void *out,
+                                        void *scratch) {
     const qrt_status st = qrt_conv1d_check(p);
-    if (st != QRT_OK)
-        return st;
-    if (qrt__c1a_dw_ok(p))
-        return qrt__c1a_dw_run(p, x, w, q, (uint8_t *)out);
+    if (st != QRT_OK) return st;
+    if (qrt__c1a_dw_ok(p)) return qrt__c1a_dw_run(p, x, w, q, (uint8_t *)out);
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups, kk = p->kernel;
     const int64_t R = cg * kk, R2 = (R + 1) / 2, TC = qrt__c1a_tc(p);
     const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
@@ -253,10 +234,8 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
         const int32_t wz = q->weight_zero[oc];
         int16_t *d = (int16_t *)(wb + oc * R2);
         const int8_t *s = w + oc * R;
-        for (int64_t r = 0; r < R; ++r)
-            d[r] = (int16_t)(s[r] - wz);
-        if (R & 1)
-            d[R] = 0;
+        for (int64_t r = 0; r < R; ++r) d[r] = (int16_t)(s[r] - wz);
+        if (R & 1) d[R] = 0;
     }
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t g = 0; g < p->groups; ++g) {
@@ -285,8 +264,7 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
                     const int64_t no = og - o0 < 4 ? og - o0 : 4;
                     const int64_t ocb = g * og + o0;
                     const int32_t *wr[4];
-                    for (int i = 0; i < 4; ++i)
-                        wr[i] = wb + (ocb + (i < no ? i : no - 1)) * R2;
+                    for (int i = 0; i < 4; ++i) wr[i] = wb + (ocb + (i < no ? i : no - 1)) * R2;
                     for (int64_t j = 0; j < tcp; j += 16) {
                         __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00,
                                 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
@@ -313,12 +291,12 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
                             const int64_t oc = ocb + i;
                             for (int h = 0; h < 2; ++h) {
                                 const int64_t t = t0 + j + 8 * h;
-                                if (t >= t0 + tc)
-                                    break;
+                                if (t >= t0 + tc) break;
                                 const int cnt = (int)(t0 + tc - t < 8 ? t0 + tc - t : 8);
                                 uint8_t *y = (uint8_t *)out +
                                              (ptrdiff_t)(n * p->y_stride_n + oc * p->y_stride_c +
-                                                         t * p->y_stride_t) * (ptrdiff_t)es;
+                                                         t * p->y_stride_t) *
+                                                 (ptrdiff_t)es;
                                 qrt__c1a_store(p, q, oc, acc[i][h], y, p->y_stride_t, cnt);
                             }
                         }
@@ -328,4 +306,3 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
         }
     return QRT_OK;
 }
-

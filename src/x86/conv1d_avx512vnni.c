@@ -20,10 +20,8 @@
  */
 #include "conv1d_avx512vnni.h"
 
-size_t qrt_conv1d_u8__avx512vnni_scratch_size(const qrt_conv1d_params *p)
-{
-    if (qrt__dw_ok(p))
-        return 64u; /* the depthwise path reads the input in place */
+size_t qrt_conv1d_u8__avx512vnni_scratch_size(const qrt_conv1d_params *p) {
+    if (qrt__dw_ok(p)) return 64u; /* the depthwise path reads the input in place */
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(p->c_in / p->groups, p->kernel);
     const size_t phases = l.im2col ? 1u : p->stride;
     const size_t xq = (size_t)l.cq * phases * (size_t)qrt__c1_row(p, &l) * 4u *
@@ -45,15 +43,11 @@ size_t qrt_conv1d_u8__avx512vnni_scratch_size(const qrt_conv1d_params *p)
  * Bit-exact with qrt_conv1d_u8_ref().
  */
 QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const uint8_t *x,
-                                                     const int8_t *wpack, const int32_t *wsum,
-                                                     const qrt_conv1d_quant *q, void *out,
-                                                     void *scratch)
-{
+                                              const int8_t *wpack, const int32_t *wsum,
+                                              const qrt_conv1d_quant *q, void *out, void *scratch) {
     const qrt_status st = qrt_conv1d_check(p);
-    if (st != QRT_OK)
-        return st;
-    if (qrt__dw_ok(p))
-        return qrt__conv1d_vnni_dw4(p, x, wpack, wsum, q, (uint8_t *)out);
+    if (st != QRT_OK) return st;
+    if (qrt__dw_ok(p)) return qrt__conv1d_vnni_dw4(p, x, wpack, wsum, q, (uint8_t *)out);
 #ifndef QRT__C1_NOCHUNK
     {
         /* Long rows of a big layer: run the call over position chunks whose packed input stays
@@ -64,8 +58,8 @@ QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const 
         chunk = chunk < 96 ? 96 : chunk; /* tests build with QRT__C1_CHUNK_BYTES=1: 96 */
         /* at least two chunks (the first boundary is kept), so every sub-call is shorter
          * than this call and the recursion ends */
-        if (p->groups == 1 && p->stride == 1 && p->len_in > 0 &&
-            p->len_out > chunk + chunk / 2 && chunk - (int64_t)p->pad_left < p->len_in) {
+        if (p->groups == 1 && p->stride == 1 && p->len_in > 0 && p->len_out > chunk + chunk / 2 &&
+            chunk - (int64_t)p->pad_left < p->len_in) {
             const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
             for (int64_t u0 = 0, u1; u0 < p->len_out; u0 = u1) {
                 /* the last chunk takes a short tail, and every output whose window lies in
@@ -84,8 +78,7 @@ QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const 
                 const qrt_status s2 = qrt_conv1d_u8__avx512vnni(
                     &r, x + x0 * p->x_stride_t, wpack, wsum, q,
                     (uint8_t *)out + (ptrdiff_t)(u0 * p->y_stride_t) * (ptrdiff_t)es, scratch);
-                if (s2 != QRT_OK)
-                    return s2;
+                if (s2 != QRT_OK) return s2;
             }
             return QRT_OK;
         }

@@ -18,7 +18,7 @@
 #include "qrt/conv1d_params.h"
 #include "qrt/x86/conv1d_avx512vnni.h"
 
-#define QRT_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define QRT_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define QRT__C1_NR 8 /* output channels per tile */
 #define QRT__C1_MT 3 /* 16-position vectors per tile */
 #ifndef QRT__C1_CHUNK_BYTES
@@ -28,27 +28,24 @@
 #define QRT__C1_GROUP_BUDGET (32 * 1024) /* bytes of packed input per group chunk (L1) */
 #endif
 
-static inline int64_t qrt__c1_ceil16(int64_t v) { return (v + 15) & ~(int64_t)15; }
+static inline int64_t qrt__c1_ceil16(int64_t v) {
+    return (v + 15) & ~(int64_t)15;
+}
 
 /** Row length U (quads) of the packed input for this geometry. */
-static inline int64_t qrt__c1_row(const qrt_conv1d_params *p, const qrt_conv1d_layout *l)
-{
+static inline int64_t qrt__c1_row(const qrt_conv1d_params *p, const qrt_conv1d_layout *l) {
     int64_t u = qrt__c1_ceil16(p->len_out);
-    if (!l->im2col)
-        u += ((int64_t)(p->kernel - 1) * p->dilation) / p->stride;
+    if (!l->im2col) u += ((int64_t)(p->kernel - 1) * p->dilation) / p->stride;
     /* Rows are read together by a tile: make their stride an odd number of 64-byte lines so
      * they spread over all L1 sets instead of aliasing into a few. */
     u = qrt__c1_ceil16(u);
-    if ((u / 16) % 2 == 0)
-        u += 16;
+    if ((u / 16) % 2 == 0) u += 16;
     return u;
 }
 
 /** Groups packed together when each group has one output channel (depthwise-like), else 1. */
-static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_conv1d_layout *l)
-{
-    if (p->c_out != p->groups || p->groups < 2)
-        return 1;
+static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_conv1d_layout *l) {
+    if (p->c_out != p->groups || p->groups < 2) return 1;
     const int64_t per = (int64_t)l->cq * (l->im2col ? 1 : p->stride) * qrt__c1_row(p, l) * 4;
     int64_t gc = ((int64_t)QRT__C1_GROUP_BUDGET) / (per > 0 ? per : 1);
     gc = gc < 8 ? 8 : gc;
@@ -56,13 +53,12 @@ static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_
 }
 
 #define QRT__DW_MAXSPAN 63 /* (K-1)*dilation + 1 <= 64: at most 16 weight blocks */
-#define QRT__DW_MAXBLK 16
-#define QRT__DW_SHORT 192 /* rows of at most this many outputs run from a padded copy */
+#define QRT__DW_MAXBLK  16
+#define QRT__DW_SHORT   192 /* rows of at most this many outputs run from a padded copy */
 
 /** Whether the depthwise four-phase path serves p (described below; else the packed
  *  path runs). */
-static inline int qrt__dw_ok(const qrt_conv1d_params *p)
-{
+static inline int qrt__dw_ok(const qrt_conv1d_params *p) {
     return p->c_in == p->groups && p->out_kind == QRT_CONV1D_OUT_U8 && p->stride == 1 &&
            p->x_stride_t == 1 && p->y_stride_t == 1 &&
            (uint64_t)(p->kernel - 1) * p->dilation <= QRT__DW_MAXSPAN;
@@ -74,8 +70,7 @@ qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const uint8_t *x,
                                    const qrt_conv1d_quant *q, void *out, void *scratch);
 
 /** The depthwise four-phase path (qrt__dw_ok(p), p checked); reads no scratch. */
-qrt_status qrt__conv1d_vnni_dw4(const qrt_conv1d_params *p, const uint8_t *x,
-                                const int8_t *wpack, const int32_t *wsum,
-                                const qrt_conv1d_quant *q, uint8_t *out);
+qrt_status qrt__conv1d_vnni_dw4(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *wpack,
+                                const int32_t *wsum, const qrt_conv1d_quant *q, uint8_t *out);
 
 #endif /* QRT_SRC_CONV1D_AVX512VNNI_H */

@@ -12,8 +12,7 @@
 /** dst[i] = quad of the 4 rows at times time0[j] + i*step; padding x_zero, absent rows 0. */
 static inline void qrt__c1_quads_scalar(const uint8_t *const base[4], const int64_t time0[4],
                                         int64_t step, int64_t i0, int64_t i1, int64_t len,
-                                        int64_t xst, uint8_t xz, uint32_t *dst)
-{
+                                        int64_t xst, uint8_t xz, uint32_t *dst) {
     for (int64_t i = i0; i < i1; ++i) {
         uint32_t q = 0;
         for (int j = 0; j < 4; ++j) {
@@ -30,15 +29,13 @@ static inline void qrt__c1_quads_scalar(const uint8_t *const base[4], const int6
 
 static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const int64_t time0[4],
                                           int64_t step, int64_t count, int64_t len, int64_t xst,
-                                          int64_t xsc, uint8_t xz, uint32_t *dst, uint32_t *tmp)
-{
+                                          int64_t xsc, uint8_t xz, uint32_t *dst, uint32_t *tmp) {
     if (step > 1 && xst == 1 && tmp && count > 0) {
         /* Strided taps: interleave every position with the unit-stride vector path, then keep
          * every step-th quad (one 4-byte copy each instead of four byte gathers). */
         const int64_t all = (count - 1) * step + 1;
         qrt__c1_quads(base, time0, 1, all, len, 1, xsc, xz, tmp, NULL);
-        for (int64_t i = 0; i < count; ++i)
-            dst[i] = tmp[i * step];
+        for (int64_t i = 0; i < count; ++i) dst[i] = tmp[i * step];
         return;
     }
     int64_t lo = 0, hi = count;
@@ -48,10 +45,8 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
             const int64_t h = step == 1 ? len - time0[j] : (len - time0[j] + step - 1) / step;
             hi = hi < h ? hi : h;
         }
-    if (hi < lo)
-        hi = lo;
-    if (lo > count)
-        lo = hi = count;
+    if (hi < lo) hi = lo;
+    if (lo > count) lo = hi = count;
     qrt__c1_quads_scalar(base, time0, step, 0, lo, len, xst, xz, dst);
     int64_t i = lo;
     if (step == 1 && xst == 1) {
@@ -85,8 +80,10 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
             __m128i r[4];
             for (int j = 0; j < 4; ++j)
                 r[j] = base[j] ? _mm_loadu_si128((const __m128i *)(base[j] + time0[j] + i)) : zero;
-            const __m128i ab_lo = _mm_unpacklo_epi8(r[0], r[1]), ab_hi = _mm_unpackhi_epi8(r[0], r[1]);
-            const __m128i cd_lo = _mm_unpacklo_epi8(r[2], r[3]), cd_hi = _mm_unpackhi_epi8(r[2], r[3]);
+            const __m128i ab_lo = _mm_unpacklo_epi8(r[0], r[1]),
+                          ab_hi = _mm_unpackhi_epi8(r[0], r[1]);
+            const __m128i cd_lo = _mm_unpacklo_epi8(r[2], r[3]),
+                          cd_hi = _mm_unpackhi_epi8(r[2], r[3]);
             _mm_storeu_si128((__m128i *)(dst + i), _mm_unpacklo_epi16(ab_lo, cd_lo));
             _mm_storeu_si128((__m128i *)(dst + i + 4), _mm_unpackhi_epi16(ab_lo, cd_lo));
             _mm_storeu_si128((__m128i *)(dst + i + 8), _mm_unpacklo_epi16(ab_hi, cd_hi));
@@ -96,8 +93,7 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
                base[3] == base[0] + 3 && time0[1] == time0[0] && time0[2] == time0[0] &&
                time0[3] == time0[0]) {
         /* Channels adjacent in memory (linear's [rows][in] input): one 4-byte copy per quad. */
-        for (; i < hi; ++i)
-            memcpy(dst + i, base[0] + (time0[0] + i * step) * xst, 4);
+        for (; i < hi; ++i) memcpy(dst + i, base[0] + (time0[0] + i * step) * xst, 4);
     }
     qrt__c1_quads_scalar(base, time0, step, i, count, len, xst, xz, dst);
 }
@@ -121,14 +117,13 @@ typedef struct {
     int64_t ysc, yst;
 } qrt__c1_ctx;
 
-static inline __attribute__((always_inline)) QRT_VNNI void
-qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const int MT,
-             const int DW)
-{
+static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qrt__c1_ctx *c,
+                                                                        int64_t oc0, int64_t t0,
+                                                                        const int NR, const int MT,
+                                                                        const int DW) {
     __m512i acc[QRT__C1_NR][QRT__C1_MT];
     for (int r = 0; r < NR; ++r)
-        for (int m = 0; m < MT; ++m)
-            acc[r][m] = _mm512_setzero_si512();
+        for (int m = 0; m < MT; ++m) acc[r][m] = _mm512_setzero_si512();
     const int32_t *w0 = c->w + oc0 * c->w_oc;
     for (uint32_t k = 0; k < c->kc; ++k) {
         const int32_t *xk = c->x + c->koff[k] + t0;
@@ -140,8 +135,8 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
                     const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
                     for (int m = 0; m < MT; ++m)
                         acc[r][m] = _mm512_dpbusd_epi32(
-                            acc[r][m], _mm512_loadu_si512((const void *)(xr + r * c->x_oc + 16 * m)),
-                            wb);
+                            acc[r][m],
+                            _mm512_loadu_si512((const void *)(xr + r * c->x_oc + 16 * m)), wb);
                 }
             } else {
                 __m512i xv[QRT__C1_MT];
@@ -178,10 +173,9 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         const int64_t oc = oc0 + r;
         const int32_t wz = c->wzero[oc];
         /* Corrections in wrapping uint32 arithmetic (see the file comment). */
-        uint32_t c0 = (uint32_t)taps * (uint32_t)xz * (uint32_t)wz -
-                      (uint32_t)xz * (uint32_t)c->wsum[oc];
-        if (!f32out)
-            c0 += (uint32_t)c->bias_q[oc];
+        uint32_t c0 =
+            (uint32_t)taps * (uint32_t)xz * (uint32_t)wz - (uint32_t)xz * (uint32_t)c->wsum[oc];
+        if (!f32out) c0 += (uint32_t)c->bias_q[oc];
         c0s[r] = c0;
         wzs[r] = wz;
         scs[r] = c->scale[oc];
@@ -195,7 +189,8 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
          * vectors 0..3; one vpermd restores time order and one masked store writes the row. */
         const __m512i voz16 = _mm512_set1_epi16((short)oz);
         const __m512i vlo8 = _mm512_set1_epi8((char)c->lo), vhi8 = _mm512_set1_epi8((char)c->hi);
-        const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        const __m512i perm =
+            _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
         const int64_t left = len_out - t0, nb = left < 16 * MT ? left : 16 * MT;
         const __mmask64 ms = nb >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
 #pragma GCC unroll 8
@@ -211,8 +206,7 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
                     continue;
                 }
                 __m512i v = _mm512_add_epi32(acc[r][m], vc0);
-                if (win)
-                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
+                if (win) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
                 f[m] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vs));
             }
             const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(f[0], f[1]), voz16);
@@ -230,9 +224,12 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
             __m256 lo[QRT__C1_NR], hi[QRT__C1_NR];
             for (int r = 0; r < QRT__C1_NR; ++r) {
                 const __m512i v = _mm512_add_epi32(acc[r][m], _mm512_set1_epi32((int32_t)c0s[r]));
-                const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(win ? _mm512_sub_epi32(
-                    v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]), vwin[m])) : v),
-                                               _mm512_set1_ps(scs[r]));
+                const __m512 f = _mm512_mul_ps(
+                    _mm512_cvtepi32_ps(
+                        win ? _mm512_sub_epi32(
+                                  v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]), vwin[m]))
+                            : v),
+                    _mm512_set1_ps(scs[r]));
                 const __m512 y = _mm512_add_ps(f, _mm512_set1_ps(bfs[r]));
                 lo[r] = _mm512_castps512_ps256(y);
                 hi[r] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1));
@@ -241,10 +238,14 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
             float *dst = (float *)ybase + oc0 + t * yst;
             for (int h = 0; h < 2; ++h) {
                 const __m256 *rw = h ? hi : lo;
-                const __m256 a0 = _mm256_unpacklo_ps(rw[0], rw[1]), a1 = _mm256_unpackhi_ps(rw[0], rw[1]);
-                const __m256 a2 = _mm256_unpacklo_ps(rw[2], rw[3]), a3 = _mm256_unpackhi_ps(rw[2], rw[3]);
-                const __m256 a4 = _mm256_unpacklo_ps(rw[4], rw[5]), a5 = _mm256_unpackhi_ps(rw[4], rw[5]);
-                const __m256 a6 = _mm256_unpacklo_ps(rw[6], rw[7]), a7 = _mm256_unpackhi_ps(rw[6], rw[7]);
+                const __m256 a0 = _mm256_unpacklo_ps(rw[0], rw[1]),
+                             a1 = _mm256_unpackhi_ps(rw[0], rw[1]);
+                const __m256 a2 = _mm256_unpacklo_ps(rw[2], rw[3]),
+                             a3 = _mm256_unpackhi_ps(rw[2], rw[3]);
+                const __m256 a4 = _mm256_unpacklo_ps(rw[4], rw[5]),
+                             a5 = _mm256_unpackhi_ps(rw[4], rw[5]);
+                const __m256 a6 = _mm256_unpacklo_ps(rw[6], rw[7]),
+                             a7 = _mm256_unpackhi_ps(rw[6], rw[7]);
                 const __m256 b0 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(1, 0, 1, 0));
                 const __m256 b1 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(3, 2, 3, 2));
                 const __m256 b2 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(1, 0, 1, 0));
@@ -272,8 +273,7 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
             for (int r = 0; r < QRT__C1_NR; ++r) {
                 __m512i v = _mm512_add_epi32(acc[r][m], _mm512_set1_epi32((int32_t)c0s[r]));
                 if (win)
-                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]),
-                                                               vwin[m]));
+                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]), vwin[m]));
                 const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(scs[r]));
                 __m512i q = _mm512_cvtps_epi32(f);
                 q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi), voz);
@@ -310,8 +310,7 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
         for (int m = 0; m < MT; ++m) {
             const int64_t t = t0 + 16 * m;
             __m512i v = _mm512_add_epi32(acc[r][m], vc0);
-            if (win)
-                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
+            if (win) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
             const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), vs);
             if (f32out) {
                 const __m512 y = _mm512_add_ps(f, _mm512_set1_ps(bfs[r]));
@@ -326,8 +325,7 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
                 } else {
                     float tmp[16];
                     _mm512_storeu_ps(tmp, y);
-                    for (int64_t i = 0; i < 16 && i < len_out - t; ++i)
-                        dst[i * yst] = tmp[i];
+                    for (int64_t i = 0; i < 16 && i < len_out - t; ++i) dst[i * yst] = tmp[i];
                 }
             } else {
                 __m512i q = _mm512_cvtps_epi32(f); /* out of range -> INT32_MIN, as cvtps2dq */
@@ -338,23 +336,20 @@ qrt__c1_tile(const qrt__c1_ctx *c, int64_t oc0, int64_t t0, const int NR, const 
                 } else {
                     uint8_t tmp[16];
                     _mm_storeu_si128((__m128i *)tmp, _mm512_cvtepi32_epi8(q));
-                    for (int64_t i = 0; i < 16 && i < len_out - t; ++i)
-                        dst[i * yst] = tmp[i];
+                    for (int64_t i = 0; i < 16 && i < len_out - t; ++i) dst[i * yst] = tmp[i];
                 }
             }
         }
     }
 }
 
-#define QRT__C1_TILE(NR, MT)                                                                   \
-    static QRT_VNNI void qrt__c1_tile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) \
-    {                                                                                          \
-        qrt__c1_tile(c, oc0, t0, NR, MT, 0);                                                   \
-    }                                                                                          \
-    static QRT_VNNI void qrt__c1_dwtile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0,         \
-                                                    int64_t t0)                                \
-    {                                                                                          \
-        qrt__c1_tile(c, oc0, t0, NR, MT, 1);                                                   \
+#define QRT__C1_TILE(NR, MT)                                                                       \
+    static QRT_VNNI void qrt__c1_tile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) { \
+        qrt__c1_tile(c, oc0, t0, NR, MT, 0);                                                       \
+    }                                                                                              \
+    static QRT_VNNI void qrt__c1_dwtile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0,             \
+                                                    int64_t t0) {                                  \
+        qrt__c1_tile(c, oc0, t0, NR, MT, 1);                                                       \
     }
 #define QRT__C1_TILES(NR) QRT__C1_TILE(NR, 1) QRT__C1_TILE(NR, 2) QRT__C1_TILE(NR, 3)
 QRT__C1_TILES(1)
@@ -385,8 +380,7 @@ static const qrt__c1_tile_fn qrt__c1_dwtiles[QRT__C1_NR][QRT__C1_MT] = {
 static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
                                                const qrt_conv1d_layout *l, const uint8_t *xn,
                                                uint32_t g, int64_t U, int64_t phases,
-                                               uint32_t *dst0, uint32_t *tmp)
-{
+                                               uint32_t *dst0, uint32_t *tmp) {
     const uint32_t cg = p->c_in / p->groups;
     const uint8_t xz = (uint8_t)p->input_zero;
     for (uint32_t rq = 0; rq < l->cq; ++rq)
@@ -405,24 +399,22 @@ static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
                 }
                 const int ok = l->im2col ? r < cg * p->kernel : r < cg;
                 base[j] = ok ? xn + (int64_t)(g * cg + ic) * p->x_stride_c : NULL;
-                time0[j] = l->im2col ? (int64_t)k * p->dilation - p->pad_left
-                                     : ph - (int64_t)p->pad_left;
+                time0[j] =
+                    l->im2col ? (int64_t)k * p->dilation - p->pad_left : ph - (int64_t)p->pad_left;
             }
             uint32_t *dst = dst0 + (rq * phases + ph) * U;
             if (!l->im2col && phases == 2 && p->x_stride_t == 1) {
                 /* Stride 2: interleave 64 positions at a time into an L1-resident buffer and
                  * split them into the even and odd phase rows with two permutes per 32 quads. */
-                if (ph == 1)
-                    continue;
+                if (ph == 1) continue;
                 uint32_t buf[64] __attribute__((aligned(64)));
-                const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
-                                                     24, 26, 28, 30);
+                const __m512i ie =
+                    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
                 const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
                 for (int64_t u = 0; u < U; u += 32) {
                     const int64_t cnt = U - u >= 32 ? 64 : 2 * (U - u);
                     int64_t tu[4];
-                    for (int j = 0; j < 4; ++j)
-                        tu[j] = time0[j] + 2 * u;
+                    for (int j = 0; j < 4; ++j) tu[j] = time0[j] + 2 * u;
                     qrt__c1_quads(base, tu, 1, cnt, p->len_in, 1, p->x_stride_c, xz, buf, NULL);
                     for (int64_t h = 0; h < cnt / 32; ++h) {
                         const __m512i a = _mm512_load_si512((const void *)(buf + 32 * h));
@@ -436,17 +428,15 @@ static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
             } else if (!l->im2col && phases > 1 && p->x_stride_t == 1) {
                 /* All phases of a channel quad come from one unit-stride interleave. */
                 if (ph == 0)
-                    qrt__c1_quads(base, time0, 1, U * phases, p->len_in, 1, p->x_stride_c, xz,
-                                  tmp, NULL);
-                for (int64_t u = 0; u < U; ++u)
-                    dst[u] = tmp[u * phases + ph];
+                    qrt__c1_quads(base, time0, 1, U * phases, p->len_in, 1, p->x_stride_c, xz, tmp,
+                                  NULL);
+                for (int64_t u = 0; u < U; ++u) dst[u] = tmp[u * phases + ph];
             } else {
-                qrt__c1_quads(base, time0, p->stride, U, p->len_in, p->x_stride_t,
-                              p->x_stride_c, xz, dst, tmp);
+                qrt__c1_quads(base, time0, p->stride, U, p->len_in, p->x_stride_t, p->x_stride_c,
+                              xz, dst, tmp);
             }
         }
 }
-
 
 /**
  * @brief The packed-quad path ("lanes over time", the file comment of conv1d_avx512vnni.c):
@@ -454,8 +444,7 @@ static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
  */
 QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const uint8_t *x,
                                             const int8_t *wpack, const int32_t *wsum,
-                                            const qrt_conv1d_quant *q, void *out, void *scratch)
-{
+                                            const qrt_conv1d_quant *q, void *out, void *scratch) {
     const uint32_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, p->kernel);
     const int64_t U = qrt__c1_row(p, &l), phases = l.im2col ? 1 : p->stride;
@@ -475,8 +464,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
     uint32_t *tmp = p->stride > 1 ? (uint32_t *)sp : NULL;
 
     int asym = 0;
-    for (uint32_t oc = 0; oc < p->c_out; ++oc)
-        asym |= q->weight_zero[oc] != 0;
+    for (uint32_t oc = 0; oc < p->c_out; ++oc) asym |= q->weight_zero[oc] != 0;
     for (uint32_t k = 0; k < l.kc; ++k) {
         const int64_t sh = l.im2col ? 0 : (int64_t)k * p->dilation;
         koff[k] = (sh % p->stride) * U + sh / p->stride;
@@ -546,8 +534,8 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
                     int32_t s = 0;
                     if (t < p->len_out)
                         for (uint32_t k = 0; k < p->kernel; ++k) {
-                            const int64_t tm = t * p->stride + (int64_t)k * p->dilation -
-                                               p->pad_left;
+                            const int64_t tm =
+                                t * p->stride + (int64_t)k * p->dilation - p->pad_left;
                             s += (tm >= 0 && tm < p->len_in) ? colsum[tm]
                                                              : (int32_t)cg * p->input_zero;
                         }
@@ -567,4 +555,3 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
     }
     return QRT_OK;
 }
-

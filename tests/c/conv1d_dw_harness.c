@@ -30,63 +30,56 @@
 #endif
 
 #if defined(__aarch64__)
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
     register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
-                                     x2 __asm__("x2") = c, x3 __asm__("x3") = d,
-                                     x4 __asm__("x4") = e, x5 __asm__("x5") = f;
+                     x2 __asm__("x2") = c, x3 __asm__("x3") = d, x4 __asm__("x4") = e,
+                     x5 __asm__("x5") = f;
     __asm__ volatile("svc #0"
                      : "+r"(x0)
                      : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
                      : "memory");
     return x0;
 }
-#define SYS_READ 63
-#define SYS_WRITE 64
-#define SYS_EXIT 93
-#define SYS_MMAP 222 /* offset in bytes */
+#define SYS_READ     63
+#define SYS_WRITE    64
+#define SYS_EXIT     93
+#define SYS_MMAP     222 /* offset in bytes */
 #define SYS_MPROTECT 226
 #elif defined(__arm__)
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
     register long r7 __asm__("r7") = nr, r0 __asm__("r0") = a, r1 __asm__("r1") = b,
-                                     r2 __asm__("r2") = c, r3 __asm__("r3") = d,
-                                     r4 __asm__("r4") = e, r5 __asm__("r5") = f;
+                     r2 __asm__("r2") = c, r3 __asm__("r3") = d, r4 __asm__("r4") = e,
+                     r5 __asm__("r5") = f;
     __asm__ volatile("svc #0"
                      : "+r"(r0)
                      : "r"(r7), "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5)
                      : "memory");
     return r0;
 }
-#define SYS_READ 3
-#define SYS_WRITE 4
-#define SYS_EXIT 1
-#define SYS_MMAP 192 /* mmap2: offset in pages */
+#define SYS_READ     3
+#define SYS_WRITE    4
+#define SYS_EXIT     1
+#define SYS_MMAP     192 /* mmap2: offset in pages */
 #define SYS_MPROTECT 125
 #else
 #error "an Arm harness"
 #endif
 
 /* What the compiler may call even freestanding. */
-void *memcpy(void *d, const void *s, size_t n)
-{
+void *memcpy(void *d, const void *s, size_t n) {
     unsigned char *a = d;
     const unsigned char *b = s;
-    while (n--)
-        *a++ = *b++;
+    while (n--) *a++ = *b++;
     return d;
 }
-void *memset(void *d, int v, size_t n)
-{
+void *memset(void *d, int v, size_t n) {
     unsigned char *a = d;
-    while (n--)
-        *a++ = (unsigned char)v;
+    while (n--) *a++ = (unsigned char)v;
     return d;
 }
 #if defined(__arm__)
 /* libgcc's 64-bit division reports a division by zero through raise() */
-int raise(int sig)
-{
+int raise(int sig) {
     sys6(SYS_EXIT, 100 + sig, 0, 0, 0, 0, 0);
     return 0;
 }
@@ -94,26 +87,21 @@ int raise(int sig)
 #if defined(__arm__) && !defined(__ARM_FEATURE_DIRECTED_ROUNDING)
 /* armv7 has no vrintx: round to nearest-even with the 2^23 trick (exact in the default
  * rounding mode, as libm's rintf). */
-float rintf(float x)
-{
+float rintf(float x) {
     const float big = 8388608.0f;
     float a = x < 0 ? -x : x;
-    if (!(a < big))
-        return x;
+    if (!(a < big)) return x;
     float r = (a + big) - big;
     return x < 0 ? -r : (r == 0 ? 0.0f * x : r);
 }
 #endif
 
-static void out(const char *s)
-{
+static void out(const char *s) {
     size_t n = 0;
-    while (s[n])
-        ++n;
+    while (s[n]) ++n;
     sys6(SYS_WRITE, 1, (long)s, (long)n, 0, 0, 0);
 }
-static void outi(int64_t v)
-{
+static void outi(int64_t v) {
     char b[24];
     int i = 23;
     const int neg = v < 0;
@@ -123,13 +111,11 @@ static void outi(int64_t v)
         b[--i] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    if (neg)
-        b[--i] = '-';
+    if (neg) b[--i] = '-';
     out(b + i);
     out(" ");
 }
-static void die(const char *s)
-{
+static void die(const char *s) {
     out(s);
     out("\n");
     sys6(SYS_EXIT, 1, 0, 0, 0, 0, 0);
@@ -138,38 +124,34 @@ static void die(const char *s)
 }
 
 static uint64_t rs = 88172645463325252ull;
-static uint32_t rnd(uint32_t n)
-{
+static uint32_t rnd(uint32_t n) {
     rs ^= rs << 13;
     rs ^= rs >> 7;
     rs ^= rs << 17;
     return (uint32_t)(rs % n);
 }
-static float f32_bits(uint32_t u)
-{
+static float f32_bits(uint32_t u) {
     float f;
     memcpy(&f, &u, 4);
     return f;
 }
 
-#define PAGE 4096
-#define MAXN 2
-#define MAXC 8            /* input channels (rows per batch) */
-#define MAXCO 24          /* output channels */
-#define MAXL 1100         /* longest input row; rows live on one page unless bench */
-#define YGAP 19           /* canary bytes after each output row */
+#define PAGE   4096
+#define MAXN   2
+#define MAXC   8    /* input channels (rows per batch) */
+#define MAXCO  24   /* output channels */
+#define MAXL   1100 /* longest input row; rows live on one page unless bench */
+#define YGAP   19   /* canary bytes after each output row */
 #define CANARY 0xA5
 
 static uint8_t *arena;     /* [guard][data][guard][data]...[guard], one data page per row */
 static int64_t arena_rows; /* data pages */
 
-static void setup_arena(void)
-{
+static void setup_arena(void) {
     arena_rows = MAXN * MAXC;
     const long pages = 2 * arena_rows + 1;
     const long a = sys6(SYS_MMAP, 0, pages * PAGE, 3 /* rw */, 0x22 /* private|anon */, -1, 0);
-    if (a < 0 && a > -4096)
-        die("mmap failed");
+    if (a < 0 && a > -4096) die("mmap failed");
     arena = (uint8_t *)a;
     for (long g = 0; g < pages; g += 2)
         if (sys6(SYS_MPROTECT, (long)(arena + g * PAGE), PAGE, 0, 0, 0, 0) != 0)
@@ -185,8 +167,7 @@ static float sc[MAXCO], bf[MAXCO];
 typedef qrt_status (*conv_fn)(const qrt_conv1d_params *, const uint8_t *, const int8_t *,
                               const qrt_conv1d_quant *, void *);
 
-static float rand_scale(void)
-{
+static float rand_scale(void) {
     switch (rnd(12)) {
     case 0:
         return 0.5f; /* ties */
@@ -207,8 +188,7 @@ static float rand_scale(void)
     }
 }
 
-static int32_t rand_bias(void)
-{
+static int32_t rand_bias(void) {
     switch (rnd(5)) {
     case 0:
         return (int32_t)(rnd(0x10000) << 16 | rnd(0x10000)); /* full range: wraps */
@@ -219,54 +199,47 @@ static int32_t rand_bias(void)
     }
 }
 
-static const uint32_t EDGE[] = {1,  2,  3,  5,  7,  8,  9,  15, 16,  17,  23,  24,  25, 31,
+static const uint32_t EDGE[] = {1,  2,  3,  5,  7,  8,  9,  15, 16, 17,  23,  24,  25,  31,
                                 32, 33, 40, 47, 48, 49, 63, 64, 65, 100, 127, 128, 129, 200};
 #define NEDGE (sizeof EDGE / sizeof EDGE[0])
 
 /* One random case; returns 1 when it went through the depthwise path. */
-static int one_case(int c, int dot, long *calls)
-{
+static int one_case(int c, int dot, long *calls) {
     qrt_conv1d_params p;
     memset(&p, 0, sizeof p);
     const int odd = rnd(10) == 0; /* a case the depthwise path must leave to the old code */
     p.n = 1 + rnd(MAXN);
     p.groups = 1 + rnd(MAXC);
     const uint32_t cg = odd && rnd(2) ? 2 : 1;
-    if (cg == 2 && p.groups > MAXC / 2)
-        p.groups = MAXC / 2;
+    if (cg == 2 && p.groups > MAXC / 2) p.groups = MAXC / 2;
     const uint32_t og = 1 + rnd(MAXCO / p.groups < 3 ? MAXCO / p.groups : 3);
     p.c_in = cg * p.groups;
     p.c_out = og * p.groups;
     p.kernel = rnd(8) == 0 ? 10 + rnd(40) : 1 + rnd(9);
     p.dilation = rnd(12) == 0 ? 60 + rnd(150) : 1 + rnd(3); /* wide: edge runs over 1 KiB */
     p.stride = rnd(3) == 0 ? 2 : 1;
-    if (odd && rnd(2))
-        p.stride = 3;
+    if (odd && rnd(2)) p.stride = 3;
     p.len_in = rnd(6) == 0 ? 1 + rnd(MAXL) : EDGE[rnd(NEDGE)];
-    p.pad_left = rnd(5) == 0 ? p.len_in + rnd(p.kernel * p.dilation + 20)
+    p.pad_left = rnd(5) == 0    ? p.len_in + rnd(p.kernel * p.dilation + 20)
                  : rnd(12) == 0 ? 1000 + rnd(1200) /* a left edge run over 1 KiB */
-                               : rnd(p.kernel + 4);
+                                : rnd(p.kernel + 4);
     const uint32_t span = p.dilation * (p.kernel - 1) + 1;
     uint32_t pad_r = rnd(5) == 0 ? rnd(p.kernel * p.dilation + 20) : rnd(p.kernel + 4);
-    if (p.len_in + p.pad_left + pad_r < span)
-        pad_r = span - p.len_in - p.pad_left + rnd(3);
+    if (p.len_in + p.pad_left + pad_r < span) pad_r = span - p.len_in - p.pad_left + rnd(3);
     p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
-    if (p.len_out > MAXL + 60)
-        p.len_out = MAXL + 60;
+    if (p.len_out > MAXL + 60) p.len_out = MAXL + 60;
     if (rnd(6) == 0) /* fewer outputs than the input allows (the right padding is implied) */
         p.len_out = 1 + rnd(p.len_out);
     /* input rows: one per data page, ending at the next guard page or starting after one */
     const int at_end = (int)rnd(2);
     const int64_t row_stride = 2 * PAGE;
-    const int rev = rnd(4) == 0; /* negative channel stride */
+    const int rev = rnd(4) == 0;   /* negative channel stride */
     const int nlc = odd && rnd(2); /* strided time axis: not the depthwise path */
     p.x_stride_t = nlc ? p.c_in : 1;
     const uint8_t *x0;
     if (nlc) { /* rows interleaved: [t][c] on one page per batch */
-        if ((int64_t)p.len_in * p.c_in > PAGE)
-            p.len_in = PAGE / p.c_in;
-        if (p.len_in + p.pad_left + pad_r < span)
-            pad_r = span - p.len_in - p.pad_left;
+        if ((int64_t)p.len_in * p.c_in > PAGE) p.len_in = PAGE / p.c_in;
+        if (p.len_in + p.pad_left + pad_r < span) pad_r = span - p.len_in - p.pad_left;
         p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
         p.x_stride_c = 1;
         p.x_stride_n = row_stride;
@@ -278,11 +251,9 @@ static int one_case(int c, int dot, long *calls)
         x0 = rev ? first + (int64_t)(p.c_in - 1) * row_stride : first;
     }
     for (int64_t r = 0; r < (int64_t)p.n * p.c_in; ++r)
-        for (int i = 0; i < PAGE; ++i)
-            arena[(2 * r + 1) * PAGE + i] = (uint8_t)rnd(256);
+        for (int i = 0; i < PAGE; ++i) arena[(2 * r + 1) * PAGE + i] = (uint8_t)rnd(256);
     p.out_kind = odd && rnd(3) == 0 ? QRT_CONV1D_OUT_F32 : QRT_CONV1D_OUT_U8;
-    if (p.out_kind == QRT_CONV1D_OUT_F32 && p.len_out > 300)
-        p.len_out = 300;
+    if (p.out_kind == QRT_CONV1D_OUT_F32 && p.len_out > 300) p.len_out = 300;
     const int64_t es = p.out_kind ? 4 : 1;
     p.y_stride_t = 1;
     p.y_stride_c = p.len_out + YGAP / es + 1;
@@ -304,15 +275,12 @@ static int one_case(int c, int dot, long *calls)
     }
     const qrt_conv1d_quant q = {wz, bq, sc, bf};
     const size_t ny = (size_t)(p.y_stride_n * p.n) * (size_t)es;
-    if (ny > sizeof ybuf_ref)
-        die("output buffer too small");
+    if (ny > sizeof ybuf_ref) die("output buffer too small");
     memset(ybuf_ref, CANARY, ny + 16);
-    if (qrt_conv1d_u8_ref(&p, x0, wbuf, &q, ybuf_ref) != QRT_OK)
-        die("reference rejected a case");
+    if (qrt_conv1d_u8_ref(&p, x0, wbuf, &q, ybuf_ref) != QRT_OK) die("reference rejected a case");
     conv_fn fns[2] = {qrt_conv1d_u8__neon, 0};
 #if defined(__aarch64__)
-    if (dot)
-        fns[1] = qrt_conv1d_u8__neondot;
+    if (dot) fns[1] = qrt_conv1d_u8__neondot;
 #else
     (void)dot;
 #endif
@@ -358,8 +326,7 @@ static int one_case(int c, int dot, long *calls)
 /* One benchmark shape once (for instruction counts): mode % 10 = 1: reference, 2: __neon,
  * 3: __neondot; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1, groups 64),
  * 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4); 9: setup only. */
-static void bench(int mode)
-{
+static void bench(int mode) {
     static uint8_t x[64000], y[256000];
     const int af = mode / 10 == 1;
     qrt_conv1d_params p;
@@ -371,10 +338,8 @@ static void bench(int mode)
     p.y_stride_n = (int64_t)p.c_out * p.len_out, p.y_stride_c = p.len_out, p.y_stride_t = 1;
     p.input_zero = 128, p.output_zero = 120, p.output_min = 0, p.output_max = 255;
     const int nx = (int)(p.c_in * p.len_in), ny = (int)(p.c_out * p.len_out);
-    for (int i = 0; i < nx; ++i)
-        x[i] = (uint8_t)rnd(256);
-    for (uint32_t i = 0; i < p.c_out * p.kernel; ++i)
-        wbuf[i] = (int8_t)((int)rnd(256) - 128);
+    for (int i = 0; i < nx; ++i) x[i] = (uint8_t)rnd(256);
+    for (uint32_t i = 0; i < p.c_out * p.kernel; ++i) wbuf[i] = (int8_t)((int)rnd(256) - 128);
     static int32_t bwz[64], bbq[64];
     static float bsc[64], bbf[64];
     for (int o = 0; o < 64; ++o)
@@ -393,8 +358,7 @@ static void bench(int mode)
 #endif
     const qrt_status st = fn ? fn(&p, x, wbuf, &q, y) : QRT_ERR_ARG;
     uint32_t h = 0;
-    for (int i = 0; i < ny; ++i)
-        h = h * 31u + y[i];
+    for (int i = 0; i < ny; ++i) h = h * 31u + y[i];
     out("bench");
     outi(mode);
     outi(st);
@@ -402,14 +366,12 @@ static void bench(int mode)
     out("\n");
 }
 
-static void run(void)
-{
+static void run(void) {
     uint32_t in[4] = {0, 200, 1, 0};
     long got = 0;
     while (got < (long)sizeof in) {
         const long r = sys6(SYS_READ, 0, (long)((char *)in + got), (long)sizeof in - got, 0, 0, 0);
-        if (r <= 0)
-            break;
+        if (r <= 0) break;
         got += r;
     }
     rs += (uint64_t)in[2] * 0x9E3779B97F4A7C15ull;
@@ -419,8 +381,7 @@ static void run(void)
     }
     setup_arena();
     long calls = 0, dw = 0;
-    for (uint32_t c = 0; c < in[1]; ++c)
-        dw += one_case((int)c, (int)in[3], &calls);
+    for (uint32_t c = 0; c < in[1]; ++c) dw += one_case((int)c, (int)in[3], &calls);
     out("ok ");
     outi(in[1]);
     outi(calls);
@@ -428,8 +389,7 @@ static void run(void)
     out("\n");
 }
 
-void _start(void)
-{
+void _start(void) {
     run();
     sys6(SYS_EXIT, 0, 0, 0, 0, 0, 0);
     for (;;) {

@@ -36,22 +36,20 @@
 #endif
 
 static uint64_t rs = 88172645463325252ull;
-static uint32_t rnd(uint32_t n)
-{
+static uint32_t rnd(uint32_t n) {
     rs ^= rs << 13;
     rs ^= rs >> 7;
     rs ^= rs << 17;
     return (uint32_t)(rs % n);
 }
 
-static const uint32_t EDGE[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 97};
+static const uint32_t EDGE[] = {1,  2,  3,  4,  5,  7,  8,  9,  15, 16, 17,
+                                31, 32, 33, 47, 48, 49, 63, 64, 65, 97};
 #define NEDGE (sizeof EDGE / sizeof EDGE[0])
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const int cases = argc > 1 ? atoi(argv[1]) : 200;
-    if (argc > 2)
-        rs += (uint64_t)atoll(argv[2]) * 0x9E3779B97F4A7C15ull;
+    if (argc > 2) rs += (uint64_t)atoll(argv[2]) * 0x9E3779B97F4A7C15ull;
     const int variants[] = {QRT_ISA_REF, QRT_ISA_AVX2, QRT_ISA_AVX512VNNI};
     const int threads[] = {1, 2, 3, 7};
     qrt_conv1d_mt_min_work = 0.0; /* cut every layer */
@@ -73,8 +71,7 @@ int main(int argc, char **argv)
         const uint32_t pad_r = rnd(p.kernel + 2);
         const uint32_t span = p.dilation * (p.kernel - 1) + 1;
         p.len_in = EDGE[rnd(NEDGE)] + (rnd(2) ? 0 : 100 + rnd(60));
-        if (p.len_in + p.pad_left + pad_r < span)
-            p.len_in = span;
+        if (p.len_in + p.pad_left + pad_r < span) p.len_in = span;
         p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
         const int nlc = (int)rnd(2); /* channels-last input (strided) */
         p.x_stride_t = nlc ? p.c_in : 1;
@@ -97,10 +94,8 @@ int main(int argc, char **argv)
         const size_t npk = qrt_conv1d_packed_weight_size(p.c_out, cg, p.kernel);
         int8_t *wpack = malloc(npk);
         uint8_t *want = malloc(ny * es), *got = malloc(ny * es);
-        for (size_t i = 0; i < nx; ++i)
-            x[i] = (uint8_t)rnd(256);
-        for (size_t i = 0; i < nw; ++i)
-            w[i] = (int8_t)((int)rnd(256) - 128);
+        for (size_t i = 0; i < nx; ++i) x[i] = (uint8_t)rnd(256);
+        for (size_t i = 0; i < nw; ++i) w[i] = (int8_t)((int)rnd(256) - 128);
         const int asym = (int)rnd(2);
         for (uint32_t o = 0; o < p.c_out; ++o) {
             wz[o] = asym ? (int32_t)rnd(41) - 20 : 0;
@@ -115,8 +110,7 @@ int main(int argc, char **argv)
             return 1;
         }
         for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; ++vi) {
-            if (!qrt_conv1d_supports(variants[vi]))
-                continue;
+            if (!qrt_conv1d_supports(variants[vi])) continue;
             for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ++ti) {
                 qrt_pool_set_threads(threads[ti]);
                 const size_t ns = qrt_conv1d_u8_mt_scratch_size(&p, variants[vi], threads[ti]);

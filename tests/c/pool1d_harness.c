@@ -19,40 +19,37 @@
 #include <stdint.h>
 
 #if defined(__aarch64__)
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
     register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
-                                     x2 __asm__("x2") = c, x3 __asm__("x3") = d,
-                                     x4 __asm__("x4") = e, x5 __asm__("x5") = f;
+                     x2 __asm__("x2") = c, x3 __asm__("x3") = d, x4 __asm__("x4") = e,
+                     x5 __asm__("x5") = f;
     __asm__ volatile("svc #0"
                      : "+r"(x0)
                      : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
                      : "memory");
     return x0;
 }
-#define SYS_WRITE 64
-#define SYS_EXIT 93
-#define SYS_MMAP 222
+#define SYS_WRITE    64
+#define SYS_EXIT     93
+#define SYS_MMAP     222
 #define SYS_MPROTECT 226
 #elif defined(__arm__)
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
     register long r7 __asm__("r7") = nr, r0 __asm__("r0") = a, r1 __asm__("r1") = b,
-                                     r2 __asm__("r2") = c, r3 __asm__("r3") = d,
-                                     r4 __asm__("r4") = e, r5 __asm__("r5") = f;
+                     r2 __asm__("r2") = c, r3 __asm__("r3") = d, r4 __asm__("r4") = e,
+                     r5 __asm__("r5") = f;
     __asm__ volatile("svc #0"
                      : "+r"(r0)
                      : "r"(r7), "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5)
                      : "memory");
     return r0;
 }
-#define SYS_WRITE 4
-#define SYS_EXIT 1
-#define SYS_MMAP 192 /* mmap2: offset in pages (0 here) */
+#define SYS_WRITE    4
+#define SYS_EXIT     1
+#define SYS_MMAP     192 /* mmap2: offset in pages (0 here) */
 #define SYS_MPROTECT 125
 #elif defined(__x86_64__)
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
     long ret;
     register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
     __asm__ volatile("syscall"
@@ -61,32 +58,27 @@ static long sys6(long nr, long a, long b, long c, long d, long e, long f)
                      : "rcx", "r11", "memory");
     return ret;
 }
-#define SYS_WRITE 1
-#define SYS_EXIT 60
-#define SYS_MMAP 9
+#define SYS_WRITE    1
+#define SYS_EXIT     60
+#define SYS_MMAP     9
 #define SYS_MPROTECT 10
 #endif
 
 /* What the compiler may call even freestanding. */
-void *memcpy(void *d, const void *s, size_t n)
-{
+void *memcpy(void *d, const void *s, size_t n) {
     unsigned char *a = d;
     const unsigned char *b = s;
-    while (n--)
-        *a++ = *b++;
+    while (n--) *a++ = *b++;
     return d;
 }
-void *memset(void *d, int v, size_t n)
-{
+void *memset(void *d, int v, size_t n) {
     unsigned char *a = d;
-    while (n--)
-        *a++ = (unsigned char)v;
+    while (n--) *a++ = (unsigned char)v;
     return d;
 }
 #if defined(__arm__)
 /* libgcc's 64-bit division calls raise() on a division by zero (never happens here). */
-int raise(int sig)
-{
+int raise(int sig) {
     (void)sig;
     return 0;
 }
@@ -94,12 +86,10 @@ int raise(int sig)
 #if defined(__arm__) && !defined(__ARM_FEATURE_DIRECTED_ROUNDING)
 /* armv7 has no vrintx: round to nearest-even with the 2^23 trick (exact in the default
  * rounding mode, which is what libm's rintf does there too). */
-float rintf(float x)
-{
+float rintf(float x) {
     const float big = 8388608.0f;
     float a = x < 0 ? -x : x;
-    if (!(a < big))
-        return x; /* NaN, inf, or already integral */
+    if (!(a < big)) return x; /* NaN, inf, or already integral */
     float r = (a + big) - big;
     return x < 0 ? -r : (r == 0 ? 0.0f * x : r);
 }
@@ -117,8 +107,7 @@ float rintf(float x)
 #endif
 
 static uint64_t rs = 88172645463325252ull;
-static uint32_t rnd(uint32_t n)
-{
+static uint32_t rnd(uint32_t n) {
     rs ^= rs << 13;
     rs ^= rs >> 7;
     rs ^= rs << 17;
@@ -127,13 +116,10 @@ static uint32_t rnd(uint32_t n)
 
 static char msg[512];
 static size_t msg_len;
-static void put_s(const char *s)
-{
-    while (*s && msg_len < sizeof msg - 1)
-        msg[msg_len++] = *s++;
+static void put_s(const char *s) {
+    while (*s && msg_len < sizeof msg - 1) msg[msg_len++] = *s++;
 }
-static void put_i(long long v)
-{
+static void put_i(long long v) {
     char b[24];
     int n = 0;
     unsigned long long u = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
@@ -141,46 +127,38 @@ static void put_i(long long v)
         b[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    if (v < 0)
-        b[n++] = '-';
-    while (n)
-        msg[msg_len < sizeof msg - 1 ? msg_len++ : msg_len] = b[--n];
+    if (v < 0) b[n++] = '-';
+    while (n) msg[msg_len < sizeof msg - 1 ? msg_len++ : msg_len] = b[--n];
 }
-static void flush(void)
-{
+static void flush(void) {
     sys6(SYS_WRITE, 1, (long)msg, (long)msg_len, 0, 0, 0);
     msg_len = 0;
 }
 
-static const uint32_t EDGES[] = {1,  2,  3,  4,  5,  7,  8,   9,   15,  16,  17,  31,
-                                 32, 33, 34, 47, 48, 63, 64,  65,  66,  95,  96,  97,
+static const uint32_t EDGES[] = {1,   2,   3,   4,   5,   7,   8,   9,   15,  16, 17, 31,
+                                 32,  33,  34,  47,  48,  63,  64,  65,  66,  95, 96, 97,
                                  127, 128, 129, 130, 131, 160, 191, 192, 193, 200};
-#define NEDGES (sizeof EDGES / sizeof EDGES[0])
-#define PAGE 4096
+#define NEDGES     (sizeof EDGES / sizeof EDGES[0])
+#define PAGE       4096
 #define DATA_PAGES 4 /* 70 * 200 bytes fit */
-#define CANARY 16
-#define OUT_MAX (70 * 216) /* len_out <= len_in + 2 * pad (pad <= 4 here) + 1 */
+#define CANARY     16
+#define OUT_MAX    (70 * 216) /* len_out <= len_in + 2 * pad (pad <= 4 here) + 1 */
 
 static uint8_t out_a[CANARY + OUT_MAX + CANARY], out_b[CANARY + OUT_MAX + CANARY];
 
 static long long torch_len_out(long long L, long long k, long long s, long long p, long long d,
-                               int ceil_mode)
-{
+                               int ceil_mode) {
     long long num = L + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-    if (num < 0)
-        return 0;
+    if (num < 0) return 0;
     long long lo = num / s + 1;
-    if (ceil_mode && (lo - 1) * s >= L + p)
-        lo -= 1;
+    if (ceil_mode && (lo - 1) * s >= L + p) lo -= 1;
     return lo;
 }
 
 /* kinds: 0 max, 1 avg QNNP (u8), 2 avg GENERIC, 3 avg GENERIC_VEC, 4 adaptive */
-static int run_one(int kind, int sgn, const qrt_pool1d_params *p, const uint8_t *x)
-{
+static int run_one(int kind, int sgn, const qrt_pool1d_params *p, const uint8_t *x) {
     const size_t n = (size_t)p->rows * p->len_out;
-    for (size_t i = 0; i < sizeof out_a; ++i)
-        out_a[i] = out_b[i] = (uint8_t)rnd(256);
+    for (size_t i = 0; i < sizeof out_a; ++i) out_a[i] = out_b[i] = (uint8_t)rnd(256);
     uint8_t *ya = out_a + CANARY, *yb = out_b + CANARY;
     if (kind == 0) {
         if (sgn) {
@@ -241,13 +219,10 @@ static int run_one(int kind, int sgn, const qrt_pool1d_params *p, const uint8_t 
     return 0;
 }
 
-static int run(int cases)
-{
+static int run(int cases) {
     /* [guard][DATA_PAGES readable][guard] */
-    long m = sys6(SYS_MMAP, 0, (DATA_PAGES + 2) * PAGE, 3 /* RW */, 0x22 /* PRIVATE|ANON */,
-                  -1, 0);
-    if (m < 0 && m > -4096)
-        return 3;
+    long m = sys6(SYS_MMAP, 0, (DATA_PAGES + 2) * PAGE, 3 /* RW */, 0x22 /* PRIVATE|ANON */, -1, 0);
+    if (m < 0 && m > -4096) return 3;
     uint8_t *base = (uint8_t *)m;
     if (sys6(SYS_MPROTECT, (long)base, PAGE, 0, 0, 0, 0) != 0 ||
         sys6(SYS_MPROTECT, (long)(base + (DATA_PAGES + 1) * PAGE), PAGE, 0, 0, 0, 0) != 0)
@@ -270,7 +245,7 @@ static int run(int cases)
         p.qmin = sgn ? -128 : 0;
         p.qmax = sgn ? 127 : 255;
         p.zero = sgn ? (int32_t)rnd(256) - 128 : (int32_t)rnd(256);
-        p.mode = kind == 1 ? QRT_AVG_POOL_QNNP
+        p.mode = kind == 1   ? QRT_AVG_POOL_QNNP
                  : kind == 3 ? QRT_AVG_POOL_GENERIC_VEC
                              : QRT_AVG_POOL_GENERIC;
         p.count_include_pad = (int32_t)rnd(2);
@@ -280,25 +255,21 @@ static int run(int cases)
             p.kernel = p.stride = p.dilation = 1;
             p.pad = 0;
         } else {
-            const long long lo = torch_len_out(p.len_in, p.kernel, p.stride, p.pad, p.dilation,
-                                               ceil_mode);
-            if (lo < 1)
-                continue;
+            const long long lo =
+                torch_len_out(p.len_in, p.kernel, p.stride, p.pad, p.dilation, ceil_mode);
+            if (lo < 1) continue;
             p.len_out = (uint32_t)lo;
-            if (qrt_pool1d_check(&p) != QRT_OK)
-                continue;
+            if (qrt_pool1d_check(&p) != QRT_OK) continue;
         }
         if ((size_t)p.rows * p.len_out > OUT_MAX)
             return 5; /* the harness's own bound: never expected */
         const size_t nb = (size_t)p.rows * p.len_in;
         uint8_t *x = (c & 1) ? hi_edge - nb : lo_edge;
-        for (size_t i = 0; i < nb; ++i)
-            x[i] = (uint8_t)rnd(256);
+        for (size_t i = 0; i < nb; ++i) x[i] = (uint8_t)rnd(256);
         if (rnd(8) == 0) /* saturated inputs */
             for (size_t i = 0; i < nb; ++i)
                 x[i] = (uint8_t)(sgn ? ((i & 1) ? 0x7f : 0x80) : ((i & 1) ? 0xff : 0));
-        if (run_one(kind, sgn, &p, x))
-            return 1;
+        if (run_one(kind, sgn, &p, x)) return 1;
         outputs += (long long)p.rows * p.len_out;
     }
     put_s("ok ");
@@ -310,16 +281,13 @@ static int run(int cases)
     return 0;
 }
 
-static int parse(const char *s)
-{
+static int parse(const char *s) {
     int v = 0;
-    while (*s >= '0' && *s <= '9')
-        v = v * 10 + (*s++ - '0');
+    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
     return v;
 }
 
-int harness_main(long argc, char **argv)
-{
+int harness_main(long argc, char **argv) {
     return run(argc > 1 ? parse(argv[1]) : 3000);
 }
 
@@ -332,8 +300,7 @@ __asm__(".global _start\n_start:\n mov r0, sp\n bic sp, sp, #7\n bl start_c\n");
 __asm__(".global _start\n_start:\n mov %rsp, %rdi\n and $-16, %rsp\n call start_c\n");
 #endif
 
-void start_c(long *sp)
-{
+void start_c(long *sp) {
     sys6(SYS_EXIT, harness_main(sp[0], (char **)(sp + 1)), 0, 0, 0, 0, 0);
     for (;;) {
     }

@@ -14,65 +14,58 @@
 #include <stdint.h>
 
 #if defined(__aarch64__)
-static long sys3(long nr, long a, long b, long c)
-{
+static long sys3(long nr, long a, long b, long c) {
     register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
-                                     x2 __asm__("x2") = c;
+                     x2 __asm__("x2") = c;
     __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
     return x0;
 }
-#define SYS_READ 63
+#define SYS_READ  63
 #define SYS_WRITE 64
-#define SYS_EXIT 93
+#define SYS_EXIT  93
 #elif defined(__arm__)
-static long sys3(long nr, long a, long b, long c)
-{
+static long sys3(long nr, long a, long b, long c) {
     register long r7 __asm__("r7") = nr, r0 __asm__("r0") = a, r1 __asm__("r1") = b,
-                                     r2 __asm__("r2") = c;
+                     r2 __asm__("r2") = c;
     __asm__ volatile("svc #0" : "+r"(r0) : "r"(r7), "r"(r1), "r"(r2) : "memory");
     return r0;
 }
-#define SYS_READ 3
+#define SYS_READ  3
 #define SYS_WRITE 4
-#define SYS_EXIT 1
+#define SYS_EXIT  1
 #elif defined(__x86_64__)
-static long sys3(long nr, long a, long b, long c)
-{
+static long sys3(long nr, long a, long b, long c) {
     long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(nr), "D"(a), "S"(b), "d"(c)
                      : "rcx", "r11", "memory");
     return ret;
 }
-#define SYS_READ 0
+#define SYS_READ  0
 #define SYS_WRITE 1
-#define SYS_EXIT 60
+#define SYS_EXIT  60
 #endif
 
 /* What the compiler may call even freestanding. */
-void *memcpy(void *d, const void *s, size_t n)
-{
+void *memcpy(void *d, const void *s, size_t n) {
     unsigned char *a = d;
     const unsigned char *b = s;
-    while (n--)
-        *a++ = *b++;
+    while (n--) *a++ = *b++;
     return d;
 }
-void *memset(void *d, int v, size_t n)
-{
+void *memset(void *d, int v, size_t n) {
     unsigned char *a = d;
-    while (n--)
-        *a++ = (unsigned char)v;
+    while (n--) *a++ = (unsigned char)v;
     return d;
 }
 #if defined(__arm__) && !defined(__ARM_FEATURE_DIRECTED_ROUNDING)
 /* armv7 has no vrintx: round to nearest-even with the 2^23 trick (exact in the default
  * rounding mode, which is what libm's rintf does there too). */
-float rintf(float x)
-{
+float rintf(float x) {
     const float big = 8388608.0f;
     float a = x < 0 ? -x : x;
-    if (!(a < big))
-        return x; /* NaN, inf, or already integral */
+    if (!(a < big)) return x; /* NaN, inf, or already integral */
     float r = (a + big) - big;
     return x < 0 ? -r : (r == 0 ? 0.0f * x : r);
 }
@@ -87,14 +80,12 @@ float rintf(float x)
 static unsigned char in_buf[32 + NMAX * 4 + 256 + MMAX * 4];
 static unsigned char out_buf[NMAX * 8 + 4 * (1024 + 2 * MMAX)];
 
-static void put(size_t *off, const void *p, size_t n)
-{
+static void put(size_t *off, const void *p, size_t n) {
     memcpy(out_buf + *off, p, n);
     *off += n;
 }
 
-static int run(void)
-{
+static int run(void) {
     size_t got = 0;
     long r;
     while ((r = sys3(SYS_READ, 0, (long)(in_buf + got), (long)(sizeof in_buf - got))) > 0)
@@ -110,8 +101,7 @@ static int run(void)
     memcpy(&scale, in_buf + 16, 4);
     memcpy(&scale_d, in_buf + 20, 8);
     memcpy(&zp, in_buf + 28, 4);
-    if (n > NMAX || m > MMAX || got != 32 + (size_t)n * 4 + 256 + (size_t)m * 4)
-        return 3;
+    if (n > NMAX || m > MMAX || got != 32 + (size_t)n * 4 + 256 + (size_t)m * 4) return 3;
     static float x[NMAX], d8[1024], d32[2 * MMAX];
     static int32_t q32[MMAX], s32[NMAX];
     static uint8_t q8[256], fu8[NMAX], su8[NMAX];
@@ -145,15 +135,13 @@ static int run(void)
     size_t done = 0;
     while (done < off) {
         r = sys3(SYS_WRITE, 1, (long)(out_buf + done), (long)(off - done));
-        if (r <= 0)
-            return 4;
+        if (r <= 0) return 4;
         done += (size_t)r;
     }
     return 0;
 }
 
-void _start(void)
-{
+void _start(void) {
     sys3(SYS_EXIT, run(), 0, 0);
     for (;;) {
     }

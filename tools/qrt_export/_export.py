@@ -298,8 +298,9 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                         refused[n.name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
                         values[n.name] = v
                         return v
-                raise ExportError(f"torch failed at {n.op} {getattr(n.target, '__name__', n.target)}"
-                                  f" ({_source(n, gm)}): {type(e).__name__}: "
+                what = getattr(n.target, "__name__", n.target)
+                raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
+                                  f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
             values[n.name] = v
             return v

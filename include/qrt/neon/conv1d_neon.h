@@ -41,8 +41,7 @@
 #include "qrt/ref/conv1d_ref.h"
 
 /** Whether qrt__conv1d_dw__neon() handles p (c_in/groups == 1, uint8 out, unit time strides). */
-static inline int qrt__conv1d_dw_ok(const qrt_conv1d_params *p)
-{
+static inline int qrt__conv1d_dw_ok(const qrt_conv1d_params *p) {
     return p->c_in == p->groups && p->out_kind == QRT_CONV1D_OUT_U8 && p->x_stride_t == 1 &&
            p->y_stride_t == 1 && (p->stride == 1 || p->stride == 2);
 }

@@ -17,9 +17,8 @@
 #include "qrt/ref/aten_quant_ref.h"
 
 /** Body shared by the relu reference and its AVX2 compilation: out = max(x, zp). */
-#define QRT_RELU_BODY                                                                          \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = x[i] > zp ? x[i] : zp;
+#define QRT_RELU_BODY                                                                              \
+    for (size_t i = 0; i < n; ++i) out[i] = x[i] > zp ? x[i] : zp;
 
 /**
  * @brief Quantized relu of quint8 codes: out[i] = max(x[i], zero_point).
@@ -42,8 +41,7 @@ void qrt_relu_s8_ref(const int8_t *x, size_t n, int8_t zp, int8_t *out);
  * @param[in]  zp_in, zp_out  zero points, 0..255
  * @param[out] lut [256]
  */
-void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out,
-                              int32_t zp_out, uint8_t *lut);
+void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out, int32_t zp_out, uint8_t *lut);
 
 /**
  * @brief Fill QNNPACK's sigmoid table (pytorch_qnnp_create_sigmoid_nc_q8), output (1/256, 0).
@@ -55,9 +53,8 @@ void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out,
 void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut);
 
 /** Body shared by the table lookup reference and its AVX2 compilation. */
-#define QRT_LUT_BODY                                                                           \
-    for (size_t i = 0; i < n; ++i)                                                             \
-        out[i] = lut[x[i]];
+#define QRT_LUT_BODY                                                                               \
+    for (size_t i = 0; i < n; ++i) out[i] = lut[x[i]];
 
 /**
  * @brief out[i] = lut[x[i]] for quint8 codes.
@@ -76,8 +73,7 @@ void qrt_lut_u8_ref(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out
  */
 
 /** Code of table byte i: i for quint8, (int8_t)i for qint8. */
-static inline int32_t qrt_code_of_byte_(int32_t i, int is_signed)
-{
+static inline int32_t qrt_code_of_byte_(int32_t i, int is_signed) {
     return is_signed ? (int32_t)(int8_t)(uint8_t)i : i;
 }
 
@@ -92,9 +88,8 @@ static inline int32_t qrt_code_of_byte_(int32_t i, int is_signed)
  * @param[in] is_signed    0: quint8 codes, 1: qint8 codes
  * @param[out] lut_vec, lut_scalar  [256] output codes as bytes
  */
-void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out,
-                                 int32_t zp_out, int is_signed, uint8_t *lut_vec,
-                                 uint8_t *lut_scalar);
+void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out, int32_t zp_out,
+                                 int is_signed, uint8_t *lut_vec, uint8_t *lut_scalar);
 
 /**
  * @brief ATen's generic sigmoid tables; output scale 1/256, zero point -128 (qint8) or 0.
@@ -103,14 +98,14 @@ void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out,
  * scalar: same x; y = f32(1.0f / (1.0 + (double)expf(-x))); quantize_scalar(y, 256)
  * torch's vector path uses Sleef's expf (1-ulp); this uses the C library's (docs/ops.md).
  */
-void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed,
-                               uint8_t *lut_vec, uint8_t *lut_scalar);
+void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed, uint8_t *lut_vec,
+                               uint8_t *lut_scalar);
 
 /**
  * @brief Two-table lookup over one contiguous row of bytes: out[i] = lut_vec[x[i]] for
  *        i < nvec, lut_scalar[x[i]] after.
  */
-void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar,
-                     const uint8_t *x, size_t n, size_t nvec, uint8_t *out);
+void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar, const uint8_t *x, size_t n,
+                     size_t nvec, uint8_t *out);
 
 #endif /* QRT_REF_ACTIVATION_REF_H */

@@ -20,8 +20,7 @@
 
 /** Vector-path quantize of y with inv = f32(1 / f32(scale)). */
 static inline int32_t qrt_aten_quantize_vec(float y, float inv, int32_t zp, int32_t qmin,
-                                            int32_t qmax)
-{
+                                            int32_t qmax) {
     float t = y * inv;
     t = t < 2147483520.0f ? t : 2147483520.0f;
     const int32_t r = t >= -2147483648.0f ? (int32_t)rintf(t) : INT32_MIN;
@@ -31,13 +30,11 @@ static inline int32_t qrt_aten_quantize_vec(float y, float inv, int32_t zp, int3
 
 /** Scalar-path quantize of y. */
 static inline int32_t qrt_aten_quantize_scalar(float y, float inv, int32_t zp, int32_t qmin,
-                                               int32_t qmax)
-{
+                                               int32_t qmax) {
     float t = y * inv;
     t = t + (float)zp;
     const double r = (double)rintf(t);
-    if (r != r)
-        return qmin;
+    if (r != r) return qmin;
     return r < qmin ? qmin : (r > qmax ? qmax : (int32_t)r);
 }
 

@@ -25,7 +25,7 @@
  * @param[out] out uint8 (OUT_U8) or float (OUT_F32), element (n, oc, t) at the y strides
  * @return QRT_OK, or the gate's error (nothing written)
  */
-qrt_status qrt_conv1d_u8_ref(const qrt_conv1d_params *p, const uint8_t *x,
-                             const int8_t *w, const qrt_conv1d_quant *q, void *out);
+qrt_status qrt_conv1d_u8_ref(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                             const qrt_conv1d_quant *q, void *out);
 
 #endif /* QRT_CONV1D_REF_H */

@@ -405,7 +405,6 @@ def emit_view(cx, node, x, shape):
         return
     if isinstance(shape, int):
         shape = [shape]
-    nd = _ndim(cx, x)
     out = tuple(cx.value(node).shape)
     if len(out) != len(shape):
         cx.unsupported(node, f"view to {shape!r}")
