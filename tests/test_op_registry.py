@@ -498,3 +498,16 @@ def test_legacy_config_int_padding_and_other_length(tmp_path):
     np.testing.assert_array_equal(m(x), legacy_reference(mods, x))
     with pytest.raises(ValueError, match=r"op 6 linear 'fc' cannot take input shape"):
         m(np.zeros((2, 4, 22), np.float32))
+
+
+def test_docs_supported_ops_is_current():
+    """docs/supported-ops.md (where qrt-export's errors point) lists every op definition and
+    lowering rule: regenerate it with `python tools/gen_supported_ops.py`."""
+    import importlib.util
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location(
+        "gen_supported_ops", os.path.join(root, "tools", "gen_supported_ops.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(os.path.join(root, "docs", "supported-ops.md"), encoding="utf-8") as f:
+        assert f.read() == gen.render(), "docs/supported-ops.md is stale"

@@ -450,7 +450,7 @@ class _Converter:
         if self.missing:
             raise UnsupportedError(
                 f"{len(self.missing)} unsupported op(s): " + "; ".join(self.missing)
-                + ". The ops qrt runs are listed in docs/ops.md ('Supported torch ops'), or run "
+                + ". The ops qrt runs are listed in docs/supported-ops.md, or run "
                 "`qrt-export --list-ops`.")
         if not b.inputs or not b.outputs:
             raise UnsupportedError("the traced graph has no tensor inputs or outputs")
