@@ -14,6 +14,10 @@ from qrt_export._writer import BlobBuilder
 
 from test_loader import conv_blob
 
+from _qemu import skip_under_qemu  # noqa: E402
+
+pytestmark = skip_under_qemu("CLI error handling is Python, run on x86")
+
 NON_UTF8 = os.fsdecode(b"model-\xff\xfe.bin")
 
 

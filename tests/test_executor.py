@@ -21,6 +21,8 @@ from qrt_export import BlobBuilder
 
 from _blobs import add_layer, conv_layer, conv_len, load
 
+
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tools"))
 

@@ -346,7 +346,8 @@ def test_export_reports_every_unsupported_op(tmp_path):
     assert msg.startswith("2 unsupported op(s)"), msg
     assert "cumsum" in msg and "flip" in msg            # every op, in one run
     assert "test_export.py\", line" in msg and "torch.flip(y" in msg, msg  # where
-    assert "docs/supported-ops.md" in msg and "max_pool1d" not in msg  # a pointer, not the whole list
+    # a pointer, not the whole list
+    assert "docs/supported-ops.md" in msg and "max_pool1d" not in msg
     assert not (tmp_path / "u.bin").exists()
 
 

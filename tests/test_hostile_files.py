@@ -22,6 +22,11 @@ from qrt._fileio import NotARegularFileError, replace_file
 from qrt.loader import read_blob
 
 from test_loader import conv_blob
+from _qemu import skip_under_qemu
+
+# file-type, mapping and atomic-replace checks are Python and OS-level: run on x86 (they
+# start many guest interpreters under emulation)
+pytestmark = skip_under_qemu("OS-level file checks run on x86")
 
 
 @pytest.fixture()
@@ -143,6 +148,7 @@ def test_storage_from_file_mmap_false_reads_a_private_copy(tmp_path):
 _WRITERS = """
 import os, sys, numpy as np, qrt
 from qrt_export._writer import BlobBuilder
+
 path = sys.argv[1]
 old = qrt.load_tensors(path)["w"]            # mapped
 st = qrt.Storage.from_file(path, readonly=True)

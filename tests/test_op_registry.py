@@ -20,6 +20,8 @@ from qrt_export import BlobBuilder
 from _blobs import (RAW, add_layer, conv_blob, conv_layer, linear_layer, load,
                     one_op_blob, raw_attrs)
 
+
+
 DEMO = os.path.join(os.path.dirname(qrt.__file__), "data", "demo.bin")
 
 # Blob op codes are append-only: a file written by any qrt keeps its meaning.
