@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from qrt.ops.shape import _View
 from qrt.ops._core import (INT_MAX, Choice, Float, Int, Ints, OpDef, ShapeError, define,
                            same_qparams)
 
@@ -281,22 +282,13 @@ class Split(_Copy):
 
 
 # ---- views: unsqueeze, squeeze, view -----------------------------------------------------------
-class _Alias(OpDef):
+class _Alias(_View):
     """The output is a view of the input (contiguous in, contiguous out); no kernel runs."""
 
-    alias = True
+    since = (1, 2)   # (qrt.ops.shape's views are 1.0 ops; these arrived in 1.2)
 
     def validate(self, node):
         _check_same(node, self.name)
-
-    def bind(self, node, ins, outs):
-        return None
-
-    def prepare_cuda(self, node, dev):
-        return True
-
-    def bind_cuda(self, node, ins, outs, dev):
-        return None
 
 
 @define
