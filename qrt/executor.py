@@ -18,6 +18,7 @@ Tensor kinds the planner knows (:func:`tensor_class`):
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Sequence, Tuple
@@ -29,7 +30,8 @@ __all__ = ["Graph", "Executor", "plan_arena", "tensor_class", "PLAN_CACHE_SIZE"]
 
 ALIGN = 64
 PLAN_CACHE_SIZE = 32        # plans (one per distinct input shape) kept, least recently used out
-MAX_ARENA = 1 << 40         # no plan is ever bigger than this
+# no plan is ever bigger than this (on 32-bit hosts, armv7: half the address space)
+MAX_ARENA = min(1 << 40, sys.maxsize // 2)
 # R27: at the exported shapes a file may ask for at most this many activation bytes, or
 # ARENA_RATIO x (input bytes + weight bytes) when that is larger.
 MAX_EXPORT_ARENA = 1 << 30

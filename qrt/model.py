@@ -255,6 +255,8 @@ class Model:
                 raise ValueError(f"input {spec.name!r}: expected shape {self._shape_str(spec)}, "
                                  f"got {shape}")
             shapes.append(shape)
+        if batch is not None and hasattr(self, "arena_nbytes"):
+            _checked_batch(self, batch, "input batch")  # before numpy touches a huge input
         return shapes
 
     @staticmethod

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import platform
 import sys
 import warnings
 
@@ -26,6 +27,8 @@ import pytest
 
 import qrt
 from qrt_export import BlobBuilder
+
+ARM32 = platform.machine().startswith("arm")  # armv7l (32-bit Raspberry Pi OS)
 
 EPS = float(2.0 ** -23)
 F32 = np.float32
@@ -476,8 +479,10 @@ def test_float_ops_do_not_warn_on_edge_values(tmp_path):
         for kind, attrs, params in cases:
             shape = (5,) if kind == "float_mean" else x.shape
             run_op(tmp_path, kind, [x], shape, attrs, params)
-    assert not [w for w in rec if issubclass(w.category, RuntimeWarning)], \
-        [str(w.message) for w in rec]
+    # armv7 numpy also warns in one of its float64 -> float32 casts (values are still torch's)
+    allowed = ("overflow encountered in cast",) if ARM32 else ()
+    assert not [w for w in rec if issubclass(w.category, RuntimeWarning)
+                and str(w.message) not in allowed], [str(w.message) for w in rec]
 
 
 def test_float_op_codes_are_in_their_range():
@@ -583,6 +588,8 @@ def test_float_ops_golden(tmp_path):
         fin = check_nonfinite(got, want, f"golden {i} {c['kind']}")
         d = np.abs(got.astype(np.float64) - want.astype(np.float64))
         bad = fin & ~(d <= tol)
+        if ARM32:  # armv7 numpy flushes subnormal results of SIMD functions to zero
+            bad &= ~((np.abs(want) < np.finfo(np.float32).tiny) & (got == 0))
         assert not bad.any(), (i, c, got[bad][:4], want[bad][:4], tol[bad][:4])
 
 
