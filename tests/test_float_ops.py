@@ -592,6 +592,8 @@ def test_float_ops_golden(tmp_path):
             flushed = (x0 != 0) & (np.abs(x0) < np.finfo(np.float32).tiny)
             got = np.where(flushed, want, got)
         fin = check_nonfinite(got, want, f"golden {i} {c['kind']}")
+        if ARM32:  # armv7 numpy's NEON float32 functions: bounds x4 there (docs/float-ops.md)
+            tol = tol * 4
         d = np.abs(got.astype(np.float64) - want.astype(np.float64))
         bad = fin & ~(d <= tol)
         if ARM32:  # armv7 numpy flushes subnormal results of SIMD functions to zero
