@@ -174,6 +174,13 @@ class LeakyRelu(_Unary):
         return run
 
 
+def _relu6_plus3(x, y):
+    """y = min(max(x + 3, 0), 6), the shared part of hardswish and hardsigmoid (torch's order)."""
+    np.add(x, _THREE, out=y)
+    np.maximum(y, _ZERO, out=y)
+    np.minimum(y, _SIX, out=y)
+
+
 @define
 class Hardswish(_Unary):
     name, code = "float_hardswish", 46
@@ -181,9 +188,7 @@ class Hardswish(_Unary):
 
     def kernel(self, node, x, y):
         def run():
-            np.add(x, _THREE, out=y)
-            np.maximum(y, _ZERO, out=y)
-            np.minimum(y, _SIX, out=y)
+            _relu6_plus3(x, y)
             np.multiply(x, y, out=y)
             np.divide(y, _SIX, out=y)
         return run
@@ -196,9 +201,7 @@ class Hardsigmoid(_Unary):
 
     def kernel(self, node, x, y):
         def run():
-            np.add(x, _THREE, out=y)
-            np.maximum(y, _ZERO, out=y)
-            np.minimum(y, _SIX, out=y)
+            _relu6_plus3(x, y)
             np.divide(y, _SIX, out=y)
         return run
 
