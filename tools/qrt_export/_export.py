@@ -162,7 +162,7 @@ def _repack(model, engine: str):
     # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
     # which accepts every weight torch can produce (x86/onednn refuse some depthwise ones).
     with _engine("qnnpack"), _qconv_state_fix():
-        m = copy.deepcopy(model)
+        m = deepcopy_model(model)
     with _engine(engine):
         for mod in m.modules():
             if isinstance(mod, (nnq.Conv1d,)):
@@ -171,6 +171,20 @@ def _repack(model, engine: str):
                 w, b = mod._weight_bias()
                 mod.set_weight_bias(w, b)
     return m
+
+
+def deepcopy_model(model):
+    """``copy.deepcopy`` that also copies a model using the hook-based
+    ``torch.nn.utils.weight_norm`` after a forward: its ``weight`` is then a non-leaf tensor,
+    which torch refuses to deepcopy (pytorch/pytorch#103001). The copy gets a detached clone
+    (its hook recomputes the weight from ``weight_g`` / ``weight_v`` at the next call)."""
+    import torch
+    memo: Dict[int, Any] = {}
+    for m in model.modules():
+        for v in m.__dict__.values():
+            if isinstance(v, torch.Tensor) and not v.is_leaf:
+                memo[id(v)] = v.detach().clone()
+    return copy.deepcopy(model, memo)
 
 
 @contextlib.contextmanager
@@ -241,7 +255,7 @@ def quantize_float_model(model, calibration_data, example_inputs, qconfig_mappin
     import torch
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
-    model = copy.deepcopy(model).eval()
+    model = deepcopy_model(model).eval()
     qmap = qconfig_mapping or get_default_qconfig_mapping("onednn")
     with _engine("qnnpack"), torch.no_grad():
         prepared = prepare_fx(model, qmap, example_inputs)
@@ -296,13 +310,15 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                         v = None
                     if v is not None:
                         refused[n.name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-                        values[n.name] = v
+                        values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
                         return v
                 what = getattr(n.target, "__name__", n.target)
                 raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
                                   f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
-            values[n.name] = v
+            # a copy: a later in-place op (nn.ReLU(inplace=True) after a float conv, as in
+            # torchaudio's Wav2Letter) would otherwise overwrite the value recorded here
+            values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
             return v
     with torch.no_grad():
         _Rec(gm).run(*inputs)
@@ -719,7 +735,7 @@ def _first_mismatch(rows):
 # ---- public entry ------------------------------------------------------------------------------
 def export(model, example_inputs, path, *, calibration_data=None, qconfig_mapping=None,
            check: bool = True, verbose: bool = True, source: Optional[str] = None,
-           allow_mismatch: bool = False) -> ExportReport:
+           allow_mismatch: bool = False, keep_float: bool = False) -> ExportReport:
     """Export a quantized torch model (or a float one, quantized here) to a qrt ``.bin``.
 
     Parameters
@@ -739,6 +755,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         are quantized here with torch.ao FX; ignored for quantized ones.
     qconfig_mapping : torch.ao.quantization.QConfigMapping, optional
         For float models; default: torch's ``onednn`` default (see docs).
+    keep_float : bool
+        A float model (no quantized module: e.g. what ``quantize_dynamic`` returns for a
+        model without ``nn.Linear``) is exported as it is, run by qrt's float32 ops
+        (docs/float-ops.md), instead of being refused or quantized from
+        ``calibration_data``.
     check : bool
         Compare qrt with torch op by op on ``example_inputs`` (docs/export.md). A quantized
         output that differs from torch's qnnpack result, or a float output beyond the float
@@ -752,11 +773,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
         warnings.filterwarnings("ignore", category=UserWarning, module="torch.ao")
         return _export(model, example_inputs, path, calibration_data, qconfig_mapping, check,
-                       verbose, source, allow_mismatch)
+                       verbose, source, allow_mismatch, keep_float)
 
 
 def _export(model, example_inputs, path, calibration_data, qconfig_mapping, check, verbose,
-            source, allow_mismatch) -> ExportReport:
+            source, allow_mismatch, keep_float=False) -> ExportReport:
     import torch
     engine_before = torch.backends.quantized.engine
     src = source
@@ -778,7 +799,9 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                                    "torch.ao convert (no QuantStub / qconfig?)")
         kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
-    if kind == "float":
+    if kind == "float" and keep_float:
+        kind = "float (exported as float32 ops, keep_float)"
+    elif kind == "float":
         if calibration_data is None:
             raise UnsupportedError(
                 f"{type(model).__name__} is a float model (no quantized module): qrt runs "
@@ -786,7 +809,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 "(FX, qnnpack, BatchNorm folded, ReLU fused) from calibration data: "
                 "`qrt-export model.pt --input x.npy --calibrate calib.npy -o model.bin` "
                 "(calib.npy: several batches of real inputs, batch first), or "
-                "export(model, x, path, calibration_data=[batch, ...])")
+                "export(model, x, path, calibration_data=[batch, ...]); or export it as "
+                "float32 ops with keep_float=True (--keep-float)")
         calib = calibration_data
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"

@@ -170,8 +170,24 @@ def _conv(cx, node, what, x, w, b, stride, padding, dilation, groups):
 def conv1d_module(cx, node, m):
     if m.padding_mode != "zeros":
         cx.unsupported(node, f"float Conv1d with padding_mode={m.padding_mode!r}")
-    _conv(cx, node, "Conv1d", node.args[0], m.weight, m.bias, m.stride, m.padding,
+    _conv(cx, node, "Conv1d", node.args[0], folded_weight(m), m.bias, m.stride, m.padding,
           m.dilation, m.groups)
+
+
+def folded_weight(m, name="weight"):
+    """The weight torch computes for module ``m`` at its next call, as a plain tensor: weight
+    normalisation folded, ``g * v / ||v||`` with torch's own ``torch._weight_norm`` (the
+    hook-based ``torch.nn.utils.weight_norm``, whose ``m.weight`` attribute is only refreshed
+    by a forward), or the parametrization evaluated (``torch.nn.utils.parametrizations``:
+    ``weight_norm``, ``spectral_norm``... ``m.weight`` runs it)."""
+    import torch
+    from torch.nn.utils.weight_norm import WeightNorm
+    with torch.no_grad():
+        for h in m._forward_pre_hooks.values():
+            if isinstance(h, WeightNorm) and h.name == name:
+                return torch._weight_norm(getattr(m, name + "_v"), getattr(m, name + "_g"),
+                                          h.dim).detach()
+        return getattr(m, name).detach()
 
 
 @function(lambda: (_F()[1].conv1d, _F()[0].conv1d), "F.conv1d (float, constant weight)")
