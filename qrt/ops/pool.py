@@ -120,21 +120,21 @@ _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullabl
 @define
 class MaxPool1d(_Pool):
     name, code = "max_pool1d", 11
-    doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d)"
+    doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d), codes or float32"
     attrs = dict(_COMMON, dilation=Int(1, _K, default=1))
 
 
 @define
 class AvgPool1d(_Pool):
     name, code = "avg_pool1d", 12
-    doc = "avg_pool1d (nn.AvgPool1d, F.avg_pool1d)"
+    doc = "avg_pool1d (nn.AvgPool1d, F.avg_pool1d), codes or float32"
     attrs = dict(_COMMON, count_include_pad=Bool(default=True))
 
 
 @define
 class AdaptiveAvgPool1d(_Pool):
     name, code = "adaptive_avg_pool1d", 13
-    doc = "adaptive_avg_pool1d (nn.AdaptiveAvgPool1d, F.adaptive_avg_pool1d)"
+    doc = "adaptive_avg_pool1d (nn.AdaptiveAvgPool1d, F.adaptive_avg_pool1d), codes or float32"
     attrs = {"output_size": Int(1, _K)}
 
     def validate(self, node):
