@@ -15,7 +15,8 @@ than the calibration's). Columns:
              max|torch| + 1; where the output is a dequantized quantized tensor, how many of
              its elements differ from torch's
   qrt, torch batch-1 latency (median of interleaved rounds; torch.set_num_threads(1),
-             qrt.set_num_threads(1); same process); ratio = torch / qrt (> 1: qrt faster)
+             qrt.set_num_threads(1) and numpy's BLAS at one thread; same process);
+             ratio = torch / qrt (> 1: qrt faster)
 
 torch's qnnpack refuses M5's kernel-1 global pool at 8000 samples: torch is timed under its
 x86 engine there (marked x86), and compared op by op as qrt-export does (that node under x86).
@@ -29,6 +30,10 @@ import statistics
 import sys
 import tempfile
 import time
+
+# one thread each: numpy's BLAS (qrt's float matmuls) too, set before numpy is imported
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
