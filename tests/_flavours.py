@@ -16,12 +16,11 @@ torch is needed; nothing here is imported by qrt.
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Tuple
 
 import torch
 import torch.nn as nn
@@ -227,9 +226,5 @@ def float_err(got, want) -> Tuple[float, float]:
     return d, d / (float(np.abs(want).max(initial=0.0)) + 1.0)
 
 
-def deepcopy_model(m):
-    return copy.deepcopy(m)
-
-
 __all__ = ["FLAVOURS", "SPECS", "Spec", "NotApplicable", "quantize", "inputs", "torch_run",
-           "float_err", "wav2letter_class", "export_kwargs", "Optional"]
+           "float_err", "wav2letter_class", "export_kwargs"]
