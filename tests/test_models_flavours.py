@@ -240,3 +240,26 @@ def test_inplace_relu_after_float_conv(tmp_path):
     rep = qrt_export.export(m, x, tmp_path / "m.bin", keep_float=True, verbose=False)
     assert [r["op"] for r in rep.ops] == ["float_conv1d", "relu", "float_conv1d", "relu"]
     assert all(r["ok"] for r in rep.ops)
+
+
+def test_cli_keep_float(tmp_path):
+    """qrt-export --keep-float writes a float model (quantize_dynamic without nn.Linear) as
+    float32 ops; without it the float model is refused (exit code 3)."""
+    import subprocess
+    import sys
+    import torch.nn as nn
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv1d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool1d(2)).eval()
+    torch.save(m, tmp_path / "m.pt")
+    x = F.inputs((2, 2, 16), 0)
+    np.save(tmp_path / "x.npy", x.numpy())
+    cmd = [sys.executable, "-m", "qrt_export", str(tmp_path / "m.pt"), "--input",
+           str(tmp_path / "x.npy"), "-o", str(tmp_path / "m.bin")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3 and "--keep-float" in r.stderr, r.stderr
+    r = subprocess.run(cmd + ["--keep-float"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    qm = qrt.load(tmp_path / "m.bin")
+    assert [op.kind for op in qm._blob.ops] == ["float_conv1d", "relu", "max_pool1d"]
+    d, rel = F.float_err(qm(x.numpy()), F.torch_run(m, x))
+    assert rel <= E2E_RTOL
