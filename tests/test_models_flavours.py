@@ -67,7 +67,7 @@ NA_REASON = {
 FAST = {("imu", fl) for fl in F.FLAVOURS} | {
     ("autoencoder", "eager"), ("autoencoder", "dynamic"), ("tcn", "fx"), ("tcn", "dynamic"),
     ("tcn", "eager"), ("tcn", "qat"), ("tcn_parametrized", "fx"),
-    ("tcn_parametrized", "qat"), ("m5_16000", "fx"), ("m5_8000", "dynamic"),
+    ("tcn_parametrized", "qat"), ("m5_16000", "fx"),
     ("ecg_resnet", "qat"), ("ecg_resnet", "eager")}
 
 
@@ -108,6 +108,8 @@ def test_model_flavour(tmp_path, name, flavour):
     rep = qrt_export.export(tm, ex, path, **F.export_kwargs(flavour))
     assert all(r["ok"] or r["note"] for r in rep.ops)
     qm = qrt.load(path)
+    if (name, flavour) == ("tcn", "fx"):
+        _check_fx_weight_norm_weights(tm, qm)
     for k, x in enumerate(_fresh_inputs(spec)):
         got = qm(x.numpy())
         want = F.torch_run(tm, x)
@@ -134,6 +136,17 @@ def test_model_flavour(tmp_path, name, flavour):
 
 
 # ---- weight normalisation folded at export ---------------------------------------------------
+def _check_fx_weight_norm_weights(tm, qm):
+    """FX quantizes the hook-based weight-normed convs from their computed weight: the blob's
+    qint8 weights are torch's converted ones."""
+    got = _conv_weights(qm, "conv1d")
+    want = [m.weight().int_repr().numpy() for m in tm.modules()
+            if isinstance(m, torch.ao.nn.quantized.Conv1d)]
+    assert len(got) == len(want) == 8
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.reshape(w.shape), w)
+
+
 def _conv_weights(qm, kind):
     b = qm._blob
     return [np.array(b.tensors[op.params[0]].array) for op in b.ops if op.kind == kind]
@@ -176,19 +189,6 @@ def test_weight_norm_folded_equals_torch_weight(tmp_path, parametrized):
     qm = qrt.load(tmp_path / "tcn.bin")
     d, rel = F.float_err(qm(x.numpy()), F.torch_run(model, x))
     assert rel <= E2E_RTOL
-
-
-def test_weight_norm_fx_quantized_weights_are_torchs(tmp_path):
-    """FX quantizes the hook-based weight-normed convs from their computed weight: the blob's
-    qint8 weights are torch's converted ones."""
-    tm, ex = F.quantize(F.SPECS["tcn"], "fx")
-    qrt_export.export(tm, ex, tmp_path / "tcn.bin", verbose=False)
-    got = _conv_weights(qrt.load(tmp_path / "tcn.bin"), "conv1d")
-    want = [m.weight().int_repr().numpy() for m in tm.modules()
-            if isinstance(m, torch.ao.nn.quantized.Conv1d)]
-    assert len(got) == len(want) == 8
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(g.reshape(w.shape), w)
 
 
 def test_float_pools_match_torch(tmp_path):
