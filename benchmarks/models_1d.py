@@ -153,7 +153,7 @@ def main(argv=None):
                 exact, total, fmax, frel, out_bad = agreement(F, tm, qm, spec)
                 tq, tt, eng = latency(F, tm, qm, spec, args.rounds)
                 ex_s = f"{100.0 * exact / total:.3f} % of {total}" if total else \
-                    "- (no quantized op)"
+                    "- (no quantized tensor)"
                 fe = (f"output == torch ({out_bad} differ)" if fmax is None else
                       f"{fmax:.2g} / {frel:.2g}")
                 mark = "" if eng == "qnnpack" else f" ({eng})"
