@@ -34,7 +34,6 @@ E2E_RTOL = 1e-5
 FLOAT_OUT = "float"    # a float op computes the output (log_softmax, quantize_dynamic's floats)
 NA = "na"              # torch cannot quantize the model as written (NotApplicable)
 LSB1 = "lsb1"          # torch leaves a conv float inside a quantized graph: see below
-MISSING = "missing"    # needs an op qrt does not have (reported, not faked)
 
 _W2L = {"eager": NA, "qat_eager": NA, "fx": FLOAT_OUT, "qat": FLOAT_OUT, "dynamic": FLOAT_OUT}
 _M5 = dict(_W2L)
@@ -46,7 +45,7 @@ EXPECT = {
     "tcn": _TCN,
     "tcn_parametrized": dict(_TCN, fx=LSB1),
     "imu": {"dynamic": FLOAT_OUT},
-    "autoencoder": {"dynamic": MISSING},
+    "autoencoder": {"dynamic": FLOAT_OUT},
 }
 # torch's reason, checked against its error message
 NA_REASON = {
@@ -101,10 +100,6 @@ def test_model_flavour(tmp_path, name, flavour):
         return
     tm, ex = F.quantize(spec, flavour)
     path = tmp_path / f"{name}-{flavour}.bin"
-    if want_kind == MISSING:   # float ConvTranspose1d: no float op for it (reported)
-        with pytest.raises(qrt_export.UnsupportedError, match="ConvTranspose1d"):
-            qrt_export.export(tm, ex, path, **F.export_kwargs(flavour))
-        return
     rep = qrt_export.export(tm, ex, path, **F.export_kwargs(flavour))
     assert all(r["ok"] or r["note"] for r in rep.ops)
     qm = qrt.load(path)
