@@ -157,6 +157,11 @@ def _to_qrt_input(x, spec):
         if x.dtype.kind not in "fiub":
             raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype {x.dtype}")
         return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
+    if spec.dtype in ("int64", "int32"):  # index input: exactly that dtype, as Model() takes
+        if x.dtype != np.dtype(spec.dtype):
+            raise _UsageError(f"input {spec.name!r} takes {spec.dtype} indices, got dtype "
+                              f"{x.dtype} (save it with .astype(np.{spec.dtype}))")
+        return np.ascontiguousarray(x)
     dt = getattr(qrt, spec.dtype)
     if x.dtype.kind not in "iu":
         raise _UsageError(f"input {spec.name!r} is quantized ({spec.dtype}, scale "
