@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat}.h and qrt/ref/embedding_ref.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
@@ -298,7 +298,7 @@ cdef int _bag_params(qrt_embedding_params *p, Py_ssize_t rows, Py_ssize_t dim,
 
 def embedding_bag_f32(const float[:, ::1] table, const int64_t[::1] idx,
                       const int64_t[::1] starts, w, float[:, ::1] out, int mode,
-                      long long padding_idx=-1, bint fma_weights=True):
+                      long long padding_idx=-1, bint fma_weights=True, int variant=-1):
     """out[b] = the bag idx[starts[b]:starts[b+1]] of float32 table rows (embedding_ref.h);
     ``w``: None or float32 per-sample weights (one per index, SUM only)."""
     cdef const float[::1] wv
@@ -316,14 +316,14 @@ def embedding_bag_f32(const float[:, ::1] table, const int64_t[::1] idx,
     cdef const int64_t *ip = &idx[0] if idx.shape[0] else NULL
     cdef float *op = &out[0, 0] if out.shape[0] else NULL
     with nogil:
-        st = qrt_embedding_bag_f32_ref(&p, tp, ip, &starts[0], wp, op)
+        st = qrt_embedding_bag_f32(&p, tp, ip, &starts[0], wp, op, variant)
     _check(st, "embedding_bag")
 
 
 def embedding_bag_rowwise(const uint8_t[:, ::1] codes, int bits, Py_ssize_t dim,
                           const float[::1] scale, const float[::1] bias,
                           const int64_t[::1] idx, const int64_t[::1] starts, w,
-                          float[:, ::1] out):
+                          float[:, ::1] out, int variant=-1):
     """out[b] = the sum over the bag of torch's row-wise dequantized rows (embedding_ref.h)."""
     cdef const float[::1] wv
     cdef const float *wp = NULL
@@ -344,5 +344,5 @@ def embedding_bag_rowwise(const uint8_t[:, ::1] codes, int bits, Py_ssize_t dim,
     cdef const int64_t *ip = &idx[0] if idx.shape[0] else NULL
     cdef float *op = &out[0, 0] if out.shape[0] else NULL
     with nogil:
-        st = qrt_embedding_bag_rowwise_ref(&p, cp, sp, bp, ip, &starts[0], wp, op)
+        st = qrt_embedding_bag_rowwise(&p, cp, sp, bp, ip, &starts[0], wp, op, variant)
     _check(st, "embedding_bag")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Read a qrt ``.bin`` blob: memory-map it, apply the rules R1..R27 of docs/blob-format.md.
+"""Read a qrt ``.bin`` blob: memory-map it, apply the rules R1..R28 of docs/blob-format.md.
 
 The reader and the one writer (:mod:`qrt._format.writer`) of the format sit together here.
 Every number used here (magic, versions, struct layouts, caps) comes from :mod:`qrt._blob`,
@@ -549,8 +549,8 @@ class _Reader:
                 continue
             if t.dtype not in ("int64", "int32") or t.kind != "activation" or \
                     t.index not in ins or t.index in outs:
-                raise self.err("R28", f"tensor {t.index} ({t.name}) is a {t.kind} of dtype "
-                               f"{t.dtype}: non-float activations other than quantized ones "
+                raise self.err("R28", f"tensor {t.index} ({t.name}): {t.dtype} {t.kind} "
+                               "tensor; activations that are neither float32 nor quantized "
                                "must be int64/int32 index tensors that are model inputs",
                                section="TENSORS")
         # R19: single assignment, topological order: read only after written. A state tensor

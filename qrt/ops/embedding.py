@@ -5,9 +5,10 @@ quantized row-wise tables (torch.ao.nn.quantized.Embedding / EmbeddingBag: quint
 bags, quint4x2, per_channel_affine_float_qparams). Every output is float32.
 
 Index operands are model inputs (rule R28, docs/blob-format.md). Every call checks them before
-any kernel reads the table (the C kernel checks them again and writes nothing when one fails):
-an index outside [0, num_embeddings), offsets that do not start at 0, decrease or pass the end
-are a ValueError naming the input. Bags are computed by the reference kernel of
+the table is read (numpy for ``embedding``; the C kernel's gate for the others, which writes
+nothing when one fails, and then numpy says which input is wrong): an index outside
+[0, num_embeddings), offsets that do not start at 0, decrease or pass the end are a ValueError
+naming the input. Bags are computed by the reference kernel of
 include/qrt/ref/embedding_ref.h in torch's order (sequential sums, its FMAs), so the results are
 bit-identical with torch 2.13 on x86-64 (tests/test_embedding.py compares with ``==``).
 """
@@ -185,10 +186,13 @@ class QEmbedding(_QTable, _Lookup):
         rows, bits = self.rows(node), node.attrs["bits"]
 
         def run():
-            check_indices(node, x, rows)
             if idx is not flat:
                 np.copyto(idx, flat)
-            _ops.embedding_bag_rowwise(codes, bits, d, s, b, idx, starts, None, y2)
+            try:   # the kernel checks every index before it reads a row
+                _ops.embedding_bag_rowwise(codes, bits, d, s, b, idx, starts, None, y2)
+            except ValueError:
+                check_indices(node, x, rows)
+                raise
         return run, (), {}
 
 
@@ -259,10 +263,13 @@ class _Bag(_Lookup):
             starts = np.arange(0, n + 1, length, dtype=np.int64)
 
             def run():
-                check_indices(node, x, rows)
                 if idx is not flat:
                     np.copyto(idx, flat)
-                kernel(idx, starts)
+                try:   # the kernel checks every operand before it reads a row
+                    kernel(idx, starts)
+                except ValueError:
+                    check_indices(node, x, rows)
+                    raise
             return run, (), {}
         off = ins[1]
         m = off.shape[0]
@@ -272,14 +279,15 @@ class _Bag(_Lookup):
             starts[m] = n
 
         def run_offsets():
-            check_indices(node, x, rows)
-            check_offsets(node, off, n, last)
             if idx is not flat:
                 np.copyto(idx, flat)
             np.copyto(head, off)
-            if m == 0:   # no bag (torch: an empty output); nothing is read
-                return
-            kernel(idx, starts)
+            try:   # the kernel checks indices and offsets before it reads a row
+                kernel(idx, starts)
+            except ValueError:   # say which input is wrong, and how
+                check_indices(node, x, rows)
+                check_offsets(node, off, n, last)
+                raise
         return run_offsets, (), {}
 
 
