@@ -516,3 +516,109 @@ def test_text_classification_tutorial_float_and_quantized(torch, tmp_path):
         with torch.no_grad():
             assert np.array_equal(m(text.numpy(), off.numpy()), qm(text, off).numpy())
     assert os.path.getsize(tmp_path / "tcq.bin") < os.path.getsize(tmp_path / "tc.bin") / 3
+
+
+# ---- golden twin (no torch needed: the ARM runs under qemu) -----------------------------------
+GOLDEN = "embedding_golden.npz"
+
+
+def _golden_cases(torch):
+    """(kind, attrs, arrays) with torch's outputs: float bags in every mode (weighted, padding),
+    quint8 / quint4x2 bags (weighted), a quantized Embedding."""
+    rng = np.random.default_rng(99)
+    tF = torch.nn.functional
+    cases = []
+    for mode, pad, weighted in [("sum", None, False), ("sum", None, True), ("sum", 2, True),
+                                ("mean", None, False), ("mean", 2, False), ("max", 1, False)]:
+        W = (rng.standard_normal((11, 6)) * 10.0 ** rng.uniform(-2, 2, (11, 1))).astype(F32)
+        idx = rng.integers(0, 11, 40)
+        off = np.array([0, 3, 3, 17, 39])
+        w = (rng.standard_normal(40) * 2).astype(F32) if weighted else None
+        t = tF.embedding_bag(torch.from_numpy(idx), torch.from_numpy(W), torch.from_numpy(off),
+                             mode=mode, padding_idx=pad,
+                             per_sample_weights=None if w is None else torch.from_numpy(w))
+        a = {"weight": W, "idx": idx, "off": off, "want": t.numpy()}
+        if w is not None:
+            a["psw"] = w
+        cases.append(("embedding_bag", {"mode": mode, "padding_idx": pad,
+                                        "per_sample_weights": weighted}, a))
+    for bits, weighted in [(8, False), (8, True), (4, False), (4, True)]:
+        net = torch.nn.Sequential(torch.nn.EmbeddingBag(13, 10, mode="sum"))
+        with torch.no_grad():
+            net[0].weight.mul_(torch.from_numpy(10.0 ** rng.uniform(-2, 2, (13, 1))).float())
+        q = _eager(torch, net, [net[0]], bits)[0]
+        wq = q.weight()
+        idx, off = rng.integers(0, 13, 30), np.array([0, 0, 12, 29])
+        w = (rng.standard_normal(30) * 2).astype(F32) if weighted else None
+        with torch.no_grad():
+            t = q(torch.from_numpy(idx), torch.from_numpy(off),
+                  per_sample_weights=None if w is None else torch.from_numpy(w))
+        n, dim = wq.shape
+        a = {"weight": wq.int_repr().numpy().reshape(n, dim if bits == 8 else dim // 2),
+             "scales": wq.q_per_channel_scales().numpy().astype(F32),
+             "zero_points": wq.q_per_channel_zero_points().numpy().astype(F32),
+             "idx": idx, "off": off, "want": t.numpy()}
+        if w is not None:
+            a["psw"] = w
+        cases.append(("qembedding_bag", {"bits": bits, "embedding_dim": int(dim),
+                                         "per_sample_weights": weighted}, a))
+    net = torch.nn.Sequential(torch.nn.Embedding(9, 5))
+    q = _eager(torch, net, [net[0]])[0]
+    wq = q.weight()
+    idx = rng.integers(0, 9, (3, 4))
+    with torch.no_grad():
+        t = q(torch.from_numpy(idx))
+    cases.append(("qembedding", {"bits": 8, "embedding_dim": 5},
+                  {"weight": wq.int_repr().numpy(),
+                   "scales": wq.q_per_channel_scales().numpy().astype(F32),
+                   "zero_points": wq.q_per_channel_zero_points().numpy().astype(F32),
+                   "idx": idx, "want": t.numpy()}))
+    return cases
+
+
+def write_golden(path):
+    import json
+    import torch
+    warnings.filterwarnings("ignore")
+    arrays, meta = {}, []
+    for i, (kind, attrs, a) in enumerate(_golden_cases(torch)):
+        meta.append({"kind": kind, "attrs": attrs, "names": sorted(a)})
+        arrays.update({f"c{i}_{k}": v for k, v in a.items()})
+    arrays["meta"] = np.array(json.dumps(meta))
+    arrays["torch_version"] = np.array(torch.__version__)
+    np.savez_compressed(path, **arrays)
+    return len(meta)
+
+
+def test_embedding_golden(tmp_path):
+    """torch's results stored in tests/data/embedding_golden.npz (``python
+    tests/test_embedding.py --golden`` rewrites it), through qrt.load: bit for bit."""
+    import json
+    sys.path.insert(0, os.path.dirname(__file__))
+    from conftest import assert_bits_equal, load_golden
+    g = load_golden(GOLDEN)
+    meta = json.loads(str(g["meta"]))
+    assert len(meta) == 11
+    for i, c in enumerate(meta):
+        a = {k: g[f"c{i}_{k}"] for k in c["names"]}
+        b = BlobBuilder()
+        ins = [b.activation("idx", "int64", a["idx"].shape)]
+        feed = [a["idx"].astype(np.int64)]
+        if "off" in a:
+            ins.append(b.activation("off", "int64", a["off"].shape))
+            feed.append(a["off"].astype(np.int64))
+        if "psw" in a:
+            ins.append(b.activation("psw", "float32", a["psw"].shape))
+            feed.append(a["psw"])
+        y = b.activation("y", "float32", a["want"].shape)
+        ps = [b.constant(k, a[k]) for k in ("weight", "scales", "zero_points") if k in a]
+        b.op(c["kind"], "e", ins, [y], ps, attrs=c["attrs"])
+        b.inputs, b.outputs = ins, [y]
+        b.write(tmp_path / "g.bin")
+        assert_bits_equal(qrt.load(tmp_path / "g.bin")(*feed), a["want"], f"golden {i}")
+
+
+if __name__ == "__main__":
+    if "--golden" in sys.argv:
+        out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", GOLDEN)
+        print(f"wrote {write_golden(out)} cases to {out}")
