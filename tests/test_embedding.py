@@ -20,6 +20,8 @@ import pytest
 import qrt
 from qrt_export._writer import BlobBuilder
 
+from _qemu import skip_under_qemu
+
 F32 = np.float32
 
 
@@ -152,15 +154,17 @@ def test_embedding_attribute_and_table_checks(tmp_path):
             _read(blob(**kw))
 
 
+@skip_under_qemu("CLI error handling is Python, run on x86")
 def test_embedding_qrt_run_errors_are_one_line(tmp_path):
-    _bag_blob(tmp_path / "eb.bin")
-    np.savez(tmp_path / "ok.npz", text=np.array([1, 2, 3]), offsets=np.array([0, 1]))
-    cases = [({"text": np.array([1, 2, 30]), "offsets": np.array([0, 1])}, "index 30"),
+    _bag_blob(tmp_path / "eb.bin", include_last=True)
+    np.savez(tmp_path / "ok.npz", text=np.array([1, 2, 3]), offsets=np.array([0, 1, 3]))
+    cases = [({"text": np.array([1, 2, 30]), "offsets": np.array([0, 3])}, "index 30"),
              ({"text": np.array([1, 2, 3]), "offsets": np.array([0, 5])}, "offsets[-1] = 5"),
-             ({"text": np.array([1, 2, 3]), "offsets": np.array([1, 2])}, "offsets[0] must be 0"),
-             ({"text": np.array([1, 2, 3], np.int32), "offsets": np.array([0, 1])},
+             ({"text": np.array([1, 2, 3]), "offsets": np.array([1, 3])}, "offsets[0] must be 0"),
+             ({"text": np.array([1, 2, 3]), "offsets": np.array([0, 2])}, "the last offset"),
+             ({"text": np.array([1, 2, 3], np.int32), "offsets": np.array([0, 3])},
               "takes int64 indices, got dtype int32"),
-             ({"text": np.array([1.0, 2.0]), "offsets": np.array([0, 1])},
+             ({"text": np.array([1.0, 2.0]), "offsets": np.array([0, 2])},
               "takes int64 indices, got dtype float64")]
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     r = subprocess.run([sys.executable, "-m", "qrt", "run", "eb.bin", "-i", "ok.npz"],
@@ -173,6 +177,10 @@ def test_embedding_qrt_run_errors_are_one_line(tmp_path):
         err = r.stderr.decode()
         assert r.returncode != 0 and "Traceback" not in err, err
         assert len(err.strip().splitlines()) == 1 and word in err, err
+    # qrt bench / --profile feed index inputs the ops accept (zeros, the last offset = length)
+    r = subprocess.run([sys.executable, "-m", "qrt", "bench", "eb.bin", "--iters", "3",
+                        "--profile"], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
 
 
 def test_embedding_kernel_variants_bit_exact():
