@@ -431,6 +431,14 @@ def test_qembedding_fx_and_conv_after_embedding(torch, tmp_path):
     m, _ = _export(torch, g, (x, off), tmp_path / "fx.bin")
     x2, off2 = torch.randint(0, 500, (33,)), torch.tensor([0, 1, 30])
     assert np.array_equal(m(x2.numpy(), off2.numpy()), g(x2, off2).numpy())
+    emb = torch.nn.Sequential(torch.nn.Embedding(100, 8)).eval()
+    x = torch.randint(0, 100, (2, 3))
+    g = convert_fx(prepare_fx(emb, QConfigMapping().set_object_type(
+        torch.nn.Embedding, _qconfig(torch, 8)), (x,)))
+    m, _ = _export(torch, g, x, tmp_path / "fxe.bin")
+    assert [o.kind for o in m.ops] == ["qembedding"]
+    x = torch.randint(0, 100, (5, 7))
+    assert np.array_equal(m(x.numpy()), g(x).numpy())
 
     class EmbConv(torch.nn.Module):
         def __init__(self):
