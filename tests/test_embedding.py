@@ -337,6 +337,31 @@ def test_embedding_float_equals_torch_any_index_shape(torch, tmp_path):
             assert np.array_equal(mm(x.numpy()), emb(x).numpy())
 
 
+def test_embedding_functional_forms(torch, tmp_path):
+    """F.embedding / F.embedding_bag on a module parameter (a get_attr operand)."""
+    tF = torch.nn.functional
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(30, 5))
+
+        def forward(self, x, offsets, psw):
+            a = tF.embedding_bag(x, self.w, offsets, mode="sum", per_sample_weights=psw,
+                                 padding_idx=-1)
+            return a + tF.embedding(offsets, self.w)
+    net = Net().eval()
+    rng = np.random.default_rng(4)
+    x, off = torch.from_numpy(rng.integers(0, 30, 20)), torch.tensor([0, 4, 4, 19])
+    x[::4] = 29
+    m, _ = _export(torch, net, (x, off, torch.rand(20)), tmp_path / "f.bin")
+    assert [o.kind for o in m.ops] == ["embedding_bag", "embedding", "float_add"]
+    assert m.ops[0].attrs["padding_idx"] == 29
+    psw = torch.rand(20) * 3
+    with torch.no_grad():
+        assert np.array_equal(m(x.numpy(), off.numpy(), psw.numpy()), net(x, off, psw).numpy())
+
+
 def test_embedding_max_norm_refused_at_export(torch, tmp_path):
     import qrt_export
     for mod in (torch.nn.Embedding(10, 3, max_norm=1.0),

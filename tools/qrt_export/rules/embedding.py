@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from qrt_export.rules import module
-from qrt_export.rules._float import array, is_node
+from qrt_export.rules import function, module
+from qrt_export.rules._float import array, is_node, param
 
 
 def _nnq():
@@ -51,9 +51,8 @@ def _weights(cx, node, a):
     return a
 
 
-def _bag_operands(cx, node, m):
+def _bag_operands(cx, node, include_last, x, offsets, psw):
     """(inputs, attrs) shared by the float and quantized EmbeddingBag rules."""
-    x, offsets, psw = _call_args(node, ("input", "offsets", "per_sample_weights"))[:3]
     ins = [_index(cx, node, x, "EmbeddingBag input")]
     nd = cx.value(x).dim()
     if offsets is not None:
@@ -63,19 +62,22 @@ def _bag_operands(cx, node, m):
         ins.append(_index(cx, node, offsets, "EmbeddingBag offsets"))
     elif nd != 2:
         cx.unsupported(node, f"EmbeddingBag without offsets on a {nd}-d input (2-d only)")
-    elif m.include_last_offset:
+    elif include_last:
         cx.unsupported(node, "EmbeddingBag(include_last_offset=True) on a 2-d input")
     if psw is not None:
         ins.append(_weights(cx, node, psw))
-    attrs = {"offsets": offsets is not None, "include_last_offset": bool(m.include_last_offset),
+    attrs = {"offsets": offsets is not None, "include_last_offset": bool(include_last),
              "per_sample_weights": psw is not None}
     return ins, attrs
 
 
-def _refuse_max_norm(cx, node, m, what):
-    if m.max_norm is not None:
-        cx.unsupported(node, f"{what}(max_norm={m.max_norm}): torch renormalises the table "
+def _refuse_max_norm(cx, node, max_norm, what):
+    if max_norm is not None:
+        cx.unsupported(node, f"{what}(max_norm={max_norm}): torch renormalises the table "
                        "rows in place at every call; qrt runs fixed tables (max_norm=None only)")
+
+
+_BAG_ARGS = ("input", "offsets", "per_sample_weights")
 
 
 # ---- weight-only quantized tables (registered first; nnq.EmbeddingBag subclasses Embedding) --
@@ -110,7 +112,7 @@ def qembedding_bag(cx, node, m):
     if len(node.args) > 3 or node.kwargs.get("compressed_indices_mapping") is not None:
         cx.unsupported(node, "quantized EmbeddingBag with compressed_indices_mapping")
     params, attrs = _qtable(cx, node, m, "quantized EmbeddingBag", (8, 4))
-    ins, a = _bag_operands(cx, node, m)
+    ins, a = _bag_operands(cx, node, m.include_last_offset, *_call_args(node, _BAG_ARGS))
     cx.emit("qembedding_bag", node, ins, params, dict(attrs, **a))
 
 
@@ -123,20 +125,57 @@ def qembedding(cx, node, m):
 
 
 # ---- float tables ------------------------------------------------------------------------------
+def _F():
+    import torch
+    return torch.nn.functional
+
+
+def _pad(padding_idx, n_rows):
+    if padding_idx is None:
+        return None
+    p = int(padding_idx)
+    return p + n_rows if p < 0 else p   # torch's normalisation of a negative padding_idx
+
+
 @module(lambda: (_nn().Embedding,), "float Embedding (nn.Embedding; padding_idx, max_norm=None)")
 def embedding(cx, node, m):
-    _refuse_max_norm(cx, node, m, "Embedding")
+    _refuse_max_norm(cx, node, m.max_norm, "Embedding")
     x = _index(cx, node, node.args[0] if node.args else node.kwargs.get("input"),
                "Embedding input")
     cx.emit("embedding", node, [x], [cx.constant(f"{node.name}.weight", array(m.weight))])
 
 
+@function(lambda: (_F().embedding,), "F.embedding (float table; max_norm=None)")
+def embedding_fn(cx, node, target):
+    x, w, _, max_norm = _call_args(node, ("input", "weight", "padding_idx", "max_norm"))
+    _refuse_max_norm(cx, node, max_norm, "embedding")
+    cx.emit("embedding", node, [_index(cx, node, x, "embedding input")],
+            [param(cx, node, w, "weight")])
+
+
 @module(lambda: (_nn().EmbeddingBag,), "float EmbeddingBag (nn.EmbeddingBag: sum/mean/max, "
         "offsets or 2-d input, include_last_offset, per_sample_weights, padding_idx)")
 def embedding_bag(cx, node, m):
-    _refuse_max_norm(cx, node, m, "EmbeddingBag")
-    ins, attrs = _bag_operands(cx, node, m)
+    _refuse_max_norm(cx, node, m.max_norm, "EmbeddingBag")
+    ins, attrs = _bag_operands(cx, node, m.include_last_offset, *_call_args(node, _BAG_ARGS))
     attrs["mode"] = str(m.mode)
-    attrs["padding_idx"] = None if m.padding_idx is None else int(m.padding_idx)
+    attrs["padding_idx"] = _pad(m.padding_idx, int(m.weight.shape[0]))
     cx.emit("embedding_bag", node, ins, [cx.constant(f"{node.name}.weight", array(m.weight))],
             attrs)
+
+
+@function(lambda: (_F().embedding_bag,), "F.embedding_bag (float table; max_norm=None)")
+def embedding_bag_fn(cx, node, target):
+    names = ("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq",
+             "mode", "sparse", "per_sample_weights", "include_last_offset", "padding_idx")
+    a = dict(zip(names, _call_args(node, names)))
+    _refuse_max_norm(cx, node, a["max_norm"], "embedding_bag")
+    mode = a["mode"] if a["mode"] is not None else "mean"
+    if mode not in ("sum", "mean", "max"):
+        cx.unsupported(node, f"embedding_bag(mode={mode!r})")
+    w = param(cx, node, a["weight"], "weight")
+    ins, attrs = _bag_operands(cx, node, bool(a["include_last_offset"]), a["input"],
+                               a["offsets"], a["per_sample_weights"])
+    attrs["mode"] = mode
+    attrs["padding_idx"] = _pad(a["padding_idx"], int(cx.b.tensors[w].shape[0]))
+    cx.emit("embedding_bag", node, ins, [w], attrs)
