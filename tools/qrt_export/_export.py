@@ -131,7 +131,7 @@ def _source(node, gm) -> str:
 
 
 def _is_quantized_model(model) -> str:
-    """'quantized', 'dynamic' or 'float'."""
+    """'quantized', 'dynamic', 'weight-only quantized embeddings' or 'float'."""
     import torch.ao.nn.quantized as nnq
     import torch.ao.nn.quantized.dynamic as nnqd
     kinds = set()
@@ -140,10 +140,14 @@ def _is_quantized_model(model) -> str:
             kinds.add("dynamic")
         elif isinstance(m, (nnq.Conv1d, nnq.Linear, nnq.Quantize)):
             kinds.add("quantized")
+        elif isinstance(m, (nnq.Embedding, nnq.EmbeddingBag)):
+            kinds.add("weight-only")
     if "quantized" in kinds:
         return "quantized"
     if "dynamic" in kinds:
         return "dynamic"
+    if "weight-only" in kinds:
+        return "weight-only quantized embeddings"
     for n in getattr(model, "graph", None).nodes if hasattr(model, "graph") else ():
         if n.op == "call_function" and n.target in _quantize_fns():
             return "quantized"
@@ -348,13 +352,15 @@ class _Converter:
         if node.name in self.tensor_of:
             return self.tensor_of[node.name]
         idx = self.new_tensor(node.name, self.v[node.name],
-                              None if self.v2 is None else self.v2.get(node.name))
+                              None if self.v2 is None else self.v2.get(node.name),
+                              index_ok=node.op == "placeholder")
         self.tensor_of[node.name] = idx
         return idx
 
-    def new_tensor(self, name, val, v2=None) -> int:
+    def new_tensor(self, name, val, v2=None, index_ok=False) -> int:
         """A blob activation for torch value ``val`` (``v2``: the same value at batch + 1,
-        which tells whether dim 0 is the batch)."""
+        which tells whether dim 0 is the batch). ``index_ok``: a model input, which may be an
+        int64/int32 index tensor (embeddings, R28)."""
         import torch
         if not isinstance(val, torch.Tensor):
             raise UnsupportedError(f"node {name} yields {type(val).__name__}, not a tensor")
@@ -375,9 +381,13 @@ class _Converter:
             return self.b.activation(node_name, dt, shape, batched=batched,
                                      scale=float(val.q_scale()),
                                      zero_point=int(val.q_zero_point()))
+        if index_ok and val.dtype in (torch.int64, torch.int32):
+            return self.b.activation(node_name, str(val.dtype).replace("torch.", ""), shape,
+                                     batched=batched)
         if val.dtype != torch.float32:
             raise UnsupportedError(f"{node_name}: dtype {val.dtype} is not supported "
-                                   "(float32 and quantized tensors only)")
+                                   "(float32 and quantized tensors; int64/int32 model inputs "
+                                   "that feed embeddings)")
         return self.b.activation(node_name, "float32", shape, batched=batched)
 
     def _unsupported(self, node, what):
@@ -654,7 +664,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
     t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = [_qrt_input(x) for x in inputs]
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     res = {"exact": 0, "total": 0, "max_lsb": 0}
@@ -665,6 +675,14 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
         res["total"] += r["total"]
         res["max_lsb"] = max(res["max_lsb"], r["max_lsb"])
     return res
+
+
+def _qrt_input(x):
+    """A torch example input as qrt takes it (float32 and index tensors as numpy arrays)."""
+    import torch
+    if x.dtype in (torch.float32, torch.int64, torch.int32):
+        return x.numpy()
+    return x
 
 
 def _output_lsb(qmodel, k) -> Optional[float]:
@@ -687,7 +705,7 @@ def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
     (index, op, name, source, exact, total, max_lsb or max_abs, ok, note)."""
     import torch
     from qrt._tensor import QTensor
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = [_qrt_input(x) for x in inputs]
     ex = qmodel._exec
     plan = ex.plan(qmodel._in_shapes(q_in))
     rows = []
@@ -799,8 +817,13 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                                    "torch.ao convert (no QuantStub / qconfig?)")
         kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
+    index_inputs = any(x.dtype in (torch.int64, torch.int32) for x in inputs)
     if kind == "float" and keep_float:
         kind = "float (exported as float32 ops, keep_float)"
+    elif kind == "float" and calibration_data is None and index_inputs:
+        # an embedding model (index inputs): exported in float, tables and float ops as they
+        # are (weight-only quantization is the user's choice: float_qparams_weight_only_qconfig)
+        kind = "float (index inputs: exported without quantization)"
     elif kind == "float":
         if calibration_data is None:
             raise UnsupportedError(
@@ -824,6 +847,10 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         values = _run_nodes(gm, inputs, refused)
         batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
         try:
+            if any(x.dim() == 1 and x.dtype in (torch.int64, torch.int32) for x in inputs):
+                # 1-d indices (EmbeddingBag text + offsets) have no batch dim: no probe, no
+                # tensor is batched, and every length the ops accept runs
+                raise _Skip()
             values2 = _run_nodes(gm, _batched(inputs))
             fixed = False
             for name, v in values.items():
@@ -831,6 +858,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
                     if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:
                         fixed = True
+        except _Skip:
+            values2, fixed = None, False
         except Exception:  # noqa: BLE001 - a graph that only runs at one batch size
             values2, fixed = None, True
         conv = _Converter(gm, values, values2, fixed, batch)
