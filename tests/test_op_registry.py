@@ -31,7 +31,7 @@ PINNED_CODES = {
     "max_pool1d": 11, "avg_pool1d": 12, "adaptive_avg_pool1d": 13, "hardswish": 14,
     "sigmoid": 15, "cat": 16, "flatten": 17, "reshape": 18, "identity": 19, "custom": 20,
     "pad": 21, "permute": 22, "slice": 23, "split": 24, "unsqueeze": 25, "squeeze": 26,
-    "view": 27, "mul": 28, "mean": 31, "lut": 33, "float_gelu": 40, "float_silu": 41,
+    "view": 27, "mul": 28, "batch_norm": 29, "mean": 31, "lut": 33, "float_gelu": 40, "float_silu": 41,
     "float_tanh": 42, "float_sigmoid": 43, "float_elu": 44, "float_leaky_relu": 45,
     "float_hardswish": 46, "float_hardsigmoid": 47, "float_clamp": 48, "float_exp": 49,
     "float_log": 50, "float_sqrt": 51, "float_pow": 52, "float_prelu": 53, "float_add": 60,
