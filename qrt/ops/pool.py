@@ -16,10 +16,12 @@ class _Pool(OpDef):
             kw.pop("stride")
         return kw, {}
 
+    dtypes = ("quint8", "qint8")
+
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
-            raise node.fail("pools per-tensor quint8/qint8 tensors")
+        if x.dtype not in self.dtypes or x.qscheme != "per_tensor_affine":
+            raise node.fail(f"pools per-tensor {'/'.join(self.dtypes)} tensors, not {x.dtype}")
         same_qparams(node, x, y, self.name)
         a = node.attrs
         if "padding" in a and a["padding"] > a["kernel_size"] // 2:
@@ -80,6 +82,7 @@ _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullabl
 class MaxPool1d(_Pool):
     name, code = "max_pool1d", 11
     doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d)"
+    dtypes = ("quint8", "qint8", "qint32")   # torch pools qint32 with its generic kernel
     attrs = dict(_COMMON, dilation=Int(1, _K, default=1))
 
 

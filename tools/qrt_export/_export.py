@@ -109,6 +109,26 @@ def _as_tuple(example_inputs):
     return tuple(out)
 
 
+def _qrt_inputs(inputs):
+    """The example inputs as qrt takes them: float32 as ndarrays, a quantized tensor (quint8,
+    qint8, qint32) as a qrt.QTensor with its codes and qparams, others as they are."""
+    import torch
+
+    import qrt
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_quantized and \
+                x.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            dt = getattr(qrt, str(x.dtype).split(".")[-1])
+            out.append(qrt.from_int_repr(x.int_repr().numpy(), x.q_scale(), x.q_zero_point(),
+                                         dt))
+        elif isinstance(x, torch.Tensor) and x.dtype == torch.float32:
+            out.append(x.numpy())
+        else:
+            out.append(x)
+    return out
+
+
 def _source(node, gm) -> str:
     st = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
     if st:
@@ -638,7 +658,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
     t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = _qrt_inputs(inputs)
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     res = {"exact": 0, "total": 0, "max_lsb": 0}
@@ -671,7 +691,7 @@ def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
     (index, op, name, source, exact, total, max_lsb or max_abs, ok, note)."""
     import torch
     from qrt._tensor import QTensor
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = _qrt_inputs(inputs)
     ex = qmodel._exec
     plan = ex.plan(qmodel._in_shapes(q_in))
     rows = []
@@ -772,6 +792,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model = qat.convert_qat(model)
     model = model.eval()
     kind = _is_quantized_model(model)
+    if kind == "float" and any(isinstance(x, torch.Tensor) and x.is_quantized for x in inputs):
+        kind = "quantized (quantized example inputs)"
     if qat_prepared:
         if kind == "float":
             raise UnsupportedError("the QAT-prepared model has no quantized module after "
