@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat}.h and ref/qarith_ref.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,qarith}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
@@ -290,7 +290,7 @@ ctypedef fused qmean_t:
     int32_t
 
 
-def mean_rows(const qmean_t[:, ::1] x, qmean_t[::1] out):
+def mean_rows(const qmean_t[:, ::1] x, qmean_t[::1] out, int variant=-1):
     """out[r] = torch's quantized mean of row r (integer sum, float32 divide, rne)."""
     if out.shape[0] != x.shape[0]:
         raise ValueError("mean_rows: output length differs from the row count")
@@ -301,9 +301,9 @@ def mean_rows(const qmean_t[:, ::1] x, qmean_t[::1] out):
         return
     with nogil:
         if qmean_t is uint8_t:
-            qrt_mean_rows_u8_ref(&x[0, 0], rows, n, &out[0])
+            qrt_mean_rows_u8(&x[0, 0], rows, n, &out[0], variant)
         elif qmean_t is int8_t:
-            qrt_mean_rows_s8_ref(&x[0, 0], rows, n, &out[0])
+            qrt_mean_rows_s8(&x[0, 0], rows, n, &out[0], variant)
         else:
             qrt_mean_rows_s32_ref(&x[0, 0], rows, n, &out[0])
 

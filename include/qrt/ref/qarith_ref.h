@@ -3,14 +3,41 @@
  * @file qarith_ref.h
  * @brief Reference kernels of the quantized mean over the last dim (torch 2.13's
  *        qmean_inner_dim kernel) and of a per-channel 256-entry table lookup (the quantized
- *        batch norm's tables, qrt/ops/batch_norm.py). Plain loops; the specification, and the
- *        only variant (the compiler vectorises the integer loops).
+ *        batch norm's tables, qrt/ops/batch_norm.py). Plain loops; the specification.
  */
 #ifndef QRT_REF_QARITH_REF_H
 #define QRT_REF_QARITH_REF_H
 
+#include <math.h>
 #include <stddef.h>
 #include "qrt/types.h"
+
+/* Row sums in blocks of 2^16 codes: a 32-bit partial sum of one block cannot overflow, and
+ * the block loop is a plain widening sum the compiler vectorises.  Integer sums and one IEEE
+ * float32 division: every compilation, and the AVX2 variant, give the same codes. */
+#define QRT_MEAN_BLOCK 65536u
+
+#define QRT_MEAN_ROWS_8_BODY(T, ACC, TOTAL)                                                       \
+    for (size_t r = 0; r < rows; ++r) {                                                            \
+        const T *row = x + r * len;                                                                \
+        TOTAL s = 0;                                                                               \
+        for (size_t b = 0; b < len; b += QRT_MEAN_BLOCK) {                                         \
+            const size_t e = len - b < QRT_MEAN_BLOCK ? len - b : QRT_MEAN_BLOCK;                  \
+            ACC acc = 0;                                                                           \
+            for (size_t i = 0; i < e; ++i) acc += row[b + i];                                      \
+            s += acc;                                                                              \
+        }                                                                                          \
+        out[r] = (T)lrintf((float)s / (float)len); /* a mean of codes: within T's range */       \
+    }
+
+#define QRT_MEAN_ROWS_S32_BODY                                                                    \
+    for (size_t r = 0; r < rows; ++r) {                                                            \
+        const int32_t *row = x + r * len;                                                          \
+        int64_t s = 0; /* |s| <= 2^31 * len: exact for any len below 2^32 */                      \
+        for (size_t i = 0; i < len; ++i) s += row[i];                                              \
+        const float y = rintf((float)s / (float)len);                                              \
+        out[r] = y >= 2147483648.0f ? INT32_MIN : (int32_t)y;                                      \
+    }
 
 /**
  * @brief Mean of each row of quint8 codes, as torch's qmean_inner_dim kernel.
