@@ -437,13 +437,18 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
 
 
 def _max_pool_np(rows, out2d, k, s, p, d):
-    """Max over each window's positions inside [0, L) (padding never wins), int codes."""
+    """Max over each window's positions inside [0, L) (padding never wins; a window without
+    one keeps the dtype's lowest code, as ATen), one strided pass per kernel tap."""
     L, lo = rows.shape[1], out2d.shape[1]
-    pos = np.arange(lo, dtype=np.int64)[:, None] * s - p + np.arange(k, dtype=np.int64) * d
-    valid = (pos >= 0) & (pos < L)
-    low = np.iinfo(rows.dtype).min
-    win = np.where(valid[None], rows[:, np.clip(pos, 0, L - 1)], low)
-    np.max(win, axis=2, out=out2d)
+    out2d.fill(np.iinfo(rows.dtype).min)
+    t = np.arange(lo, dtype=np.int64) * s - p
+    for j in range(k):
+        pos = t + j * d
+        ok = np.flatnonzero((pos >= 0) & (pos < L))   # increasing positions: one run
+        if ok.size:
+            i0, i1 = int(ok[0]), int(ok[-1]) + 1
+            src = rows[:, int(pos[i0]):int(pos[i1 - 1]) + 1:s]
+            np.maximum(out2d[:, i0:i1], src, out=out2d[:, i0:i1])
 
 
 def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,

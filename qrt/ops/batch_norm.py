@@ -68,8 +68,13 @@ def fused_params(weight, bias, mean, var, eps, in_scale, out_scale):
     return alpha, beta
 
 
-def table(alpha, beta, in_zp, out_zp, dtype, relu, vec):
-    """The output code of every (channel, input code): [C, 256] indexed by the code's byte."""
+_CHUNK = 4096   # channels per table block in prepare
+
+
+def table(alpha, beta, in_zp, out_zp, dtype, relu, vec, vec_channels=None):
+    """The output code of every (channel, input code): [C, 256] indexed by the code's byte.
+    ``vec_channels`` ([C] bool, default: the first C - C % vec) marks the channels that take
+    ATen's vector quantizer."""
     lo, hi = _RANGE[dtype]
     byte = np.arange(256, dtype=np.int64)
     code = byte if dtype == "quint8" else np.where(byte < 128, byte, byte - 256)
@@ -88,7 +93,9 @@ def table(alpha, beta, in_zp, out_zp, dtype, relu, vec):
         isc = np.where(bad, 0.0, r).astype(np.int64)
         isc = np.where(bad, np.iinfo(np.int64).min, isc) + zo
     c = alpha.shape[0]
-    vec_ch = (np.arange(c) < c - c % vec)[:, None]
+    if vec_channels is None:
+        vec_channels = np.arange(c) < c - c % vec
+    vec_ch = np.asarray(vec_channels, bool)[:, None]
     v = np.where(vec_ch, iv, isc)
     if relu:
         v = np.maximum(v, zo)
@@ -139,9 +146,16 @@ class BatchNorm(OpDef):
         alpha, beta = fused_params(node.array("weight"), node.array("bias"),
                                    node.array("running_mean"), node.array("running_var"),
                                    node.attrs["eps"], x.scale, y.scale)
-        t = table(alpha, beta, x.zero_point, y.zero_point, x.dtype,
-                  node.attrs["activation"] == "relu", node.attrs["vec"])
-        return np.ascontiguousarray(t.view(np.uint8))
+        relu, vec = node.attrs["activation"] == "relu", node.attrs["vec"]
+        c = alpha.shape[0]
+        out = np.empty((c, 256), np.uint8)
+        nvec = c - c % vec
+        for c0 in range(0, c, _CHUNK):   # bounded float64 temporaries, whatever C the file has
+            c1 = min(c, c0 + _CHUNK)
+            t = table(alpha[c0:c1], beta[c0:c1], x.zero_point, y.zero_point, x.dtype, relu,
+                      vec, np.arange(c0, c1) < nvec)
+            out[c0:c1] = t.view(np.uint8)
+        return out
 
     def bind(self, node, ins, outs):
         from qrt import _ops
