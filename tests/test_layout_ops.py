@@ -327,3 +327,28 @@ def test_mean_ties_match_torch(tmp_path, dtype):
         want = torch.mean(tx, -1)
         m = one_op(tmp_path / f"t{k}.bin", "mean", x, [tuple(want.shape)])
         check(m(x), want)
+
+
+def test_mean_of_a_non_contiguous_tensor_is_refused(tmp_path):
+    """torch's mean of a permuted quantized tensor rounds through a float mean, not its
+    integer kernel: the exporter refuses it, naming the fix."""
+    import qrt_export
+
+    class Net(torch.nn.Module):
+        def __init__(self, contiguous):
+            super().__init__()
+            self.q = torch.ao.nn.quantized.Quantize(0.05, 120, torch.quint8)
+            self.contiguous = contiguous
+
+        def forward(self, x):
+            y = self.q(x).permute(0, 2, 1)
+            if self.contiguous:
+                y = y.contiguous()
+            return y.mean(-1).dequantize()
+
+    x = torch.randn(2, 6, 8)
+    with pytest.raises(qrt_export.UnsupportedError, match="non-contiguous"):
+        qrt_export.export(Net(False), x, tmp_path / "nc.bin")
+    qrt_export.export(Net(True), x, tmp_path / "c.bin")
+    m = qrt.load(tmp_path / "c.bin")
+    np.testing.assert_array_equal(m(x.numpy()), Net(True)(x).numpy())
