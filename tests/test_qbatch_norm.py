@@ -178,3 +178,30 @@ def test_batch_norm_exported_from_a_model(tmp_path):
         m = qrt.load(tmp_path / f"n{relu}.bin")
         assert "batch_norm" in m.summary()
         np.testing.assert_array_equal(m(x.numpy()), net(x).numpy())
+
+
+def test_batch_norm_qint32(tmp_path):
+    """qint32 codes (no table: computed per element), full-range codes, huge means, and every
+    out-of-range value in both loops (16 channels: vector; 7: scalar)."""
+    rng = np.random.default_rng(32)
+    for k in range(16):
+        C = int(rng.choice([1, 3, 7, 8, 9, 16, 17, 33]))
+        hi = [1 << 10, 1 << 20, 2**31 - 1][k % 3]
+        codes = rng.integers(-hi, hi, (2, C, int(rng.integers(1, 20))), endpoint=True)
+        t = torch._make_per_tensor_quantized_tensor(torch.from_numpy(codes.astype(np.int32)),
+                                                    float(rng.uniform(1e-3, 1)),
+                                                    int(rng.integers(-1000, 1000)))
+        mean = rng.normal(0, 1, C) * (1e12 if k % 4 == 3 else 1)
+        _run(tmp_path / f"q{k}.bin", t, rng.normal(1, 0.5, C), rng.normal(0, 1, C), mean,
+             rng.uniform(0.1, 2, C), 1e-5, float(rng.uniform(1e-3, 1)),
+             int(rng.integers(-1000, 1000)), bool(k % 2))
+    vals = np.array([100.0, -4e4, 2.0**31 - 200, 2.0**31, 3e9, -3e9, 2.0**40, 2.0**63, 1e20,
+                     -1e20, np.inf, -np.inf, np.nan, 1.5e9], F32)
+    for zo in (-2**31, 0, 1000, 2**31 - 1):
+        for relu in (False, True):
+            for b in (np.resize(vals, 16), vals[:7], vals[7:]):
+                C = b.shape[0]
+                qx = torch._make_per_tensor_quantized_tensor(
+                    torch.zeros(1, C, 2, dtype=torch.int32), 1.0, 0)
+                _run(tmp_path / "x.bin", qx, np.zeros(C, F32), b, np.zeros(C, F32),
+                     np.ones(C, F32), 0.0, 1.0, zo, relu)

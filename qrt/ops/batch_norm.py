@@ -21,7 +21,8 @@ point added with int64 wrap-around, then the clamp).  relu: ``max(., out_zp)``.
 
 An 8-bit code takes 256 values, so ``prepare`` evaluates this once per channel and code
 (numpy, an exact emulation of float32 fmaf through float64) and a call is one table lookup per
-element (qrt_lut_channels_8_ref): the same integers on every platform.
+element (qrt_lut_channels_8_ref): the same integers on every platform.  qint32 codes are
+computed per element (``batch_norm_qint32``, numpy).
 """
 
 from __future__ import annotations
@@ -103,6 +104,33 @@ def table(alpha, beta, in_zp, out_zp, dtype, relu, vec, vec_channels=None):
     return v.astype(np.uint8 if dtype == "quint8" else np.int8)
 
 
+_I32 = (-(1 << 31), (1 << 31) - 1)
+
+
+def batch_norm_qint32(q, in_zp, out_zp, alpha, beta, relu, vec):
+    """torch's kernel on qint32 codes [N, C(, L)], computed per element (no table: 2^32 codes).
+
+    Vector channels: ``x = f32(f32(q) - f32(zp))`` (its dequantize with a fake scale of 1, one
+    rounding), then quantize_val with scale 1: ``clamp(rne(f32(y + f32(out_zp))))``, NaN ->
+    INT32_MIN; scalar channels: ``x = (float)(q - zp)``, ``lrintf`` as for 8 bits."""
+    c = q.shape[1]
+    sh = (1, c) + (1,) * (q.ndim - 2)
+    a, b = alpha.reshape(sh), beta.reshape(sh)
+    lo, hi = _I32
+    with np.errstate(all="ignore"):
+        xv = (q.astype(_F32) - _F32(in_zp)).astype(_F32)
+        tv = np.rint((fma_f32(a, xv, b) + _F32(out_zp)).astype(_F32)).astype(_F64)
+        iv = np.where(np.isnan(tv), lo, np.clip(tv, lo, hi)).astype(np.int64)
+        r = np.rint(fma_f32(a, (q.astype(np.int64) - in_zp).astype(_F32), b).astype(_F64))
+        bad = ~np.isfinite(r) | (np.abs(r) >= 2.0 ** 63)
+        isc = np.where(bad, np.iinfo(np.int64).min, np.where(bad, 0.0, r).astype(np.int64))
+        isc = np.clip(isc + np.int64(out_zp), lo, hi)
+    v = np.where((np.arange(c) < c - c % vec).reshape(sh), iv, isc)
+    if relu:
+        v = np.maximum(v, out_zp)
+    return v.astype(np.int32)
+
+
 @define
 class BatchNorm(OpDef):
     name, code = "batch_norm", 29
@@ -117,8 +145,8 @@ class BatchNorm(OpDef):
 
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype not in _RANGE or x.qscheme != "per_tensor_affine":
-            raise node.fail(f"takes a per-tensor quint8/qint8 tensor, not {x.dtype} "
+        if x.dtype not in ("quint8", "qint8", "qint32") or x.qscheme != "per_tensor_affine":
+            raise node.fail(f"takes a per-tensor quint8/qint8/qint32 tensor, not {x.dtype} "
                             f"{x.qscheme}")
         if y.dtype != x.dtype or y.qscheme != "per_tensor_affine":
             raise node.fail(f"the output must be per-tensor {x.dtype}, is {y.dtype}")
@@ -147,6 +175,8 @@ class BatchNorm(OpDef):
                                    node.array("running_mean"), node.array("running_var"),
                                    node.attrs["eps"], x.scale, y.scale)
         relu, vec = node.attrs["activation"] == "relu", node.attrs["vec"]
+        if x.dtype == "qint32":
+            return alpha, beta
         c = alpha.shape[0]
         out = np.empty((c, 256), np.uint8)
         nvec = c - c % vec
@@ -161,6 +191,15 @@ class BatchNorm(OpDef):
         from qrt import _ops
         src = ins[0].int_repr()
         dst = outs[0].int_repr()
+        if node.inputs[0].dtype == "qint32":
+            alpha, beta = node.state
+            x_t, y_t = node.inputs[0], node.outputs[0]
+            relu, vec = node.attrs["activation"] == "relu", node.attrs["vec"]
+
+            def run():
+                dst[...] = batch_norm_qint32(src, x_t.zero_point, y_t.zero_point, alpha, beta,
+                                             relu, vec)
+            return run, (), {}
         shape3 = src.shape if src.ndim == 3 else src.shape + (1,)
         x3 = src.view(np.uint8).reshape(shape3)
         y3 = dst.view(np.uint8).reshape(shape3)

@@ -24,14 +24,14 @@ def _targets():
 
 
 @function(_targets, "quantized batch_norm1d / batch_norm1d_relu (torch.ops.quantized."
-          "batch_norm1d, quantized.batch_norm on [N, C] / [N, C, L]; quint8, qint8)")
+          "batch_norm1d, quantized.batch_norm on [N, C] / [N, C, L]; quint8, qint8, qint32)")
 def qbatch_norm(cx, node, target):
     import torch
     x = arg(node, 0, "input")
     xv = cx.value(x)
     if not (isinstance(xv, torch.Tensor) and xv.is_quantized and
-            xv.dtype in (torch.quint8, torch.qint8)):
-        cx.unsupported(node, "quantized batch_norm of a tensor that is not quint8/qint8")
+            xv.dtype in (torch.quint8, torch.qint8, torch.qint32)):
+        cx.unsupported(node, "quantized batch_norm of a tensor that is not quint8/qint8/qint32")
     if xv.dim() not in (2, 3):
         cx.unsupported(node, f"quantized batch_norm of a {xv.dim()}-d tensor (qrt: [N, C] or "
                        "[N, C, L])")
