@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
@@ -346,3 +346,42 @@ def embedding_bag_rowwise(const uint8_t[:, ::1] codes, int bits, Py_ssize_t dim,
     with nogil:
         st = qrt_embedding_bag_rowwise(&p, cp, sp, bp, ip, &starts[0], wp, op, variant)
     _check(st, "embedding_bag")
+
+
+# ---- quantized mean over the last dim, per-channel tables (ref/qarith_ref.h) ----------------
+ctypedef fused qmean_t:
+    uint8_t
+    int8_t
+    int32_t
+
+
+def mean_rows(const qmean_t[:, ::1] x, qmean_t[::1] out, int variant=-1):
+    """out[r] = torch's quantized mean of row r (integer sum, float32 divide, rne)."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("mean_rows: output length differs from the row count")
+    if x.shape[1] < 1:
+        raise ValueError("mean_rows: rows must not be empty")
+    cdef size_t rows = x.shape[0], n = x.shape[1]
+    if rows == 0:
+        return
+    with nogil:
+        if qmean_t is uint8_t:
+            qrt_mean_rows_u8(&x[0, 0], rows, n, &out[0], variant)
+        elif qmean_t is int8_t:
+            qrt_mean_rows_s8(&x[0, 0], rows, n, &out[0], variant)
+        else:
+            qrt_mean_rows_s32_ref(&x[0, 0], rows, n, &out[0])
+
+
+def lut_channels(const uint8_t[:, ::1] lut, const uint8_t[:, :, ::1] x,
+                 uint8_t[:, :, ::1] out):
+    """out[o, c, i] = lut[c, x[o, c, i]] (8-bit codes as bytes); out may be x."""
+    if lut.shape[1] != 256 or lut.shape[0] != x.shape[1]:
+        raise ValueError("lut_channels: the table must be [channels, 256]")
+    if out.shape[0] != x.shape[0] or out.shape[1] != x.shape[1] or out.shape[2] != x.shape[2]:
+        raise ValueError("lut_channels: output shape differs from input shape")
+    cdef size_t o = x.shape[0], c = x.shape[1], n = x.shape[2]
+    if o == 0 or c == 0 or n == 0:
+        return
+    with nogil:
+        qrt_lut_channels_8_ref(&lut[0, 0], &x[0, 0, 0], o, c, n, &out[0, 0, 0])

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,cat}.h
-# and include/qrt/embedding.h.
+# and include/qrt/{embedding.h,qarith.h,ref/qarith_ref.h}.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
 from qrt._kernels cimport qrt_status
@@ -106,3 +106,10 @@ cdef extern from "qrt/embedding.h" nogil:
                                          const float *scale, const float *bias,
                                          const int64_t *idx, const int64_t *starts,
                                          const float *w, float *out, int variant)
+
+cdef extern from "qrt/qarith.h" nogil:
+    void qrt_mean_rows_u8(const uint8_t *x, size_t rows, size_t len, uint8_t *out, int variant)
+    void qrt_mean_rows_s8(const int8_t *x, size_t rows, size_t len, int8_t *out, int variant)
+    void qrt_mean_rows_s32_ref(const int32_t *x, size_t rows, size_t len, int32_t *out)
+    void qrt_lut_channels_8_ref(const uint8_t *lut, const uint8_t *x, size_t outer,
+                                size_t channels, size_t inner, uint8_t *out)

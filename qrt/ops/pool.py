@@ -25,9 +25,11 @@ class _Pool(OpDef):
             kw.pop("stride")
         return kw, {}
 
+    dtypes = ("quint8", "qint8")
+
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        _check_dtype(node, x)
+        _check_dtype(node, x, self.dtypes)
         same_qparams(node, x, y, self.name)
         a = node.attrs
         if "padding" in a and a["padding"] > a["kernel_size"] // 2:
@@ -121,6 +123,7 @@ _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullabl
 class MaxPool1d(_Pool):
     name, code = "max_pool1d", 11
     doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d), codes or float32"
+    dtypes = ("quint8", "qint8", "qint32")   # torch pools qint32 with its generic kernel
     attrs = dict(_COMMON, dilation=Int(1, _K, default=1))
 
 
@@ -139,7 +142,7 @@ class AdaptiveAvgPool1d(_Pool):
 
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        _check_dtype(node, x)
+        _check_dtype(node, x, self.dtypes)
         same_qparams(node, x, y, self.name)
 
     def geometry(self, node, L):
@@ -170,8 +173,9 @@ def _is_float(t) -> bool:
     return isinstance(t, np.ndarray) and t.dtype == np.float32
 
 
-def _check_dtype(node, x):
+def _check_dtype(node, x, dtypes):
     if x.dtype == "float32":
         return
-    if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
-        raise node.fail("pools per-tensor quint8/qint8 tensors or float32 ones")
+    if x.dtype not in dtypes or x.qscheme != "per_tensor_affine":
+        raise node.fail(f"pools per-tensor {'/'.join(dtypes)} tensors or float32 ones, "
+                        f"not {x.dtype}")

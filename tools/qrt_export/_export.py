@@ -109,6 +109,28 @@ def _as_tuple(example_inputs):
     return tuple(out)
 
 
+def _qrt_inputs(inputs):
+    """The example inputs as qrt takes them: float32 as ndarrays, a quantized tensor (quint8,
+    qint8, qint32) as a qrt.QTensor with its codes and qparams, int64/int32 index tensors as
+    ndarrays, others as they are."""
+    import torch
+
+    import qrt
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_quantized and \
+                x.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            dt = getattr(qrt, str(x.dtype).split(".")[-1])
+            out.append(qrt.from_int_repr(x.int_repr().numpy(), x.q_scale(), x.q_zero_point(),
+                                         dt))
+        elif isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.int64,
+                                                         torch.int32):
+            out.append(x.numpy())   # float32 inputs and index tensors as numpy arrays
+        else:
+            out.append(x)
+    return out
+
+
 def _source(node, gm) -> str:
     st = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
     if st:
@@ -301,6 +323,17 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
     import torch.fx as fx
     values: Dict[str, Any] = {}
 
+    def _record(v):
+        # a copy: a later in-place op (nn.ReLU(inplace=True) after a float conv, as in
+        # torchaudio's Wav2Letter) would otherwise overwrite the value recorded here. A
+        # quantized tensor's clone() is always contiguous, and rules read the layout (torch's
+        # quantized mean of a permuted tensor takes another path): such views stay as they are.
+        if not isinstance(v, torch.Tensor):
+            return v
+        if v.is_quantized and not v.is_contiguous():
+            return v
+        return v.clone()
+
     class _Rec(fx.Interpreter):
         def run_node(self, n):
             try:
@@ -314,15 +347,13 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                         v = None
                     if v is not None:
                         refused[n.name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-                        values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
+                        values[n.name] = _record(v)
                         return v
                 what = getattr(n.target, "__name__", n.target)
                 raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
                                   f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
-            # a copy: a later in-place op (nn.ReLU(inplace=True) after a float conv, as in
-            # torchaudio's Wav2Letter) would otherwise overwrite the value recorded here
-            values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
+            values[n.name] = _record(v)
             return v
     with torch.no_grad():
         _Rec(gm).run(*inputs)
@@ -664,7 +695,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
     t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
-    q_in = [_qrt_input(x) for x in inputs]
+    q_in = _qrt_inputs(inputs)
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     res = {"exact": 0, "total": 0, "max_lsb": 0}
@@ -675,14 +706,6 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
         res["total"] += r["total"]
         res["max_lsb"] = max(res["max_lsb"], r["max_lsb"])
     return res
-
-
-def _qrt_input(x):
-    """A torch example input as qrt takes it (float32 and index tensors as numpy arrays)."""
-    import torch
-    if x.dtype in (torch.float32, torch.int64, torch.int32):
-        return x.numpy()
-    return x
 
 
 def _output_lsb(qmodel, k) -> Optional[float]:
@@ -705,7 +728,7 @@ def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
     (index, op, name, source, exact, total, max_lsb or max_abs, ok, note)."""
     import torch
     from qrt._tensor import QTensor
-    q_in = [_qrt_input(x) for x in inputs]
+    q_in = _qrt_inputs(inputs)
     ex = qmodel._exec
     plan = ex.plan(qmodel._in_shapes(q_in))
     rows = []
@@ -811,6 +834,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model = qat.convert_qat(model)
     model = model.eval()
     kind = _is_quantized_model(model)
+    if kind == "float" and any(isinstance(x, torch.Tensor) and x.is_quantized for x in inputs):
+        kind = "quantized (quantized example inputs)"
     if qat_prepared:
         if kind == "float":
             raise UnsupportedError("the QAT-prepared model has no quantized module after "
