@@ -136,7 +136,8 @@ def _is_quantized_model(model) -> str:
     import torch.ao.nn.quantized.dynamic as nnqd
     kinds = set()
     for m in model.modules():
-        if isinstance(m, nnqd.Linear):
+        if isinstance(m, (nnqd.Linear, nnqd.modules.rnn.RNNBase,
+                          nnqd.modules.rnn.RNNCellBase)):
             kinds.add("dynamic")
         elif isinstance(m, (nnq.Conv1d, nnq.Linear, nnq.Quantize)):
             kinds.add("quantized")
@@ -470,8 +471,7 @@ class _Converter:
         if node.op == "get_attr":
             return
         if node.op == "output":
-            outs = node.args[0]
-            outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            outs = _flatten(node.args[0])  # (out, (h_n, c_n)): three outputs
             for o in outs:
                 if not hasattr(o, "name") or o.name not in self.tensor_of:
                     if self.missing:  # computed by an op already reported
@@ -493,8 +493,7 @@ class _Converter:
                                   "supported)")
             self.tensor_of[node.name] = self.tensor_of[src]
             return
-        multi = isinstance(val, (tuple, list)) and len(val) > 0 and \
-            all(isinstance(t, torch.Tensor) for t in val)
+        multi = isinstance(val, (tuple, list)) and len(val) > 0 and _tensor_leaves(val)
         if not isinstance(val, torch.Tensor) and not multi:
             # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
             if node.op == "call_method" and node.target in ("size", "dim"):
@@ -574,6 +573,20 @@ class _Converter:
         self._pool(kind, node, node.args[0], k, s, args.get("padding", 0), **extra)
 
 
+def _flatten(v) -> list:
+    """Nested tuples / lists of outputs, flattened in order."""
+    if isinstance(v, (tuple, list)):
+        return [x for item in v for x in _flatten(item)]
+    return [v]
+
+
+def _tensor_leaves(val) -> bool:
+    """Whether a (nested) tuple holds only tensors: (y, (h_n, c_n)) of an LSTM."""
+    import torch
+    return all(_tensor_leaves(t) if isinstance(t, (tuple, list)) and t else
+               isinstance(t, torch.Tensor) for t in val)
+
+
 def _is_length_of(v, x) -> bool:
     """``v`` is the fx node of ``x.shape[-1]`` / ``x.shape[2]`` / ``x.size(-1)`` / ``x.size(2)``
     (the length of a 3-d input ``x``)."""
@@ -637,7 +650,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     tm = _repack(model_torch, engine)
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
-    t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
+    t_outs = _flatten(t_out)
     q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
