@@ -45,6 +45,10 @@ _SLOTS = (("w_ih", "int8"), ("w_ih_scale", "float64"), ("w_ih_zero_point", "int3
           ("b_ih", "float32"), ("w_hh", "int8"), ("w_hh_scale", "float64"),
           ("w_hh_zero_point", "int32"), ("b_hh", "float32"))
 MAX_LAYERS = 64
+_MODE_CODE = {"lstm": 0, "gru": 1, "rnn_tanh": 2, "rnn_relu": 3}   # include/qrt/rnn.h
+# False: the step loop in C (include/qrt/rnn.h, libm expf/tanhf). True: the same steps with
+# numpy ufuncs (numpy's float32 exp/tanh), kept as the readable specification; tests run both.
+_USE_NUMPY_LOOP = False
 
 
 def slot_names(num_layers, directions):
@@ -306,6 +310,54 @@ class RnnDynamic(OpDef):
         gi1 = gi.reshape(-1)
         gates1 = gates.reshape(-1)
         sig_hi = 2 * h
+        dh = dirs * h
+        gi_st, gi_sb = ((g * h, t_len * g * h) if bf else (b * g * h, g * h))
+        y_st, y_sb = ((dh, t_len * dh) if bf else (b * dh, dh))
+        code = _MODE_CODE[mode]
+        from qrt import _conv1d
+
+        def run_c(gemm_hh, dst, d, hs1, cs1):
+            _conv1d.rnn_run(gemm_hh.plan, code, g, gemm_hh.ws, gemm_hh.rs, gi1, 0, gi_st, gi_sb,
+                            None if dst is None else dst.reshape(-1), d * h, y_st, y_sb,
+                            hs1, cs1, gates1, gemm_hh.xq1, t_len, bool(d))
+
+        def run_py(gemm_hh, dst, d, hs1, cs1):
+            hs = hs1.reshape(b, h)
+            cs = None if cs1 is None else cs1.reshape(b, h)
+            for t in (range(t_len - 1, -1, -1) if d else range(t_len)):
+                git = gi3[:, t] if bf else gi3[t]
+                gemm_hh(hs1, gates1)
+                if mode == "lstm":
+                    np.add(gates, git, out=gates)
+                    _sigmoid(gates, s_buf)
+                    np.tanh(gates[:, 2 * h:3 * h], out=tmp)
+                    np.multiply(s_buf[:, h:2 * h], cs, out=cs)
+                    np.multiply(s_buf[:, :h], tmp, out=tmp)
+                    np.add(cs, tmp, out=cs)
+                    np.tanh(cs, out=tmp)
+                    np.multiply(s_buf[:, 3 * h:], tmp, out=hs)
+                elif mode == "gru":
+                    np.add(gates[:, :sig_hi], git[:, :sig_hi], out=gates[:, :sig_hi])
+                    _sigmoid(gates[:, :sig_hi], s_buf[:, :sig_hi])
+                    np.multiply(gates[:, 2 * h:], s_buf[:, :h], out=tmp)
+                    np.add(git[:, 2 * h:], tmp, out=tmp)
+                    np.tanh(tmp, out=tmp)
+                    np.subtract(hs, tmp, out=hs)
+                    np.multiply(hs, s_buf[:, h:2 * h], out=hs)
+                    np.add(hs, tmp, out=hs)
+                else:
+                    np.add(gates, git, out=gates)
+                    if mode == "rnn_tanh":
+                        np.tanh(gates, out=hs)
+                    else:
+                        np.maximum(gates, _F32(0.0), out=hs)
+                if dst is not None:
+                    if bf:
+                        dst[:, t, d * h:(d + 1) * h] = hs
+                    else:
+                        dst[t, :, d * h:(d + 1) * h] = hs
+
+        loop = run_py if _USE_NUMPY_LOOP else run_c
 
         def run():
             for src1, src, in_cols, gemm_ih, gemm_hh, dst, d, k in steps:
@@ -316,44 +368,13 @@ class RnnDynamic(OpDef):
                     hs.fill(0.0)
                 else:
                     np.copyto(hs, h0[k])
-                hs1 = hs.reshape(-1)
+                cs1 = None
                 if mode == "lstm":
                     cs = c_out[k]
                     if c0 is None:
                         cs.fill(0.0)
                     else:
                         np.copyto(cs, c0[k])
-                order = range(t_len - 1, -1, -1) if d else range(t_len)
-                for t in order:
-                    git = gi3[:, t] if bf else gi3[t]
-                    gemm_hh(hs1, gates1)
-                    if mode == "lstm":
-                        np.add(gates, git, out=gates)
-                        _sigmoid(gates, s_buf)
-                        np.tanh(gates[:, 2 * h:3 * h], out=tmp)
-                        np.multiply(s_buf[:, h:2 * h], cs, out=cs)
-                        np.multiply(s_buf[:, :h], tmp, out=tmp)
-                        np.add(cs, tmp, out=cs)
-                        np.tanh(cs, out=tmp)
-                        np.multiply(s_buf[:, 3 * h:], tmp, out=hs)
-                    elif mode == "gru":
-                        np.add(gates[:, :sig_hi], git[:, :sig_hi], out=gates[:, :sig_hi])
-                        _sigmoid(gates[:, :sig_hi], s_buf[:, :sig_hi])
-                        np.multiply(gates[:, 2 * h:], s_buf[:, :h], out=tmp)
-                        np.add(git[:, 2 * h:], tmp, out=tmp)
-                        np.tanh(tmp, out=tmp)
-                        np.subtract(hs, tmp, out=hs)
-                        np.multiply(hs, s_buf[:, h:2 * h], out=hs)
-                        np.add(hs, tmp, out=hs)
-                    else:
-                        np.add(gates, git, out=gates)
-                        if mode == "rnn_tanh":
-                            np.tanh(gates, out=hs)
-                        else:
-                            np.maximum(gates, _F32(0.0), out=hs)
-                    if dst is not None:
-                        if bf:
-                            dst[:, t, d * h:(d + 1) * h] = hs
-                        else:
-                            dst[t, :, d * h:(d + 1) * h] = hs
+                    cs1 = cs.reshape(-1)
+                loop(gemm_hh, dst, d, hs.reshape(-1), cs1)
         return run, (), {}
