@@ -449,7 +449,7 @@ def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs
     the outputs; ``h`` (and for LSTM ``c``) [B*H] hold the initial state and get the final one.
     """
     cdef Py_ssize_t H = hh.p.c_in, B = hh.p.len_in, GH = hh.p.c_out
-    if mode < 0 or mode > 3 or gates < 1 or GH != gates * H or hh.p.n != 1 or \
+    if mode < 0 or mode > 3 or gates != (4, 3, 1, 1)[mode] or GH != gates * H or hh.p.n != 1 or \
             hh.p.kernel != 1 or hh.p.groups != 1 or hh.p.out_kind != QRT_CONV1D_OUT_F32:
         raise ValueError("rnn: the hidden-projection plan does not match the layer")
     if hh.p.x_stride_c != 1 or hh.p.y_stride_c != 1 or \

@@ -457,6 +457,18 @@ class _Converter:
             raise UnsupportedError("the traced graph has no tensor inputs or outputs")
         return b
 
+    def _output_names(self, o):
+        """Tensor names of model output ``o``: itself, or ``o.0``, ``o.1.0``... when ``o``
+        yields a (nested) tuple that a multi-output op registered."""
+        if o.name in self.tensor_of or not isinstance(self.v.get(o.name), (tuple, list)):
+            return [o.name]
+
+        def walk(prefix, v):
+            if isinstance(v, (tuple, list)):
+                return [n for k, item in enumerate(v) for n in walk(f"{prefix}.{k}", item)]
+            return [prefix]
+        return walk(o.name, self.v[o.name])
+
     def _node(self, node):
         import torch
         from qrt_export import rules
@@ -472,13 +484,16 @@ class _Converter:
             return
         if node.op == "output":
             outs = _flatten(node.args[0])  # (out, (h_n, c_n)): three outputs
-            for o in outs:
-                if not hasattr(o, "name") or o.name not in self.tensor_of:
+            names = []
+            for o in outs:  # a node yielding a tuple (an LSTM's): its tensors, in order
+                names += self._output_names(o) if hasattr(o, "name") else [None]
+            for o, name in zip(outs if len(names) == len(outs) else names, names):
+                if name is None or name not in self.tensor_of:
                     if self.missing:  # computed by an op already reported
                         raise _Skip()
                     raise UnsupportedError(f"model output {o} is not a tensor computed "
                                            "by a supported op")
-                b.outputs.append(self.tensor_of[o.name])
+                b.outputs.append(self.tensor_of[name])
             return
         if node.op == "call_function" and node.target is operator.getitem and \
                 isinstance(self.v.get(getattr(node.args[0], "name", None)), (tuple, list)) \

@@ -115,7 +115,8 @@ def _emit(cx, node, m, mode, cell):
         outs = [t(f"{node.name}.0", val[0], pick(v2, 0)),
                 t(f"{node.name}.1.0", val[1][0], pick(v2, 1, 0)),
                 t(f"{node.name}.1.1", val[1][1], pick(v2, 1, 1))]
-        cx.tensor_of[f"{node.name}.0"] = outs[0]
+        cx.tensor_of.update({f"{node.name}.0": outs[0], f"{node.name}.1.0": outs[1],
+                             f"{node.name}.1.1": outs[2]})
         for u in cx.users(node):  # getitem(lstm, 1) -> (h_n, c_n), unpacked by getitems
             if u.op == "call_function" and len(u.args) == 2 and u.args[1] in (1, -1):
                 cx.tensor_of[f"{u.name}.0"], cx.tensor_of[f"{u.name}.1"] = outs[1], outs[2]
