@@ -5,6 +5,11 @@
  *        and direction, so a step costs the GEMM plus a few hundred float operations, with no
  *        Python in between).
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* lets gcc if-convert the selects of the gate functions (and so vectorise the gate loops);
+ * results are unchanged: no option here alters an IEEE operation, only trap assumptions */
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include "qrt/rnn.h"
 
 #include <math.h>
@@ -50,8 +55,53 @@ void qrt_choose_qparams_u8(float mn, float mx, double *scale_out, int32_t *zp_ou
     *zp_out = zp;
 }
 
-/* torch's float sigmoid formula, 1 / (1 + exp(-x)), in float32 */
-static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* exp and tanh in float32, branch-free so that the gate loops vectorise (Cephes' expf /
+ * tanhf polynomials, about 1 ulp: docs/float-ops.md "Recurrent layers").  Plain IEEE float
+ * operations without contraction (-ffp-contract=off): every ISA computes the same bits. */
+static inline float qrt_expf(float x)
+{
+    x = x > 88.0f ? 88.0f : x; /* keeps 2^n normal below: n in [-126, 127] */
+    x = x < -87.0f ? -87.0f : x;
+    float fx = x * 1.44269504088896341f + 0.5f;
+    int32_t n = (int32_t)fx;
+    n -= (float)n > fx; /* floor */
+    const float fn = (float)n;
+    x = x - fn * 0.693359375f;
+    x = x - fn * -2.12194440e-4f;
+    const float z = x * x;
+    float y = 1.9875691500e-4f;
+    y = y * x + 1.3981999507e-3f;
+    y = y * x + 8.3334519073e-3f;
+    y = y * x + 4.1665795894e-2f;
+    y = y * x + 1.6666665459e-1f;
+    y = y * x + 5.0000001201e-1f;
+    y = y * z + x + 1.0f;
+    union {
+        int32_t i;
+        float f;
+    } u;
+    u.i = (n + 127) * (1 << 23); /* 2^n */
+    return y * u.f;
+}
+
+/* torch's float sigmoid formula, 1 / (1 + exp(-x)) */
+static inline float sigm(float x) { return 1.0f / (1.0f + qrt_expf(-x)); }
+
+static inline float qrt_tanhf(float x)
+{
+    const float a = x < 0.0f ? -x : x;
+    const float e = qrt_expf(2.0f * a);
+    float big = 1.0f - 2.0f / (e + 1.0f);
+    big = x < 0.0f ? -big : big;
+    const float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    const float small = p * z * x + x;
+    return a > 0.625f ? big : small;
+}
 
 qrt_status qrt_rnn_f32(qrt_rnn_args *a)
 {
@@ -87,29 +137,32 @@ qrt_status qrt_rnn_f32(qrt_rnn_args *a)
             float *h = a->h + (size_t)b * H;
             if (a->mode == QRT_RNN_LSTM) {
                 float *c = a->c + (size_t)b * H;
-                for (uint32_t j = 0; j < H; j++) {
-                    const float ig = sigm(g[j] + gi[j]);
-                    const float fg = sigm(g[H + j] + gi[H + j]);
-                    const float cg = tanhf(g[2 * H + j] + gi[2 * H + j]);
-                    const float og = sigm(g[3 * H + j] + gi[3 * H + j]);
-                    const float fc = fg * c[j];
-                    const float icg = ig * cg;
-                    const float cy = fc + icg;
-                    c[j] = cy;
-                    h[j] = og * tanhf(cy);
+                float *gg_i = g, *gg_f = g + H, *gg_g = g + 2 * (size_t)H, *gg_o = g + 3 * (size_t)H;
+                for (size_t j = 0; j < 4 * (size_t)H; j++) g[j] = g[j] + gi[j];
+                for (size_t j = 0; j < 2 * (size_t)H; j++) g[j] = sigm(g[j]);
+                for (size_t j = 0; j < H; j++) gg_g[j] = qrt_tanhf(gg_g[j]);
+                for (size_t j = 0; j < H; j++) gg_o[j] = sigm(gg_o[j]);
+                for (size_t j = 0; j < H; j++) {
+                    const float fc = gg_f[j] * c[j];
+                    const float icg = gg_i[j] * gg_g[j];
+                    c[j] = fc + icg;
                 }
+                for (size_t j = 0; j < H; j++) h[j] = gg_o[j] * qrt_tanhf(c[j]);
             } else if (a->mode == QRT_RNN_GRU) {
-                for (uint32_t j = 0; j < H; j++) {
-                    const float r = sigm(g[j] + gi[j]);
-                    const float zg = sigm(g[H + j] + gi[H + j]);
-                    const float hn = g[2 * H + j] * r;
-                    const float n = tanhf(gi[2 * H + j] + hn);
-                    const float d = h[j] - n;
-                    const float dz = d * zg;
+                float *r = g, *zg = g + H, *gn = g + 2 * (size_t)H;
+                const float *gin = gi + 2 * (size_t)H;
+                for (size_t j = 0; j < 2 * (size_t)H; j++) g[j] = sigm(g[j] + gi[j]);
+                for (size_t j = 0; j < H; j++) {
+                    const float hn = gn[j] * r[j];
+                    gn[j] = qrt_tanhf(gin[j] + hn);
+                }
+                for (size_t j = 0; j < H; j++) {
+                    const float n = gn[j];
+                    const float dz = (h[j] - n) * zg[j];
                     h[j] = dz + n;
                 }
             } else if (a->mode == QRT_RNN_TANH) {
-                for (uint32_t j = 0; j < H; j++) h[j] = tanhf(g[j] + gi[j]);
+                for (uint32_t j = 0; j < H; j++) h[j] = qrt_tanhf(g[j] + gi[j]);
             } else {
                 for (uint32_t j = 0; j < H; j++) {
                     const float v = g[j] + gi[j];
