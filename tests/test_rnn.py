@@ -76,9 +76,9 @@ def flat(v):
     return [v.detach().numpy()]
 
 
-def run_both(tmp_path, wrapper, inputs, name="m"):
+def run_both(tmp_path, wrapper, inputs, name="m", example=None):
     path = tmp_path / f"{name}.bin"
-    qrt_export.export(wrapper, tuple(inputs), path, verbose=False, check=False)
+    qrt_export.export(wrapper, tuple(example or inputs), path, verbose=False, check=False)
     m = qrt.load(path)
     got = m(*[x.numpy() for x in inputs])
     got = list(got) if isinstance(got, tuple) else [got]
@@ -175,7 +175,7 @@ def test_long_sequences_stay_within_bound(tmp_path, kind, scale):
     cls = torch.nn.LSTM if kind == "lstm" else torch.nn.GRU
     mod = dyn(cls(12, 32))
     x = torch.randn(1000, 1, 12) * scale
-    _, got, want = run_both(tmp_path, Wrap(mod, 0), [x])
+    _, got, want = run_both(tmp_path, Wrap(mod, 0), [x], example=[x[:3]])
     d = np.abs(got[0].astype(np.float64) - want[0])
     assert d[:10].max() <= SHORT
     assert d.max() <= LONG
@@ -199,9 +199,10 @@ def test_first_step_integer_part_is_torch(tmp_path, loop):
     mod = dyn(torch.nn.LSTMCell(9, 13))
     x, hx, cx = torch.randn(4, 9), torch.randn(4, 13) * 3, torch.randn(4, 13)
     _, got, want = run_both(tmp_path, WrapLSTMState(mod), [x, hx, cx])
-    for g, w in zip(got, want):
-        ulp = np.abs(g.astype(np.float64) - w) / np.spacing(np.abs(w).astype(np.float32) + 1e-30)
-        assert ulp.max() <= 8
+    for g, w in zip(got, want):  # 4 ulp(max(|t|, 1)): c' = f*c + i*g may cancel to ~0
+        ulp = np.abs(g.astype(np.float64) - w) / np.spacing(np.maximum(np.abs(w), 1)
+                                                             .astype(np.float32))
+        assert ulp.max() <= 4
 
 
 # ---- hostile inputs ----------------------------------------------------------------------------
