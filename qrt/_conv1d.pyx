@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
-from libc.stdint cimport int8_t, int32_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint32_t
 from libc.stddef cimport ptrdiff_t
 
 from qrt._kernels cimport *
@@ -405,6 +405,7 @@ cdef extern from "qrt/rnn.h" nogil:
         void *scratch
         size_t scratch_size
         int variant, threads
+        int16_t *xs
     qrt_status qrt_rnn_f32(qrt_rnn_args *a)
     void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
 
@@ -440,13 +441,15 @@ def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs
             const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
             y, Py_ssize_t y_off, Py_ssize_t y_st, Py_ssize_t y_sb,
             float[::1] h, c, float[::1] gh, uint8_t[::1] hq,
-            Py_ssize_t steps, bint reverse):
+            Py_ssize_t steps, bint reverse, bint gemv=True):
     """The steps of one recurrent layer and direction (include/qrt/rnn.h).
 
     ``hh``: the dynamic-linear plan of the hidden projection, geometry (1, H, B) -> (1, G*H, B)
     with float32 output whose scale buffer is ``rs``; ``gi``: the input projection (b_ih
     included), row (t, b) at gi_off + t*gi_st + b*gi_sb; ``y``: a float32 buffer (or None) for
     the outputs; ``h`` (and for LSTM ``c``) [B*H] hold the initial state and get the final one.
+    ``gemv``: the hidden projection by the loop's own GEMV (bit-exact with the plan's kernel,
+    faster for the few rows of a step); False runs the plan's kernel.
     """
     cdef Py_ssize_t H = hh.p.c_in, B = hh.p.len_in, GH = hh.p.c_out
     if mode < 0 or mode > 3 or gates != (4, 3, 1, 1)[mode] or GH != gates * H or hh.p.n != 1 or \
@@ -493,6 +496,12 @@ def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs
     a.wsum, a.q, a.rs, a.wscale = &hh.wsum[0], &hh.q, &rs[0], &wscale[0]
     a.scratch, a.scratch_size = &hh.scratch[0], hh.scratch.shape[0]
     a.variant, a.threads = hh.variant, hh.threads
+    cdef int16_t[::1] xs
+    a.xs = NULL
+    if gemv:
+        import numpy as np
+        xs = np.empty(H, np.int16)
+        a.xs = &xs[0]
     cdef qrt_status st
     hh.busy = True
     try:

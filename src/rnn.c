@@ -103,6 +103,31 @@ static inline float qrt_tanhf(float x)
     return a > 0.625f ? big : small;
 }
 
+/* The hidden projection for B rows: y[b][o] = f32(f32(acc) * rs[o]) + bias[o] with
+ * acc = sum_i (hq[b][i] - zx) * (w[o][i] - wz[o]), the integers and the float epilogue of
+ * qrt_conv1d_u8_ref / qrt_dequant_acc_f32 (tests compare the two bit for bit).  The dot is
+ * sum xs*w - wz*sum xs: exact in int32 because H <= QRT_CONV1D_MAX_TAPS (the plan's gate). */
+static void hidden_gemv(const qrt_rnn_args *a, int32_t zx, int16_t *xs)
+{
+    const size_t H = a->hidden, GH = (size_t)a->gates * a->hidden;
+    for (uint32_t b = 0; b < a->batch; b++) {
+        const uint8_t *x = a->hq + (size_t)b * H;
+        int32_t sx = 0;
+        for (size_t i = 0; i < H; i++) {
+            xs[i] = (int16_t)((int32_t)x[i] - zx);
+            sx += xs[i];
+        }
+        float *y = a->gh + (size_t)b * GH;
+        for (size_t o = 0; o < GH; o++) {
+            const int8_t *wr = a->w + o * H;
+            int32_t dot = 0;
+            for (size_t i = 0; i < H; i++) dot += (int32_t)xs[i] * (int32_t)wr[i];
+            const int32_t acc = dot - a->q->weight_zero[o] * sx;
+            y[o] = (float)acc * a->rs[o] + a->q->bias_f[o];
+        }
+    }
+}
+
 qrt_status qrt_rnn_f32(qrt_rnn_args *a)
 {
     const uint32_t B = a->batch, H = a->hidden, G = a->gates, T = a->steps;
@@ -127,9 +152,14 @@ qrt_status qrt_rnn_f32(qrt_rnn_args *a)
         for (size_t j = 0; j < gh_n; j++) a->rs[j] = a->wscale[j] * s32;
         a->p->input_zero = z;
         /* 2. gh = W_hh h + b_hh (float epilogue of the kernel) */
-        qrt_status st = qrt_conv1d_u8_mt(a->p, a->hq, a->w, a->wpack, a->wsum, a->q, a->gh,
-                                         a->scratch, a->scratch_size, a->variant, a->threads);
-        if (st != QRT_OK) return st;
+        if (a->xs) {
+            hidden_gemv(a, z, a->xs);
+        } else {
+            qrt_status st = qrt_conv1d_u8_mt(a->p, a->hq, a->w, a->wpack, a->wsum, a->q, a->gh,
+                                             a->scratch, a->scratch_size, a->variant,
+                                             a->threads);
+            if (st != QRT_OK) return st;
+        }
         /* 3. gates, torch's order (aten/src/ATen/native/RNN.cpp LSTMCell / GRUCell / SimpleCell) */
         for (uint32_t b = 0; b < B; b++) {
             const float *gi = a->gi + (ptrdiff_t)t * a->gi_st + (ptrdiff_t)b * a->gi_sb;

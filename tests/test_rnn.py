@@ -277,3 +277,30 @@ def test_rnn_run_checks_its_buffers():
     with pytest.raises(ValueError):
         _conv1d.rnn_run(g.plan, 0, 4, g.ws, np.zeros(12, np.float32), gi, 0, 24, 12, None, 0,
                         0, 0, h, c, gh, g.xq1, 5, False)   # not the plan's scale buffer
+
+
+@pytest.mark.parametrize("mode,gates", [(0, 4), (1, 3), (2, 1), (3, 1)])
+@pytest.mark.parametrize("hidden,batch", [(1, 1), (7, 3), (64, 2), (130, 1)])
+def test_loop_gemv_equals_the_linear_kernel(rng, mode, gates, hidden, batch):
+    """The step loop's own GEMV (the default) == the conv/linear kernel, bit for bit, with
+    per-channel weights and nonzero weight zero points."""
+    import qrt.nn as nn
+    gh_n = gates * hidden
+    m = nn.DynamicLinear(hidden, gh_n, bias=True)
+    m._install_raw(rng.integers(-128, 128, (gh_n, hidden, 1), dtype=np.int8),
+                   rng.uniform(1e-3, 2e-2, gh_n), rng.integers(-20, 20, gh_n).astype(np.int32),
+                   rng.standard_normal(gh_n).astype(np.float32), "per_channel_affine")
+    steps = 9
+    gi = rng.standard_normal(steps * batch * gh_n).astype(np.float32)
+    outs = []
+    for gemv in (True, False):
+        g = R._Gemm(m, batch, "t")
+        h = (rng.standard_normal(batch * hidden) * 0).astype(np.float32) + 0.3
+        c = np.full(batch * hidden, -0.2, np.float32)
+        y = np.zeros(steps * batch * hidden, np.float32)
+        _conv1d.rnn_run(g.plan, mode, gates, g.ws, g.rs, gi, 0, batch * gh_n, gh_n, y, 0,
+                        batch * hidden, hidden, h, c, np.empty(batch * gh_n, np.float32),
+                        g.xq1, steps, False, gemv)
+        outs.append((y, h, c))
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)

@@ -50,6 +50,8 @@ typedef struct {
     void *scratch;
     size_t scratch_size;
     int variant, threads;
+    int16_t *xs; /**< [H] scratch: when set, the hidden projection is hidden_gemv (a GEMV over
+                      the raw weights, bit-exact with the kernel), else qrt_conv1d_u8_mt */
 } qrt_rnn_args;
 
 /**
