@@ -304,3 +304,91 @@ def test_loop_gemv_equals_the_linear_kernel(rng, mode, gates, hidden, batch):
         outs.append((y, h, c))
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
+
+
+# ---- the issue's models, end to end (export with the op-by-op check, then compare) ----------
+class KWS(torch.nn.Module):
+    """Keyword spotting: 2 x 64 LSTM, batch_first, over 40-band MFCC frames, + Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(40, 64, num_layers=2, batch_first=True)
+        self.fc = torch.nn.Linear(64, 12)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+class GRUClassifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(40, 128, batch_first=True)
+        self.fc = torch.nn.Linear(128, 10)
+
+    def forward(self, x):
+        _, h = self.gru(x)
+        return self.fc(h[0])
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(32, 48, batch_first=True, bidirectional=True)
+        self.fc = torch.nn.Linear(96, 9)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y)
+
+
+class VAD(torch.nn.Module):
+    """Silero-VAD-style: float Conv1d front end over a 30 ms chunk, LSTM with (h, c) passed
+    in and out, Linear + sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(1, 32, 32, stride=16)
+        self.lstm = torch.nn.LSTM(32, 32, batch_first=True)
+        self.fc = torch.nn.Linear(32, 1)
+
+    def forward(self, x, h, c):
+        f = torch.relu(self.conv(x)).transpose(1, 2)
+        y, (h, c) = self.lstm(f, (h, c))
+        return torch.sigmoid(self.fc(y[:, -1])), h, c
+
+
+@pytest.mark.parametrize("cls,shape", [(KWS, (2, 30, 40)), (GRUClassifier, (3, 25, 40)),
+                                       (Tagger, (2, 15, 32))], ids=["kws", "gru", "tagger"])
+def test_models_end_to_end(tmp_path, cls, shape):
+    torch.manual_seed(5)
+    fm = cls().eval()
+    dm = torch.ao.quantization.quantize_dynamic(
+        fm, {torch.nn.LSTM, torch.nn.GRU, torch.nn.Linear}, dtype=torch.qint8)
+    x = torch.randn(*shape)
+    rep = qrt_export.export(dm, (x,), tmp_path / "m.bin", verbose=False)
+    assert rep.agreement["qnnpack"]["max_lsb"] <= SHORT
+    m = qrt.load(tmp_path / "m.bin")
+    for b, t in ((1, shape[1]), (shape[0], 2 * shape[1])):  # other batch and length
+        xi = torch.randn(b, t, shape[2])
+        with torch.no_grad():
+            want = dm(xi).numpy()
+        assert np.abs(m(xi.numpy()) - want).max() <= SHORT
+
+
+def test_silero_style_streaming_end_to_end(tmp_path):
+    torch.manual_seed(6)
+    fm = VAD().eval()
+    dm = torch.ao.quantization.quantize_dynamic(fm, {torch.nn.LSTM, torch.nn.Linear},
+                                                dtype=torch.qint8)
+    x, h, c = torch.randn(1, 1, 480), torch.zeros(1, 1, 32), torch.zeros(1, 1, 32)
+    qrt_export.export(dm, (x, h, c), tmp_path / "vad.bin", verbose=False)
+    m = qrt.load(tmp_path / "vad.bin")
+    qh, qc, th, tc = h.numpy(), c.numpy(), h, c
+    for _ in range(20):  # 20 chunks of 30 ms, state carried by the caller
+        xk = torch.randn(1, 1, 480)
+        p, qh, qc = m(xk.numpy(), qh, qc)
+        with torch.no_grad():
+            tp, th, tc = dm(xk, th, tc)
+        assert np.abs(p - tp.numpy()).max() <= 1e-5
+        assert np.abs(qh - th.numpy()).max() <= 1e-5 and np.abs(qc - tc.numpy()).max() <= 1e-5
