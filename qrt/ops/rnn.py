@@ -18,8 +18,9 @@ with ``QuantizedCellParamsDynamic`` under the qnnpack engine (aten/src/ATen/nati
   (eval).
 
 The integer part (activation qparams, int32 accumulators) is torch's, given the same float
-input; sigmoid / tanh are numpy's float32 functions, within the float-ops bounds of Sleef's
-(docs/float-ops.md "Recurrent layers" states how the difference propagates over steps).
+input; exp / tanh are Cephes' float32 polynomials in the C loop (numpy's in the numpy loop),
+a few ulp from torch's Sleef (docs/float-ops.md "Recurrent layers" states how the difference
+propagates over steps).
 
 Operands: ``x`` ([T, B, I], or [B, T, I] with batch_first; cells [B, I]), then optionally
 ``h0`` ([L*D, B, H]; cells [B, H]) and for LSTM ``c0``; outputs ``y`` ([T, B, D*H] or
@@ -46,7 +47,7 @@ _SLOTS = (("w_ih", "int8"), ("w_ih_scale", "float64"), ("w_ih_zero_point", "int3
           ("w_hh_zero_point", "int32"), ("b_hh", "float32"))
 MAX_LAYERS = 64
 _MODE_CODE = {"lstm": 0, "gru": 1, "rnn_tanh": 2, "rnn_relu": 3}   # include/qrt/rnn.h
-# False: the step loop in C (include/qrt/rnn.h, libm expf/tanhf). True: the same steps with
+# False: the step loop in C (include/qrt/rnn.h, Cephes exp/tanh). True: the same steps with
 # numpy ufuncs (numpy's float32 exp/tanh), kept as the readable specification; tests run both.
 _USE_NUMPY_LOOP = False
 
