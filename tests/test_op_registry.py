@@ -43,6 +43,7 @@ PINNED_CODES = {
     "float_conv_transpose1d": 86,
     "conv_transpose1d": 100, "adaptive_max_pool1d": 101, "embedding": 102,
     "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105,
+    "rnn_dynamic": 130,
 }
 
 

@@ -158,7 +158,8 @@ def _is_quantized_model(model) -> str:
     import torch.ao.nn.quantized.dynamic as nnqd
     kinds = set()
     for m in model.modules():
-        if isinstance(m, nnqd.Linear):
+        if isinstance(m, (nnqd.Linear, nnqd.modules.rnn.RNNBase,
+                          nnqd.modules.rnn.RNNCellBase)):
             kinds.add("dynamic")
         elif isinstance(m, (nnq.Conv1d, nnq.Linear, nnq.Quantize)):
             kinds.add("quantized")
@@ -513,6 +514,18 @@ class _Converter:
             raise UnsupportedError("the traced graph has no tensor inputs or outputs")
         return b
 
+    def _output_names(self, o):
+        """Tensor names of model output ``o``: itself, or ``o.0``, ``o.1.0``... when ``o``
+        yields a (nested) tuple that a multi-output op registered."""
+        if o.name in self.tensor_of or not isinstance(self.v.get(o.name), (tuple, list)):
+            return [o.name]
+
+        def walk(prefix, v):
+            if isinstance(v, (tuple, list)):
+                return [n for k, item in enumerate(v) for n in walk(f"{prefix}.{k}", item)]
+            return [prefix]
+        return walk(o.name, self.v[o.name])
+
     def _node(self, node):
         import torch
         from qrt_export import rules
@@ -527,15 +540,17 @@ class _Converter:
         if node.op == "get_attr":
             return
         if node.op == "output":
-            outs = node.args[0]
-            outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-            for o in outs:
-                if not hasattr(o, "name") or o.name not in self.tensor_of:
+            outs = _flatten(node.args[0])  # (out, (h_n, c_n)): three outputs
+            names = []
+            for o in outs:  # a node yielding a tuple (an LSTM's): its tensors, in order
+                names += self._output_names(o) if hasattr(o, "name") else [None]
+            for o, name in zip(outs if len(names) == len(outs) else names, names):
+                if name is None or name not in self.tensor_of:
                     if self.missing:  # computed by an op already reported
                         raise _Skip()
                     raise UnsupportedError(f"model output {o} is not a tensor computed "
                                            "by a supported op")
-                b.outputs.append(self.tensor_of[o.name])
+                b.outputs.append(self.tensor_of[name])
             return
         if node.op == "call_function" and node.target is operator.getitem and \
                 isinstance(self.v.get(getattr(node.args[0], "name", None)), (tuple, list)) \
@@ -550,8 +565,7 @@ class _Converter:
                                   "supported)")
             self.tensor_of[node.name] = self.tensor_of[src]
             return
-        multi = isinstance(val, (tuple, list)) and len(val) > 0 and \
-            all(isinstance(t, torch.Tensor) for t in val)
+        multi = isinstance(val, (tuple, list)) and len(val) > 0 and _tensor_leaves(val)
         if not isinstance(val, torch.Tensor) and not multi:
             # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
             if node.op == "call_method" and node.target in ("size", "dim"):
@@ -631,6 +645,20 @@ class _Converter:
         self._pool(kind, node, node.args[0], k, s, args.get("padding", 0), **extra)
 
 
+def _flatten(v) -> list:
+    """Nested tuples / lists of outputs, flattened in order."""
+    if isinstance(v, (tuple, list)):
+        return [x for item in v for x in _flatten(item)]
+    return [v]
+
+
+def _tensor_leaves(val) -> bool:
+    """Whether a (nested) tuple holds only tensors: (y, (h_n, c_n)) of an LSTM."""
+    import torch
+    return all(_tensor_leaves(t) if isinstance(t, (tuple, list)) and t else
+               isinstance(t, torch.Tensor) for t in val)
+
+
 def _is_length_of(v, x) -> bool:
     """``v`` is the fx node of ``x.shape[-1]`` / ``x.shape[2]`` / ``x.size(-1)`` / ``x.size(2)``
     (the length of a 3-d input ``x``)."""
@@ -694,7 +722,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     tm = _repack(model_torch, engine)
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
-    t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
+    t_outs = _flatten(t_out)
     q_in = _qrt_inputs(inputs)
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
