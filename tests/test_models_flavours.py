@@ -3,7 +3,7 @@
 with torch (qnnpack) on fresh inputs.
 
 Models (tests/models_1d.py, tests/_flavours.py): torchaudio's Wav2Letter (waveform, mfcc; its
-forward with the final log_softmax; slow: its widths are the published 250 / 2000), the M5
+forward with the final log_softmax, published widths 250 / 2000), the M5
 speech-commands tutorial network at 8000 and 16000 samples, the Hannun et al. ECG ResNet,
 locuslab's TCN (hook-based weight_norm as published, and parametrizations.weight_norm), a
 channels-last IMU classifier and a Conv1d / ConvTranspose1d autoencoder. Flavours: eager
@@ -61,20 +61,11 @@ NA_REASON = {
     "tcn_parametrized": "ParametrizedConv1d",
 }
 
-# the CI subset (~25 s): every flavour, every kind of result, each model at least once; the
-# other pairs are marked slow
-FAST = {("imu", fl) for fl in F.FLAVOURS} | {
-    ("autoencoder", "eager"), ("autoencoder", "dynamic"), ("tcn", "fx"), ("tcn", "dynamic"),
-    ("tcn", "eager"), ("tcn", "qat"), ("tcn_parametrized", "fx"),
-    ("tcn_parametrized", "qat"), ("m5_16000", "fx"),
-    ("ecg_resnet", "qat"), ("ecg_resnet", "eager")}
-
-
 def _pairs():
     for name, spec in F.SPECS.items():
         for fl in F.FLAVOURS:
-            marks = [] if (name, fl) in FAST else [pytest.mark.slow]
-            yield pytest.param(name, fl, id=f"{name}-{fl}", marks=marks)
+            # every pair runs in CI (about 60 s here, Wav2Letter the largest part)
+            yield pytest.param(name, fl, id=f"{name}-{fl}")
 
 
 def _fresh_inputs(spec):
