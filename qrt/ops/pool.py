@@ -1,7 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""1-d pooling: max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions)."""
+"""1-d pooling: max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions).
+
+max_pool1d and avg_pool1d also take float32 tensors (float sections, e.g. the float regions a
+pt2e quantizer leaves): numpy over the kernel taps, max exact, average as torch's (the taps
+summed in order, divided by torch's divisor; docs/float-ops.md).
+"""
 
 from __future__ import annotations
+
+import numpy as np
 
 from qrt._geometry import pool_out_len
 from qrt.ops._core import Bool, Int, OpDef, ShapeError, define, legacy_kwargs, same_qparams
@@ -18,9 +25,14 @@ class _Pool(OpDef):
 
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
-            raise node.fail("pools per-tensor quint8/qint8 tensors")
-        same_qparams(node, x, y, self.name)
+        if x.dtype == "float32" and self.name in ("max_pool1d", "avg_pool1d"):
+            if y.dtype != "float32":
+                raise node.fail(f"float32 {self.name} must produce float32")
+        elif x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
+            raise node.fail("pools per-tensor quint8/qint8 tensors (max_pool1d and "
+                            "avg_pool1d also float32)")
+        else:
+            same_qparams(node, x, y, self.name)
         a = node.attrs
         if "padding" in a and a["padding"] > a["kernel_size"] // 2:
             raise node.fail(f"attribute 'padding' must be at most half of kernel_size "
@@ -55,6 +67,8 @@ class _Pool(OpDef):
         import qrt.functional as F
         from qrt.functional._ops import pool_binding
         kw = self.kwargs(node, ins[0].shape[-1])
+        if node.inputs[0].dtype == "float32":
+            return _float_pool(self.name, ins[0], outs[0], kw), (), {}
         b = pool_binding(self.name, ins[0], outs[0], kw)
         if b is not None:  # one kernel call on the plan's fixed buffers
             return b[0], b[1], {}
@@ -68,6 +82,45 @@ class _Pool(OpDef):
         fn = getattr(dev.functional, self.name)
         kw = self.kwargs(node, ins[0].shape[-1])
         return lambda: fn(ins[0], **kw, out=outs[0])
+
+
+def _float_pool(name, x, y, kw):
+    """A float32 pool on fixed buffers x [.., L] -> y [.., lo]: one pass per kernel tap."""
+    k = kw["kernel_size"]
+    s = kw.get("stride") or k
+    p = kw.get("padding", 0)
+    d = kw.get("dilation", 1)
+    L, lo = x.shape[-1], y.shape[-1]
+    need = (lo - 1) * s + d * (k - 1) + 1          # padded length the windows read
+    right = max(need - L - p, 0)
+    fill = -np.inf if name == "max_pool1d" else 0.0
+    xp = np.full(x.shape[:-1] + (L + p + right,), fill, np.float32)
+    span = slice(p, p + L)
+    taps = [slice(j * d, j * d + (lo - 1) * s + 1, s) for j in range(k)]
+    if name == "max_pool1d":
+        def run():
+            xp[..., span] = x
+            np.copyto(y, xp[..., taps[0]])
+            for t in taps[1:]:
+                np.maximum(y, xp[..., t], out=y)
+        return run
+    # torch: hstart = i*s - p, hend = min(hstart + k, L + p), size = hend - hstart;
+    # clipped to [0, L]; divisor = size (count_include_pad) or the clipped size
+    i = np.arange(lo)
+    h0 = i * s - p
+    h1 = np.minimum(h0 + k, L + p)
+    size = h1 - h0
+    div = size if kw.get("count_include_pad", True) else \
+        np.minimum(h1, L) - np.maximum(h0, 0)
+    div = np.maximum(div, 1).astype(np.float32)
+
+    def run_avg():
+        xp[..., span] = x
+        np.copyto(y, xp[..., taps[0]])
+        for t in taps[1:]:
+            np.add(y, xp[..., t], out=y)
+        np.divide(y, div, out=y)
+    return run_avg
 
 
 _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullable=True),
