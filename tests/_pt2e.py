@@ -132,3 +132,43 @@ def pt2e_quantize(model, example, quantizer, calibration, qat=False, dynamic_sha
         for x in calibration:
             p(x)
     return convert_pt2e(p)
+
+
+class TCResBlock(torch.nn.Module):
+    """TC-ResNet block (Choi et al., Interspeech 2019): temporal convs over MFCC channels,
+    conv-BN-ReLU-conv-BN plus a (strided 1x1 conv-BN-ReLU) shortcut, ReLU after the add."""
+
+    def __init__(self, c_in, c_out, stride):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv1d(c_in, c_out, 9, stride=stride, padding=4, bias=False)
+        self.bn1 = nn.BatchNorm1d(c_out)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv1d(c_out, c_out, 9, padding=4, bias=False)
+        self.bn2 = nn.BatchNorm1d(c_out)
+        self.short = nn.Sequential(nn.Conv1d(c_in, c_out, 1, stride=stride, bias=False),
+                                   nn.BatchNorm1d(c_out), nn.ReLU()) \
+            if stride != 1 or c_in != c_out else nn.Identity()
+        self.relu2 = nn.ReLU()
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(self.relu1(self.bn1(self.conv1(x)))))
+        return self.relu2(y + self.short(x))
+
+
+class TCResNet8(torch.nn.Module):
+    """TC-ResNet8: 40 MFCC channels in, 12 keywords out (width multiplier ``k``)."""
+
+    def __init__(self, n_mfcc=40, n_classes=12, k=1.0):
+        super().__init__()
+        nn = torch.nn
+        c = [int(16 * k), int(24 * k), int(32 * k), int(48 * k)]
+        self.conv = nn.Conv1d(n_mfcc, c[0], 3, padding=1, bias=False)
+        self.blocks = nn.Sequential(TCResBlock(c[0], c[1], 2), TCResBlock(c[1], c[2], 2),
+                                    TCResBlock(c[2], c[3], 2))
+        self.pool = nn.AdaptiveAvgPool1d(1)
+        self.fc = nn.Linear(c[3], n_classes)
+
+    def forward(self, x):
+        x = self.pool(self.blocks(self.conv(x)))
+        return self.fc(torch.flatten(x, 1))

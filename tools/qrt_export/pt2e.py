@@ -63,6 +63,7 @@ def _qd_ops():
             op = getattr(qd, name, None)
             if op is None:
                 continue
+            s.add(op)
             try:
                 for o in op.overloads():
                     s.add(getattr(op, o))
@@ -74,6 +75,7 @@ def _qd_ops():
                         ("choose_qparams_affine", dyn)):
             try:
                 op = getattr(ta, name)
+                s.add(op)
                 for o in op.overloads():
                     s.add(getattr(op, o))
             except Exception:  # noqa: BLE001
@@ -403,7 +405,8 @@ class _Rewriter:
             return o
         if o.name in self.const:
             return self.float_of(o)
-        return self.float_of(o) if o.name not in self.quant else self.env[o.name]
+        # a dequantize output is float (as in the program); a quantize output stays codes
+        return self.env[o.name] if self.is_q(o) else self.float_of(o)
 
     def quantize(self, n):
         torch = _torch()
@@ -633,7 +636,7 @@ class _Rewriter:
             return
         fn, args, kwargs = _float_call(n, self.float_of)
         if fn is None:
-            self.fail(n, f"aten op {_opname(n.target)}")
+            self.fail(n, f"op {_opname(n.target)}")
             return
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
