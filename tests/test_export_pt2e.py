@@ -245,3 +245,34 @@ def test_qat_flow_dynamic_time(tmp_path, quantizer):
     qm = qrt.load(tmp_path / "m.bin")
     for L in (16, 1000):
         assert qm(torch.randn(2, 40, L).numpy()).shape == (2, 12)
+
+
+@pytest.mark.parametrize("kind", ["max_pool1d", "avg_pool1d"])
+@pytest.mark.parametrize("k,s,p,d,ceil,cip", [(2, 2, 0, 1, False, True), (3, 2, 1, 1, True, True),
+                                             (5, 3, 2, 2, True, False), (4, 1, 2, 1, False, False),
+                                             (3, 3, 1, 1, True, False)])
+def test_float_pools_match_torch(kind, k, s, p, d, ceil, cip):
+    """float32 max_pool1d / avg_pool1d (the float regions pt2e quantizers leave)."""
+    from qrt._geometry import pool_out_len
+    from qrt.ops.pool import _float_pool
+    if kind == "avg_pool1d" and d != 1:
+        d = 1
+    x = torch.randn(2, 3, 23)
+    x[0, 0, 5] = float("nan")
+    kw = {"kernel_size": k, "stride": s, "padding": p, "ceil_mode": ceil}
+    if kind == "max_pool1d":
+        kw["dilation"] = d
+        t = torch.nn.functional.max_pool1d(x, k, s, p, d, ceil)
+    else:
+        kw["count_include_pad"] = cip
+        t = torch.nn.functional.avg_pool1d(x, k, s, p, ceil, cip)
+    y = np.empty((2, 3, pool_out_len(23, k, s, p, kw.get("dilation", 1), ceil)), np.float32)
+    assert y.shape == tuple(t.shape)
+    _float_pool(kind, x.numpy(), y, kw)()
+    tt = t.numpy()
+    assert (np.isnan(y) == np.isnan(tt)).all()
+    ok = ~np.isnan(tt)
+    if kind == "max_pool1d":
+        np.testing.assert_array_equal(y[ok], tt[ok])
+    else:
+        np.testing.assert_allclose(y[ok], tt[ok], rtol=1e-6, atol=1e-7)
