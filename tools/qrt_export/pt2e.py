@@ -870,8 +870,10 @@ def agreement(pt2e_gm, ref_of, qvalues, qmodel, inputs) -> Dict[str, Any]:
                     src = n.args[0]
                     prod = src.args[0] if _is_node(src) and str(src.target).startswith(
                         "aten.relu") and src.args else src
+                    from qrt_export._export import _source
                     rows.append({"name": n.name, "op": _opname(getattr(prod, "target", "")),
                                  "node": getattr(prod, "name", ""),
+                                 "source": _source(prod, pt2e_gm) if _is_node(prod) else "",
                                  "exact": int((d == 0).sum()), "total": int(d.size),
                                  "max_lsb": int(d.max(initial=0))})
                     rep = mine - 128 if v.dtype == torch.int8 else mine
@@ -911,9 +913,9 @@ def format_agreement(a) -> List[str]:
              f"over {len(a['ops'])} quantized ops"]
     f = a.get("first_diff")
     if f:
-        lines.append(f"    first op that differs: {f['op']} '{f['node']}' (quantized by "
-                     f"{f['name']}): {f['total'] - f['exact']}/{f['total']} codes, max "
-                     f"{f['max_lsb']} LSB")
+        lines.append(f"    first op that differs: {f['op']} '{f['node']}' ({f['source']}; "
+                     f"quantized by {f['name']}): {f['total'] - f['exact']}/{f['total']} "
+                     f"codes, max {f['max_lsb']} LSB")
     o = a["outputs"]
     lines.append(f"    outputs end to end: {o['exact']}/{o['total']} exact "
                  f"({100.0 * o['exact'] / max(o['total'], 1):.4f} %), max "
