@@ -464,24 +464,37 @@ class _Rewriter:
         # a dequantize is materialised only when a float op reads it (float_of)
 
     # -- dq -> op -> q patterns
-    def _single_q_user(self, n, allow_relu=False):
-        """(relu node or None, q node) when n's only use is a quantize (after a relu)."""
+    def _single_q_user(self, n, allow_relu=False, allow_clamp=False):
+        """(activation node or None, q node) when n's only use is a quantize (after a relu,
+        or with ``allow_clamp`` a hardtanh / clamp / relu6)."""
         users = list(n.users)
         if len(users) != 1:
             return None
         u = users[0]
-        relu = None
-        if allow_relu and u.op == "call_function" and _in(u.target, _relu_ops()) and \
-                len(u.users) == 1:
-            relu, u = u, next(iter(u.users))
-        if not self.is_q(u) or u.args[0] is not (relu or n):
+        act = None
+        acts = (_relu_ops() if allow_relu else ()) + (_clamp_ops() if allow_clamp else ())
+        if acts and u.op == "call_function" and _in(u.target, acts) and len(u.users) == 1 \
+                and u.args[0] is n:
+            act, u = u, next(iter(u.users))
+        if not self.is_q(u) or u.args[0] is not (act or n):
             return None
         qp = self.qparams(u)
         dt = _dtname(qp.dtype)
         if dt not in ("uint8", "int8") or qp.axis is not None or \
                 (qp.qmin, qp.qmax) != _FULL[dt]:
             return None
-        return relu, u
+        return act, u
+
+    def _clamp_after(self, act, new, q):
+        """layer -> hardtanh/clamp -> q: the layer quantized at q's parameters, then the clamp
+        on those codes (dequantize -> clamp -> quantize, one exact table): quantizing is
+        monotone, so clamp-then-quantize equals quantize-then-clamp-the-codes."""
+        torch = _torch()
+        fn, args, kwargs = _float_call(act, lambda a: a)
+        s, z = self._out_qparams(q)
+        d = self.g.call_method("dequantize", (new,))
+        c = self.g.call_function(fn, (d,) + tuple(args[1:]), kwargs)
+        return self.g.call_function(torch.quantize_per_tensor, (c, s, z, torch.quint8))
 
     def fused(self, n) -> bool:
         torch = _torch()
@@ -523,10 +536,11 @@ class _Rewriter:
             stride, pad, dil, groups = (stride or [1]), (pad or [0]), (dil or [1]), groups or 1
         xi = self.quantized_input(x)
         wq = self.weight(w)
-        pat = self._single_q_user(n, allow_relu=True)
+        pat = self._single_q_user(n, allow_relu=True, allow_clamp=True)
         if xi is None or wq is None or pat is None or wq.dim() != 3 or isinstance(pad, str):
             return False
-        relu, q = pat
+        act, q = pat
+        relu = act if act is not None and _in(act.target, _relu_ops()) else None
         bias = None
         if b is not None:
             bias = self.v.get(b.name) if _is_node(b) else b
@@ -540,8 +554,10 @@ class _Rewriter:
         m.set_weight_bias(wq, None if bias is None else bias.detach().float())
         m.scale, m.zero_point = self._out_qparams(q)
         new = self.module(m, "conv", [xi[0]])
-        if relu is not None:
-            self.done.add(relu.name)
+        if act is not None:
+            self.done.add(act.name)
+            if relu is None:
+                new = self._clamp_after(act, new, q)
         self._emit_q(q, new)
         return True
 
@@ -552,10 +568,11 @@ class _Rewriter:
         x, w, b = a[:3]
         xi = self.quantized_input(x)
         wq = self.weight(w)
-        pat = self._single_q_user(n, allow_relu=True)
+        pat = self._single_q_user(n, allow_relu=True, allow_clamp=True)
         if xi is None or wq is None or pat is None or wq.dim() != 2:
             return False
-        relu, q = pat
+        act, q = pat
+        relu = act if act is not None and _in(act.target, _relu_ops()) else None
         bias = None
         if b is not None:
             if not (_is_node(b) and b.name in self.const):
@@ -566,8 +583,10 @@ class _Rewriter:
         m.set_weight_bias(wq, None if bias is None else bias.detach().float())
         m.scale, m.zero_point = self._out_qparams(q)
         new = self.module(m, "linear", [xi[0]])
-        if relu is not None:
-            self.done.add(relu.name)
+        if act is not None:
+            self.done.add(act.name)
+            if relu is None:
+                new = self._clamp_after(act, new, q)
         self._emit_q(q, new)
         return True
 
@@ -680,6 +699,11 @@ def _is_assert(n):
 def _relu_ops():
     a = _torch().ops.aten
     return (a.relu.default, a.relu_.default)
+
+
+def _clamp_ops():
+    a = _torch().ops.aten
+    return (a.hardtanh.default, a.hardtanh_.default, a.clamp.default)
 
 
 def _shared_ops():
@@ -868,8 +892,10 @@ def agreement(pt2e_gm, ref_of, qvalues, qmodel, inputs) -> Dict[str, Any]:
                 if own.shape == mine.shape:
                     d = np.abs(own - mine)
                     src = n.args[0]
-                    prod = src.args[0] if _is_node(src) and str(src.target).startswith(
-                        "aten.relu") and src.args else src
+                    prod = src.args[0] if _is_node(src) and src.args and _is_node(
+                        src.args[0]) and _in(src.target, _relu_ops() + _clamp_ops()) and \
+                        str(src.args[0].target).startswith(("aten.conv", "aten.linear",
+                                                           "aten.add", "aten.mul")) else src
                     from qrt_export._export import _source
                     rows.append({"name": n.name, "op": _opname(getattr(prod, "target", "")),
                                  "node": getattr(prod, "name", ""),
