@@ -107,12 +107,17 @@ def test_exported_program_and_graph_module_agree(tmp_path):
     c = _pt2e.pt2e_quantize(_pt2e.TCResNet8(k=0.5), ex,
                             _pt2e.xnnpack_style_quantizer(per_channel=False), _calib(shape))
     r1 = qrt_export.export(c, ex, tmp_path / "a.bin", verbose=False)
-    r2 = qrt_export.export(torch.export.export(c, ex), ex, tmp_path / "b.bin", verbose=False)
-    _check(r1, 10)
-    _check(r2, 10)
+    ep = torch.export.export(c, ex)
+    r2 = qrt_export.export(ep, ex, tmp_path / "b.bin", verbose=False)
+    # core aten (run_decompositions): convolution, addmm against a transposed weight, the
+    # adaptive pool as unsqueeze -> mean -> squeeze
+    r3 = qrt_export.export(ep.run_decompositions(), ex, tmp_path / "c.bin", verbose=False)
+    for r in (r1, r2, r3):
+        _check(r, 10)
     x = torch.randn(*shape).numpy()
-    np.testing.assert_array_equal(qrt.load(tmp_path / "a.bin")(x),
-                                  qrt.load(tmp_path / "b.bin")(x))
+    y = qrt.load(tmp_path / "a.bin")(x)
+    np.testing.assert_array_equal(y, qrt.load(tmp_path / "b.bin")(x))
+    np.testing.assert_array_equal(y, qrt.load(tmp_path / "c.bin")(x))
 
 
 class _Cumsum(torch.nn.Module):

@@ -502,7 +502,7 @@ class _Rewriter:
         t = n.target
         if _in(t, (aten.conv1d.default, aten.convolution.default)):
             return self.conv(n)
-        if _in(t, (aten.linear.default,)):
+        if _in(t, (aten.linear.default, aten.addmm.default, aten.mm.default)):
             return self.linear(n)
         if _in(t, (aten.add.Tensor, aten.add_.Tensor, aten.mul.Tensor, aten.mul_.Tensor)):
             return self.binary(n)
@@ -564,8 +564,10 @@ class _Rewriter:
     def linear(self, n):
         import torch.ao.nn.intrinsic.quantized as nniq
         import torch.ao.nn.quantized as nnq
-        a = list(n.args) + [None] * 3
-        x, w, b = a[:3]
+        parts = _linear_parts(n)
+        if parts is None:
+            return False
+        x, w, b = parts
         xi = self.quantized_input(x)
         wq = self.weight(w)
         pat = self._single_q_user(n, allow_relu=True, allow_clamp=True)
@@ -701,6 +703,28 @@ def _relu_ops():
     return (a.relu.default, a.relu_.default)
 
 
+def _linear_parts(n):
+    """(x, weight [out, in], bias) of aten.linear, or of the decomposed addmm / mm against a
+    transposed weight (``run_decompositions``); None for another matmul."""
+    a = _torch().ops.aten
+    if n.target == a.linear.default:
+        args = list(n.args) + [None] * 3
+        return tuple(args[:3])
+    if n.kwargs.get("beta", 1) != 1 or n.kwargs.get("alpha", 1) != 1:
+        return None
+    if n.target == a.addmm.default:
+        b, x, wt = n.args[:3]
+    else:
+        (x, wt), b = n.args[:2], None
+    if not (_is_node(wt) and wt.op == "call_function"):
+        return None
+    if wt.target == a.t.default or (wt.target == a.permute.default and
+                                    list(wt.args[1]) == [1, 0]) or \
+            (wt.target == a.transpose.int and sorted(int(d) % 2 for d in wt.args[1:3]) == [0, 1]):
+        return x, wt.args[0], b
+    return None
+
+
 def _clamp_ops():
     a = _torch().ops.aten
     return (a.hardtanh.default, a.hardtanh_.default, a.clamp.default)
@@ -710,7 +734,8 @@ def _shared_ops():
     a = _torch().ops.aten
     return (a.max_pool1d.default, a.avg_pool1d.default, a.adaptive_avg_pool1d.default,
             a.mean.dim, a.flatten.using_ints, a.view.default, a.reshape.default,
-            a.permute.default, a.transpose.int, a.squeeze.dim, a.unsqueeze.default,
+            a.permute.default, a.transpose.int, a.squeeze.dim, a.squeeze.dims,
+            a.unsqueeze.default,
             a.dropout.default, a.clone.default, a.contiguous.default,
             a.adaptive_max_pool1d.default)
 
@@ -772,6 +797,17 @@ def _float_call(n, fa):
                           at(5, "dilation", [1]), at(6, "groups", 1)), {}
     if _in(t, (a.linear.default,)):
         return F.linear, (at(0), at(1), at(2)), {}
+    if _in(t, (a.addmm.default, a.mm.default)):
+        parts = _linear_parts(n)
+        if parts is None:
+            return None, None, None
+        x, w, b = (fa(p) if _is_node(p) else p for p in parts)
+        return F.linear, (x, w, b), {}
+    if _in(t, (a.squeeze.dims,)):
+        dims = [int(d) for d in at(1)]
+        if len(dims) != 1:
+            return None, None, None
+        return torch.squeeze, (at(0), dims[0]), {}
     if _in(t, (a.max_pool1d.default,)):
         k = at(1)
         return F.max_pool1d, (at(0), k, at(2, "stride") or k, at(3, "padding", 0),
