@@ -85,24 +85,25 @@ class _Pool(OpDef):
 
 
 def _float_pool(name, x, y, kw):
-    """A float32 pool on fixed buffers x [.., L] -> y [.., lo]: one pass per kernel tap."""
+    """A float32 pool on fixed buffers x [.., L] -> y [.., lo]: one strided pass per kernel
+    tap over the outputs whose tap lies inside the input (padding is never materialised)."""
     k = kw["kernel_size"]
     s = kw.get("stride") or k
     p = kw.get("padding", 0)
     d = kw.get("dilation", 1)
     L, lo = x.shape[-1], y.shape[-1]
-    need = (lo - 1) * s + d * (k - 1) + 1          # padded length the windows read
-    right = max(need - L - p, 0)
-    fill = -np.inf if name == "max_pool1d" else 0.0
-    xp = np.full(x.shape[:-1] + (L + p + right,), fill, np.float32)
-    span = slice(p, p + L)
-    taps = [slice(j * d, j * d + (lo - 1) * s + 1, s) for j in range(k)]
+    taps = []   # (output slice, input slice) of each tap
+    for j in range(k):
+        off = j * d - p                      # input index of output i: i * s + off
+        i0 = max(0, -(off // s)) if off < 0 else 0
+        i1 = min(lo, (L - 1 - off) // s + 1) if L - 1 - off >= 0 else 0
+        if i1 > i0:
+            taps.append((slice(i0, i1), slice(i0 * s + off, (i1 - 1) * s + off + 1, s)))
     if name == "max_pool1d":
         def run():
-            xp[..., span] = x
-            np.copyto(y, xp[..., taps[0]])
-            for t in taps[1:]:
-                np.maximum(y, xp[..., t], out=y)
+            y.fill(-np.inf)
+            for o, i in taps:
+                np.maximum(y[..., o], x[..., i], out=y[..., o])
         return run
     # torch: hstart = i*s - p, hend = min(hstart + k, L + p), size = hend - hstart;
     # clipped to [0, L]; divisor = size (count_include_pad) or the clipped size
@@ -115,10 +116,9 @@ def _float_pool(name, x, y, kw):
     div = np.maximum(div, 1).astype(np.float32)
 
     def run_avg():
-        xp[..., span] = x
-        np.copyto(y, xp[..., taps[0]])
-        for t in taps[1:]:
-            np.add(y, xp[..., t], out=y)
+        y.fill(0.0)
+        for o, i in taps:
+            np.add(y[..., o], x[..., i], out=y[..., o])
         np.divide(y, div, out=y)
     return run_avg
 
