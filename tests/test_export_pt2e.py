@@ -324,3 +324,22 @@ def test_pattern_zoo(tmp_path, quantizer):
     assert all(r["max_lsb"] <= MAX_LSB for r in rows), rows
     rest = [r for r in rows if "avg_pool1d" not in r["op"]]
     assert sum(r["exact"] for r in rest) >= EXACT_MIN * sum(r["total"] for r in rest), rows
+
+
+class _Emb(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 8)
+        self.conv = torch.nn.Conv1d(8, 4, 3)
+
+    def forward(self, i):
+        return self.conv(self.emb(i).permute(0, 2, 1))
+
+
+def test_embedding_quantizer_program_refused_clearly(tmp_path):
+    from torchao.quantization.pt2e.quantizer.embedding_quantizer import EmbeddingQuantizer
+    ex = (torch.randint(0, 20, (2, 16)),)
+    c = _pt2e.pt2e_quantize(_Emb(), ex, EmbeddingQuantizer(), [ex[0]])
+    with pytest.raises(qrt_export.UnsupportedError,
+                       match="aten.embedding.default .*integer indices"):
+        qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)

@@ -657,11 +657,18 @@ class _Rewriter:
             return
         fn, args, kwargs = _float_call(n, self.float_of)
         if fn is None:
-            self.fail(n, f"op {_opname(n.target)}")
+            why = _WHY.get(str(n.target).split(".")[1] if "." in str(n.target) else "", "")
+            self.fail(n, f"op {_opname(n.target)}" + (f" ({why})" if why else ""))
             return
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         self.env[n.name] = new
+
+
+_WHY = {"embedding": "the EmbeddingQuantizer's weight-only embedding: qrt models take float32 "
+                     "or quantized inputs, not integer indices",
+        "conv_transpose1d": "not lowered from pt2e yet; torch.ao's quantized ConvTranspose1d "
+                            "is supported"}
 
 
 class _Missing(Exception):
