@@ -45,7 +45,8 @@ def xnnpack_style_quantizer(per_channel=True, symmetric_act=False, qat=False):
     from torchao.quantization.pt2e.quantizer import (QuantizationAnnotation, Quantizer,
                                                       SharedQuantizationSpec)
     act, wspec = _specs(per_channel, symmetric_act, qat)
-    layer = (A.conv1d.default, A.linear.default)
+    wt_spec = _specs(False, symmetric_act, qat)[1]   # a transposed conv: per tensor
+    layer = (A.conv1d.default, A.linear.default, A.conv_transpose1d.default)
     binary = (A.add.Tensor, A.mul.Tensor)
     shared = (A.max_pool1d.default, A.adaptive_avg_pool1d.default, A.flatten.using_ints,
               A.view.default, A.avg_pool1d.default, A.mean.dim)
@@ -63,7 +64,9 @@ def xnnpack_style_quantizer(per_channel=True, symmetric_act=False, qat=False):
                 users = list(n.users)
                 relu = users[0] if len(users) == 1 and users[0].target in relus else None
                 if n.target in layer or n.target in binary:
-                    if n.target in layer:
+                    if n.target == A.conv_transpose1d.default:  # weights per tensor
+                        inputs = {n.args[0]: act, n.args[1]: wt_spec}
+                    elif n.target in layer:
                         inputs = {n.args[0]: act, n.args[1]: wspec}
                     else:
                         if not all(hasattr(a, "op") for a in n.args[:2]):

@@ -343,3 +343,20 @@ def test_embedding_quantizer_program_refused_clearly(tmp_path):
     with pytest.raises(qrt_export.UnsupportedError,
                        match="aten.embedding.default .*integer indices"):
         qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)
+
+
+def test_autoencoder_conv_transpose(tmp_path):
+    """models_1d.AutoEncoder1d: dq -> conv_transpose1d (per-tensor weights) [-> relu] -> q,
+    also in core aten (aten.convolution, transposed)."""
+    import models_1d as M1
+    torch.manual_seed(0)
+    ex = (torch.randn(2, 1, 64),)
+    c = _pt2e.pt2e_quantize(M1.AutoEncoder1d(), ex, _pt2e.xnnpack_style_quantizer(),
+                            _calib((2, 1, 64)))
+    r1 = qrt_export.export(c, ex, tmp_path / "a.bin", verbose=False)
+    r2 = qrt_export.export(torch.export.export(c, ex).run_decompositions(), ex,
+                           tmp_path / "b.bin", verbose=False)
+    _check(r1, 6)
+    _check(r2, 6)
+    kinds = [op.kind for op in qrt.load(tmp_path / "a.bin")._blob.ops]
+    assert kinds.count("conv_transpose1d") == 3 and kinds.count("conv1d") == 3

@@ -500,7 +500,8 @@ class _Rewriter:
         torch = _torch()
         aten = torch.ops.aten
         t = n.target
-        if _in(t, (aten.conv1d.default, aten.convolution.default)):
+        if _in(t, (aten.conv1d.default, aten.convolution.default,
+                   aten.conv_transpose1d.default)):
             return self.conv(n)
         if _in(t, (aten.linear.default, aten.addmm.default, aten.mm.default)):
             return self.linear(n)
@@ -528,9 +529,13 @@ class _Rewriter:
         import torch.ao.nn.quantized as nnq
         a = list(n.args) + [None] * 9
         if n.target == torch.ops.aten.convolution.default:
-            x, w, b, stride, pad, dil, transposed, _op, groups = a[:9]
+            x, w, b, stride, pad, dil, transposed, opad, groups = a[:9]
             if transposed:
-                return False
+                return self.conv_transpose(n, x, w, b, stride, pad, opad, groups, dil)
+        elif n.target == torch.ops.aten.conv_transpose1d.default:
+            x, w, b, stride, pad, opad, groups, dil = a[:8]
+            return self.conv_transpose(n, x, w, b, stride or [1], pad or [0], opad or [0],
+                                       groups or 1, dil or [1])
         else:
             x, w, b, stride, pad, dil, groups = a[:7]
             stride, pad, dil, groups = (stride or [1]), (pad or [0]), (dil or [1]), groups or 1
@@ -559,6 +564,35 @@ class _Rewriter:
             if relu is None:
                 new = self._clamp_after(act, new, q)
         self._emit_q(q, new)
+        return True
+
+    def conv_transpose(self, n, x, w, b, stride, pad, opad, groups, dil):
+        """dq -> conv_transpose1d -> q with per-tensor int8 weights -> nnq.ConvTranspose1d
+        (per-channel weights of a transposed conv run along its input channels: refused by
+        the rule, as for torch.ao models)."""
+        import torch.ao.nn.quantized as nnq
+        xi = self.quantized_input(x)
+        wq = self.weight(w)
+        pat = self._single_q_user(n, allow_relu=True, allow_clamp=True)
+        if xi is None or wq is None or pat is None or wq.dim() != 3 or wq.qscheme() not in (
+                _torch().per_tensor_affine, _torch().per_tensor_symmetric):
+            return False
+        if b is not None and not (_is_node(b) and b.name in self.const):
+            return False
+        bias = None if b is None else self.v[b.name]
+        c_in, c_out_g, k = wq.shape
+        m = nnq.ConvTranspose1d(c_in, c_out_g * int(groups), k, stride=int(_one(stride)),
+                                padding=int(_one(pad)), output_padding=int(_one(opad)),
+                                groups=int(groups), bias=bias is not None,
+                                dilation=int(_one(dil)))
+        m.set_weight_bias(wq, None if bias is None else bias.detach().float())
+        m.scale, m.zero_point = self._out_qparams(pat[1])
+        new = self.module(m, "conv_transpose", [xi[0]])
+        act = pat[0]
+        if act is not None:   # no fused activation: a relu/clamp table on q's codes
+            self.done.add(act.name)
+            new = self._clamp_after(act, new, pat[1])
+        self._emit_q(pat[1], new)
         return True
 
     def linear(self, n):
@@ -667,8 +701,10 @@ class _Rewriter:
 
 _WHY = {"embedding": "the EmbeddingQuantizer's weight-only embedding: qrt models take float32 "
                      "or quantized inputs, not integer indices",
-        "conv_transpose1d": "not lowered from pt2e yet; torch.ao's quantized ConvTranspose1d "
-                            "is supported"}
+        "conv_transpose1d": "a float transposed conv: qrt lowers it quantized, dq -> "
+                            "conv_transpose1d -> q with per-tensor weights",
+        "convolution": "a float transposed conv: qrt lowers it quantized, dq -> "
+                       "conv_transpose1d -> q with per-tensor weights"}
 
 
 class _Missing(Exception):
