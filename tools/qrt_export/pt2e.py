@@ -84,22 +84,15 @@ def _qd_ops():
 
 
 def is_pt2e(model) -> bool:
-    """An ExportedProgram, or a GraphModule with pt2e quantize/dequantize calls."""
+    """An ExportedProgram, or a GraphModule with pt2e quantize/dequantize calls (checked by
+    name: torchao is imported only for pt2e programs)."""
     torch = _torch()
     if isinstance(model, torch.export.ExportedProgram):
         return True
     if not isinstance(model, torch.fx.GraphModule):
         return False
-    q, dq, dqc, dyn = _qd_ops()
-    allq = q | dq | dqc | dyn
-    for n in model.graph.nodes:
-        if n.op == "call_function":
-            try:
-                if n.target in allq:
-                    return True
-            except TypeError:
-                pass
-    return False
+    return any(n.op == "call_function" and str(n.target).startswith(
+        ("quantized_decomposed.", "torchao.")) for n in model.graph.nodes)
 
 
 def load_pt2(path):
