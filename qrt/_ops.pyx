@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
 """
 
-from libc.stdint cimport int8_t, int32_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 
 from qrt._kernels cimport QRT_OK, qrt_status
 from qrt._ops_kernels cimport *
@@ -281,3 +281,68 @@ def requant_copy(const q8_t[:, :] x, q8_t[:, :] out, float in_scale, int in_zero
             st = qrt_requant_copy_s8(&p, &x[0, 0], x.shape[0], x.shape[1], in_stride,
                                      &out[0, 0], out_stride, variant)
     _check(st, "cat")
+
+
+# ---- embedding bags --------------------------------------------------------------------------
+cdef int _bag_params(qrt_embedding_params *p, Py_ssize_t rows, Py_ssize_t dim,
+                     Py_ssize_t n_idx, Py_ssize_t n_starts, Py_ssize_t out_rows,
+                     Py_ssize_t out_dim, Py_ssize_t n_w) except -1:
+    if n_starts < 1 or out_rows != n_starts - 1 or out_dim != dim or dim < 1:
+        raise ValueError("embedding_bag: out must be [len(starts) - 1][dim], dim >= 1")
+    if n_w >= 0 and n_w != n_idx:
+        raise ValueError("embedding_bag: one per-sample weight per index")
+    p.num_rows, p.dim, p.n_idx, p.n_bags = rows, dim, n_idx, n_starts - 1
+    p.row_bytes, p.mode, p.fma_weights, p.bits, p.padding_idx = 0, 0, 0, 0, -1
+    return 0
+
+
+def embedding_bag_f32(const float[:, ::1] table, const int64_t[::1] idx,
+                      const int64_t[::1] starts, w, float[:, ::1] out, int mode,
+                      long long padding_idx=-1, bint fma_weights=True, int variant=-1):
+    """out[b] = the bag idx[starts[b]:starts[b+1]] of float32 table rows (embedding_ref.h);
+    ``w``: None or float32 per-sample weights (one per index, SUM only)."""
+    cdef const float[::1] wv
+    cdef const float *wp = NULL
+    cdef qrt_embedding_params p
+    cdef qrt_status st
+    _bag_params(&p, table.shape[0], table.shape[1], idx.shape[0], starts.shape[0],
+                out.shape[0], out.shape[1], -1 if w is None else len(w))
+    if w is not None:
+        wv = w
+        if wv.shape[0]:
+            wp = &wv[0]
+    p.mode, p.padding_idx, p.fma_weights = mode, padding_idx, fma_weights
+    cdef const float *tp = &table[0, 0] if table.shape[0] else NULL
+    cdef const int64_t *ip = &idx[0] if idx.shape[0] else NULL
+    cdef float *op = &out[0, 0] if out.shape[0] else NULL
+    with nogil:
+        st = qrt_embedding_bag_f32(&p, tp, ip, &starts[0], wp, op, variant)
+    _check(st, "embedding_bag")
+
+
+def embedding_bag_rowwise(const uint8_t[:, ::1] codes, int bits, Py_ssize_t dim,
+                          const float[::1] scale, const float[::1] bias,
+                          const int64_t[::1] idx, const int64_t[::1] starts, w,
+                          float[:, ::1] out, int variant=-1):
+    """out[b] = the sum over the bag of torch's row-wise dequantized rows (embedding_ref.h)."""
+    cdef const float[::1] wv
+    cdef const float *wp = NULL
+    cdef qrt_embedding_params p
+    cdef qrt_status st
+    _bag_params(&p, codes.shape[0], dim, idx.shape[0], starts.shape[0], out.shape[0],
+                out.shape[1], -1 if w is None else len(w))
+    if scale.shape[0] != codes.shape[0] or bias.shape[0] != codes.shape[0]:
+        raise ValueError("embedding_bag: one scale and one bias per row")
+    if w is not None:
+        wv = w
+        if wv.shape[0]:
+            wp = &wv[0]
+    p.bits, p.row_bytes = bits, codes.shape[1]
+    cdef const uint8_t *cp = &codes[0, 0] if codes.shape[0] and codes.shape[1] else NULL
+    cdef const float *sp = &scale[0] if scale.shape[0] else NULL
+    cdef const float *bp = &bias[0] if bias.shape[0] else NULL
+    cdef const int64_t *ip = &idx[0] if idx.shape[0] else NULL
+    cdef float *op = &out[0, 0] if out.shape[0] else NULL
+    with nogil:
+        st = qrt_embedding_bag_rowwise(&p, cp, sp, bp, ip, &starts[0], wp, op, variant)
+    _check(st, "embedding_bag")

@@ -258,8 +258,8 @@ def test_qat_flow_dynamic_time(tmp_path, quantizer):
                                              (3, 3, 1, 1, True, False)])
 def test_float_pools_match_torch(kind, k, s, p, d, ceil, cip):
     """float32 max_pool1d / avg_pool1d (the float regions pt2e quantizers leave)."""
+    import qrt.ops
     from qrt._geometry import pool_out_len
-    from qrt.ops.pool import _float_pool
     if kind == "avg_pool1d" and d != 1:
         d = 1
     x = torch.randn(2, 3, 23)
@@ -273,7 +273,9 @@ def test_float_pools_match_torch(kind, k, s, p, d, ceil, cip):
         t = torch.nn.functional.avg_pool1d(x, k, s, p, ceil, cip)
     y = np.empty((2, 3, pool_out_len(23, k, s, p, kw.get("dilation", 1), ceil)), np.float32)
     assert y.shape == tuple(t.shape)
-    _float_pool(kind, x.numpy(), y, kw)()
+    if kind == "avg_pool1d":
+        kw.pop("dilation", None)
+    qrt.ops.get(kind).bind_float(x.numpy(), y, kw)()
     tt = t.numpy()
     assert (np.isnan(y) == np.isnan(tt)).all()
     ok = ~np.isnan(tt)
@@ -336,13 +338,19 @@ class _Emb(torch.nn.Module):
         return self.conv(self.emb(i).permute(0, 2, 1))
 
 
-def test_embedding_quantizer_program_refused_clearly(tmp_path):
+def test_embedding_quantizer_program(tmp_path):
+    """EmbeddingQuantizer: a weight-only quantized table (uint8 rows) dequantized into
+    aten.embedding on int64 index inputs -> the float embedding op (the dequantized table),
+    exactly the program's floats."""
     from torchao.quantization.pt2e.quantizer.embedding_quantizer import EmbeddingQuantizer
     ex = (torch.randint(0, 20, (2, 16)),)
     c = _pt2e.pt2e_quantize(_Emb(), ex, EmbeddingQuantizer(), [ex[0]])
-    with pytest.raises(qrt_export.UnsupportedError,
-                       match="aten.embedding.default .*integer indices"):
-        qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)
+    rep = qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)
+    assert all(r["ok"] for r in rep.ops)
+    qm = qrt.load(tmp_path / "m.bin")
+    assert "embedding" in [op.kind for op in qm._blob.ops]
+    i = torch.randint(0, 20, (2, 16))
+    np.testing.assert_allclose(qm(i.numpy()), c(i).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_autoencoder_conv_transpose(tmp_path):

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """1-d pooling: max_pool1d, avg_pool1d, adaptive_avg_pool1d (modules and functions).
 
-max_pool1d and avg_pool1d also take float32 tensors (float sections, e.g. the float regions a
-pt2e quantizer leaves): numpy over the kernel taps, max exact, average as torch's (the taps
-summed in order, divided by torch's divisor; docs/float-ops.md).
+On quantized codes (the C kernels) and on float32 tensors (float sections, e.g. the pools of a
+``quantize_dynamic`` model, docs/float-ops.md): float max pooling is exact (NaN propagates, as
+in torch); float average pooling sums each window in order in float32 and divides once, as
+torch's CPU kernel does; a float adaptive average pool to one output is torch's mean (pairwise
+float32 sum times 1/L, within the mean bound), to more outputs a windowed sum as above.
 """
 
 from __future__ import annotations
@@ -25,14 +27,8 @@ class _Pool(OpDef):
 
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype == "float32" and self.name in ("max_pool1d", "avg_pool1d"):
-            if y.dtype != "float32":
-                raise node.fail(f"float32 {self.name} must produce float32")
-        elif x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
-            raise node.fail("pools per-tensor quint8/qint8 tensors (max_pool1d and "
-                            "avg_pool1d also float32)")
-        else:
-            same_qparams(node, x, y, self.name)
+        _check_dtype(node, x)
+        same_qparams(node, x, y, self.name)
         a = node.attrs
         if "padding" in a and a["padding"] > a["kernel_size"] // 2:
             raise node.fail(f"attribute 'padding' must be at most half of kernel_size "
@@ -67,12 +63,43 @@ class _Pool(OpDef):
         import qrt.functional as F
         from qrt.functional._ops import pool_binding
         kw = self.kwargs(node, ins[0].shape[-1])
-        if node.inputs[0].dtype == "float32":
-            return _float_pool(self.name, ins[0], outs[0], kw), (), {}
+        if _is_float(ins[0]):
+            return self.bind_float(ins[0], outs[0], kw), (), {}
         b = pool_binding(self.name, ins[0], outs[0], kw)
         if b is not None:  # one kernel call on the plan's fixed buffers
             return b[0], b[1], {}
         return getattr(F, self.name), (ins[0],), dict(kw, out=outs[0])
+
+    def bind_float(self, x, y, kw):
+        k, s, p = kw["kernel_size"], kw.get("stride") or kw["kernel_size"], kw.get("padding", 0)
+        d, L, Lo = kw.get("dilation", 1), x.shape[-1], y.shape[-1]
+        span = (Lo - 1) * s + 1
+        width = max(L + 2 * p, (k - 1) * d + span)
+        fill = -np.inf if self.name == "max_pool1d" else 0.0
+        xp = np.full(x.shape[:-1] + (width,), fill, np.float32)  # padded copy, made once
+        inner = xp[..., p:p + L]
+        taps = [xp[..., j * d:j * d + span:s] for j in range(k)]
+        if self.name == "max_pool1d":
+            def run():
+                np.copyto(inner, x)
+                np.copyto(y, taps[0])
+                for t in taps[1:]:
+                    np.maximum(y, t, out=y)
+            return run
+        # torch: divisor = window clipped to input + padding (count_include_pad) or to the input
+        starts = np.arange(Lo) * s - p
+        ends = np.minimum(starts + k, L + p)
+        if not kw.get("count_include_pad", True):
+            starts, ends = np.maximum(starts, 0), np.minimum(ends, L)
+        div = (ends - starts).astype(np.float32)
+
+        def run_avg():
+            np.copyto(inner, x)
+            np.copyto(y, taps[0])
+            for t in taps[1:]:
+                np.add(y, t, out=y)
+            np.divide(y, div, out=y)
+        return run_avg
 
     def prepare_cuda(self, node, dev):
         dev.require_q(node, node.inputs[0], ("quint8",))
@@ -84,45 +111,6 @@ class _Pool(OpDef):
         return lambda: fn(ins[0], **kw, out=outs[0])
 
 
-def _float_pool(name, x, y, kw):
-    """A float32 pool on fixed buffers x [.., L] -> y [.., lo]: one strided pass per kernel
-    tap over the outputs whose tap lies inside the input (padding is never materialised)."""
-    k = kw["kernel_size"]
-    s = kw.get("stride") or k
-    p = kw.get("padding", 0)
-    d = kw.get("dilation", 1)
-    L, lo = x.shape[-1], y.shape[-1]
-    taps = []   # (output slice, input slice) of each tap
-    for j in range(k):
-        off = j * d - p                      # input index of output i: i * s + off
-        i0 = max(0, -(off // s)) if off < 0 else 0
-        i1 = min(lo, (L - 1 - off) // s + 1) if L - 1 - off >= 0 else 0
-        if i1 > i0:
-            taps.append((slice(i0, i1), slice(i0 * s + off, (i1 - 1) * s + off + 1, s)))
-    if name == "max_pool1d":
-        def run():
-            y.fill(-np.inf)
-            for o, i in taps:
-                np.maximum(y[..., o], x[..., i], out=y[..., o])
-        return run
-    # torch: hstart = i*s - p, hend = min(hstart + k, L + p), size = hend - hstart;
-    # clipped to [0, L]; divisor = size (count_include_pad) or the clipped size
-    i = np.arange(lo)
-    h0 = i * s - p
-    h1 = np.minimum(h0 + k, L + p)
-    size = h1 - h0
-    div = size if kw.get("count_include_pad", True) else \
-        np.minimum(h1, L) - np.maximum(h0, 0)
-    div = np.maximum(div, 1).astype(np.float32)
-
-    def run_avg():
-        y.fill(0.0)
-        for o, i in taps:
-            np.add(y[..., o], x[..., i], out=y[..., o])
-        np.divide(y, div, out=y)
-    return run_avg
-
-
 _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullable=True),
            "padding": Int(0, _K // 2, default=0), "ceil_mode": Bool(default=False),
            # F.avg_pool1d(x, x.shape[-1]): kernel = stride = the input length, whatever it is
@@ -132,28 +120,58 @@ _COMMON = {"kernel_size": Int(1, _K), "stride": Int(1, _K, default=None, nullabl
 @define
 class MaxPool1d(_Pool):
     name, code = "max_pool1d", 11
-    doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d)"
+    doc = "max_pool1d (nn.MaxPool1d, F.max_pool1d), codes or float32"
     attrs = dict(_COMMON, dilation=Int(1, _K, default=1))
 
 
 @define
 class AvgPool1d(_Pool):
     name, code = "avg_pool1d", 12
-    doc = "avg_pool1d (nn.AvgPool1d, F.avg_pool1d)"
+    doc = "avg_pool1d (nn.AvgPool1d, F.avg_pool1d), codes or float32"
     attrs = dict(_COMMON, count_include_pad=Bool(default=True))
 
 
 @define
 class AdaptiveAvgPool1d(_Pool):
     name, code = "adaptive_avg_pool1d", 13
-    doc = "adaptive_avg_pool1d (nn.AdaptiveAvgPool1d, F.adaptive_avg_pool1d)"
+    doc = "adaptive_avg_pool1d (nn.AdaptiveAvgPool1d, F.adaptive_avg_pool1d), codes or float32"
     attrs = {"output_size": Int(1, _K)}
 
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
-            raise node.fail("pools per-tensor quint8/qint8 tensors")
+        _check_dtype(node, x)
         same_qparams(node, x, y, self.name)
 
     def geometry(self, node, L):
         return node.attrs["output_size"]
+
+    def bind_float(self, x, y, kw):
+        L, Lo = x.shape[-1], y.shape[-1]
+        if Lo == 1:  # torch computes this case as x.mean(-1): sum * (1 / L)
+            inv = np.float32(1.0 / L)
+
+            def run_mean():
+                np.add.reduce(x, axis=-1, keepdims=True, out=y)
+                np.multiply(y, inv, out=y)
+            return run_mean
+        wins = [(i * L // Lo, -(-(i + 1) * L // Lo)) for i in range(Lo)]
+
+        def run():
+            for i, (a, b) in enumerate(wins):
+                yi = y[..., i]
+                np.copyto(yi, x[..., a])
+                for j in range(a + 1, b):
+                    np.add(yi, x[..., j], out=yi)
+                np.divide(yi, np.float32(b - a), out=yi)
+        return run
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, np.ndarray) and t.dtype == np.float32
+
+
+def _check_dtype(node, x):
+    if x.dtype == "float32":
+        return
+    if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
+        raise node.fail("pools per-tensor quint8/qint8 tensors or float32 ones")

@@ -137,7 +137,7 @@ def _source(node, gm) -> str:
 
 
 def _is_quantized_model(model) -> str:
-    """'quantized', 'dynamic' or 'float'."""
+    """'quantized', 'dynamic', 'weight-only quantized embeddings' or 'float'."""
     import torch.ao.nn.quantized as nnq
     import torch.ao.nn.quantized.dynamic as nnqd
     kinds = set()
@@ -146,10 +146,14 @@ def _is_quantized_model(model) -> str:
             kinds.add("dynamic")
         elif isinstance(m, (nnq.Conv1d, nnq.Linear, nnq.Quantize)):
             kinds.add("quantized")
+        elif isinstance(m, (nnq.Embedding, nnq.EmbeddingBag)):
+            kinds.add("weight-only")
     if "quantized" in kinds:
         return "quantized"
     if "dynamic" in kinds:
         return "dynamic"
+    if "weight-only" in kinds:
+        return "weight-only quantized embeddings"
     for n in getattr(model, "graph", None).nodes if hasattr(model, "graph") else ():
         if n.op == "call_function" and n.target in _quantize_fns():
             return "quantized"
@@ -168,7 +172,7 @@ def _repack(model, engine: str):
     # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
     # which accepts every weight torch can produce (x86/onednn refuse some depthwise ones).
     with _engine("qnnpack"), _qconv_state_fix():
-        m = copy.deepcopy(model)
+        m = deepcopy_model(model)
     with _engine(engine):
         for mod in m.modules():
             if isinstance(mod, (nnq.Conv1d,)):
@@ -177,6 +181,20 @@ def _repack(model, engine: str):
                 w, b = mod._weight_bias()
                 mod.set_weight_bias(w, b)
     return m
+
+
+def deepcopy_model(model):
+    """``copy.deepcopy`` that also copies a model using the hook-based
+    ``torch.nn.utils.weight_norm`` after a forward: its ``weight`` is then a non-leaf tensor,
+    which torch refuses to deepcopy (pytorch/pytorch#103001). The copy gets a detached clone
+    (its hook recomputes the weight from ``weight_g`` / ``weight_v`` at the next call)."""
+    import torch
+    memo: Dict[int, Any] = {}
+    for m in model.modules():
+        for v in m.__dict__.values():
+            if isinstance(v, torch.Tensor) and not v.is_leaf:
+                memo[id(v)] = v.detach().clone()
+    return copy.deepcopy(model, memo)
 
 
 @contextlib.contextmanager
@@ -247,7 +265,7 @@ def quantize_float_model(model, calibration_data, example_inputs, qconfig_mappin
     import torch
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
-    model = copy.deepcopy(model).eval()
+    model = deepcopy_model(model).eval()
     qmap = qconfig_mapping or get_default_qconfig_mapping("onednn")
     with _engine("qnnpack"), torch.no_grad():
         prepared = prepare_fx(model, qmap, example_inputs)
@@ -302,13 +320,15 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                         v = None
                     if v is not None:
                         refused[n.name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-                        values[n.name] = v
+                        values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
                         return v
                 what = getattr(n.target, "__name__", n.target)
                 raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
                                   f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
-            values[n.name] = v
+            # a copy: a later in-place op (nn.ReLU(inplace=True) after a float conv, as in
+            # torchaudio's Wav2Letter) would otherwise overwrite the value recorded here
+            values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
             return v
     with torch.no_grad():
         _Rec(gm).run(*inputs)
@@ -338,13 +358,15 @@ class _Converter:
         if node.name in self.tensor_of:
             return self.tensor_of[node.name]
         idx = self.new_tensor(node.name, self.v[node.name],
-                              None if self.v2 is None else self.v2.get(node.name))
+                              None if self.v2 is None else self.v2.get(node.name),
+                              index_ok=node.op == "placeholder")
         self.tensor_of[node.name] = idx
         return idx
 
-    def new_tensor(self, name, val, v2=None) -> int:
+    def new_tensor(self, name, val, v2=None, index_ok=False) -> int:
         """A blob activation for torch value ``val`` (``v2``: the same value at batch + 1,
-        which tells whether dim 0 is the batch)."""
+        which tells whether dim 0 is the batch). ``index_ok``: a model input, which may be an
+        int64/int32 index tensor (embeddings, R28)."""
         import torch
         if not isinstance(val, torch.Tensor):
             raise UnsupportedError(f"node {name} yields {type(val).__name__}, not a tensor")
@@ -365,9 +387,13 @@ class _Converter:
             return self.b.activation(node_name, dt, shape, batched=batched,
                                      scale=float(val.q_scale()),
                                      zero_point=int(val.q_zero_point()))
+        if index_ok and val.dtype in (torch.int64, torch.int32):
+            return self.b.activation(node_name, str(val.dtype).replace("torch.", ""), shape,
+                                     batched=batched)
         if val.dtype != torch.float32:
             raise UnsupportedError(f"{node_name}: dtype {val.dtype} is not supported "
-                                   "(float32 and quantized tensors only)")
+                                   "(float32 and quantized tensors; int64/int32 model inputs "
+                                   "that feed embeddings)")
         return self.b.activation(node_name, "float32", shape, batched=batched)
 
     def _unsupported(self, node, what):
@@ -644,7 +670,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
     t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = [_qrt_input(x) for x in inputs]
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     res = {"exact": 0, "total": 0, "max_lsb": 0}
@@ -655,6 +681,14 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
         res["total"] += r["total"]
         res["max_lsb"] = max(res["max_lsb"], r["max_lsb"])
     return res
+
+
+def _qrt_input(x):
+    """A torch example input as qrt takes it (float32 and index tensors as numpy arrays)."""
+    import torch
+    if x.dtype in (torch.float32, torch.int64, torch.int32):
+        return x.numpy()
+    return x
 
 
 def _output_lsb(qmodel, k) -> Optional[float]:
@@ -677,7 +711,7 @@ def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
     (index, op, name, source, exact, total, max_lsb or max_abs, ok, note)."""
     import torch
     from qrt._tensor import QTensor
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = [_qrt_input(x) for x in inputs]
     ex = qmodel._exec
     plan = ex.plan(qmodel._in_shapes(q_in))
     rows = []
@@ -725,7 +759,7 @@ def _first_mismatch(rows):
 # ---- public entry ------------------------------------------------------------------------------
 def export(model, example_inputs, path, *, calibration_data=None, qconfig_mapping=None,
            check: bool = True, verbose: bool = True, source: Optional[str] = None,
-           allow_mismatch: bool = False) -> ExportReport:
+           allow_mismatch: bool = False, keep_float: bool = False) -> ExportReport:
     """Export a quantized torch model (or a float one, quantized here) to a qrt ``.bin``.
 
     Parameters
@@ -745,6 +779,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         are quantized here with torch.ao FX; ignored for quantized ones.
     qconfig_mapping : torch.ao.quantization.QConfigMapping, optional
         For float models; default: torch's ``onednn`` default (see docs).
+    keep_float : bool
+        A float model (no quantized module: e.g. what ``quantize_dynamic`` returns for a
+        model without ``nn.Linear``) is exported as it is, run by qrt's float32 ops
+        (docs/float-ops.md), instead of being refused or quantized from
+        ``calibration_data``.
     check : bool
         Compare qrt with torch op by op on ``example_inputs`` (docs/export.md). A quantized
         output that differs from torch's qnnpack result, or a float output beyond the float
@@ -758,11 +797,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
         warnings.filterwarnings("ignore", category=UserWarning, module="torch.ao")
         return _export(model, example_inputs, path, calibration_data, qconfig_mapping, check,
-                       verbose, source, allow_mismatch)
+                       verbose, source, allow_mismatch, keep_float)
 
 
 def _export(model, example_inputs, path, calibration_data, qconfig_mapping, check, verbose,
-            source, allow_mismatch) -> ExportReport:
+            source, allow_mismatch, keep_float=False) -> ExportReport:
     import torch
     from qrt_export import pt2e
     engine_before = torch.backends.quantized.engine
@@ -798,7 +837,14 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                                    "torch.ao convert (no QuantStub / qconfig?)")
         kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
-    if kind == "float":
+    index_inputs = any(x.dtype in (torch.int64, torch.int32) for x in inputs)
+    if kind == "float" and keep_float:
+        kind = "float (exported as float32 ops, keep_float)"
+    elif kind == "float" and calibration_data is None and index_inputs:
+        # an embedding model (index inputs): exported in float, tables and float ops as they
+        # are (weight-only quantization is the user's choice: float_qparams_weight_only_qconfig)
+        kind = "float (index inputs: exported without quantization)"
+    elif kind == "float":
         if calibration_data is None:
             raise UnsupportedError(
                 f"{type(model).__name__} is a float model (no quantized module): qrt runs "
@@ -806,7 +852,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 "(FX, qnnpack, BatchNorm folded, ReLU fused) from calibration data: "
                 "`qrt-export model.pt --input x.npy --calibrate calib.npy -o model.bin` "
                 "(calib.npy: several batches of real inputs, batch first), or "
-                "export(model, x, path, calibration_data=[batch, ...])")
+                "export(model, x, path, calibration_data=[batch, ...]); or export it as "
+                "float32 ops with keep_float=True (--keep-float)")
         calib = calibration_data
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
@@ -827,6 +874,10 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
         values = _run_nodes(gm, inputs, refused)
         batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
         try:
+            if any(x.dim() == 1 and x.dtype in (torch.int64, torch.int32) for x in inputs):
+                # 1-d indices (EmbeddingBag text + offsets) have no batch dim: no probe, no
+                # tensor is batched, and every length the ops accept runs
+                raise _Skip()
             values2 = _run_nodes(gm, _batched(inputs))
             fixed = False
             for name, v in values.items():
@@ -834,6 +885,8 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
                 if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
                     if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:
                         fixed = True
+        except _Skip:
+            values2, fixed = None, False
         except Exception:  # noqa: BLE001 - a graph that only runs at one batch size
             values2, fixed = None, True
         conv = _Converter(gm, values, values2, fixed, batch)

@@ -692,12 +692,7 @@ class _Rewriter:
         self.env[n.name] = new
 
 
-_WHY = {"embedding": "the EmbeddingQuantizer's weight-only embedding: qrt models take float32 "
-                     "or quantized inputs, not integer indices",
-        "conv_transpose1d": "a float transposed conv: qrt lowers it quantized, dq -> "
-                            "conv_transpose1d -> q with per-tensor weights",
-        "convolution": "a float transposed conv: qrt lowers it quantized, dq -> "
-                       "conv_transpose1d -> q with per-tensor weights"}
+_WHY: Dict[str, str] = {}   # aten op name -> why qrt refuses it (added to the message)
 
 
 class _Missing(Exception):
@@ -833,6 +828,17 @@ def _float_call(n, fa):
                           at(5, "dilation", [1]), at(6, "groups", 1)), {}
     if _in(t, (a.linear.default,)):
         return F.linear, (at(0), at(1), at(2)), {}
+    if _in(t, (a.conv_transpose1d.default,)):
+        return F.conv_transpose1d, (at(0), at(1), at(2), at(3, "stride", [1]),
+                                    at(4, "padding", [0]), at(5, "output_padding", [0]),
+                                    at(6, "groups", 1), at(7, "dilation", [1])), {}
+    if _in(t, (a.convolution.default,)):
+        x, w, b, st, pd, dl, tr, op, gr = (list(args) + [None] * 9)[:9]
+        if tr:
+            return F.conv_transpose1d, (x, w, b, st, pd, op, gr, dl), {}
+        return F.conv1d, (x, w, b, st, pd, dl, gr), {}
+    if _in(t, (a.embedding.default,)):   # (weight, indices, padding_idx...): the forward
+        return F.embedding, (at(1), at(0)), {}   # ignores padding_idx
     if _in(t, (a.addmm.default, a.mm.default)):
         parts = _linear_parts(n)
         if parts is None:
