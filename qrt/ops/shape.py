@@ -25,6 +25,11 @@ class Cat(OpDef):
 
     def validate(self, node):
         y = node.outputs[0]
+        if y.dtype == "float32":   # float sections (e.g. pt2e float regions): a plain copy
+            for x in node.inputs:
+                if x.dtype != "float32":
+                    raise node.fail("a float32 cat takes float32 tensors only")
+            return
         for x in node.inputs:
             if x.dtype != y.dtype or x.dtype not in ("quint8", "qint8", "qint32") or \
                     x.qscheme != "per_tensor_affine" or y.qscheme != "per_tensor_affine":
@@ -49,6 +54,9 @@ class Cat(OpDef):
     def bind(self, node, ins, outs):
         import qrt.functional as F
         y = node.outputs[0]
+        if y.dtype == "float32":
+            import numpy as np
+            return np.concatenate, (list(ins),), {"axis": node.attrs["dim"], "out": outs[0]}
         return F.cat, (list(ins),), {"dim": node.attrs["dim"], "scale": y.scale,
                                      "zero_point": y.zero_point, "out": outs[0]}
 

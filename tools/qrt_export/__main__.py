@@ -21,13 +21,15 @@ def main(argv=None) -> int:
         prog="qrt-export",
         description="Export a quantized PyTorch model to a qrt .bin blob.",
         epilog="examples:\n  qrt-export model.pt --input x.npy -o model.bin\n"
+               "  qrt-export model.pt2 --input x.npy -o model.bin   (torchao pt2e)\n"
                "  qrt-export --model mypkg.nets:KwsNet --weights ckpt.pt --input x.npy "
                "--calibrate calib.npy -o model.bin\n  qrt-export --tensors ckpt.pt -o "
                "weights.bin\n\nexit codes: 0 success, 1 export failed, 2 bad arguments or "
                "unreadable input files, 3 unsupported model (or a float model without "
                "--calibrate), 4 qrt differs from torch (see --allow-mismatch), 130 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model_file", nargs="?", help="a whole model saved with torch.save")
+    p.add_argument("model_file", nargs="?", help="a whole model saved with torch.save, or a "
+                   "torchao pt2e program saved with torch.export.save (.pt2)")
     p.add_argument("--model", help="package.module:ClassName of the float model (with --weights)")
     p.add_argument("--weights", help="state_dict checkpoint for --model")
     p.add_argument("--tensors", metavar="CKPT",

@@ -61,11 +61,14 @@ class ExportReport:
     model_kind: str = ""
     ops: List[Dict[str, Any]] = field(default_factory=list)   # check_ops rows
     refused: Dict[str, str] = field(default_factory=dict)     # nodes qnnpack refused
+    pt2e: Dict[str, Any] = field(default_factory=dict)        # vs torch's pt2e program
 
     def __str__(self):
         lines = [f"wrote {self.path}: {self.nbytes} bytes ({self.n_ops} ops, weights "
                  f"{self.weights_nbytes} B, arena {self.arena_nbytes} B, {self.macs} MACs)"]
-        if self.model_kind:
+        if self.model_kind.startswith("pt2e"):
+            lines.append(f"  model: {self.model_kind}")
+        elif self.model_kind:
             lines.append(f"  model: {self.model_kind}, read with torch.ao (deprecated by torch "
                          "2.13 in favour of torchao; still what qrt-export reads)")
         for name, why in self.refused.items():
@@ -82,6 +85,9 @@ class ExportReport:
             lines.append(f"  vs torch ({eng}): {a['exact']}/{a['total']} elements exact "
                          f"({100.0 * a['exact'] / max(a['total'], 1):.4f} %), max "
                          f"{a['max_lsb']} LSB")
+        if self.pt2e:
+            from qrt_export import pt2e
+            lines += pt2e.format_agreement(self.pt2e)
         return "\n".join(lines)
 
 
@@ -848,14 +854,28 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
 def _export(model, example_inputs, path, calibration_data, qconfig_mapping, check, verbose,
             source, allow_mismatch, keep_float=False) -> ExportReport:
     import torch
+    from qrt_export import pt2e
     engine_before = torch.backends.quantized.engine
     src = source
     if isinstance(model, (str, os.PathLike)):
         src = src or os.fspath(model)
-        model = torch_load(os.fspath(model))
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module (or a path), got {type(model)}")
+        if os.fspath(model).endswith(".pt2"):
+            model = pt2e.load_pt2(os.fspath(model))
+        else:
+            model = torch_load(os.fspath(model))
     inputs = _as_tuple(example_inputs)
+    pt2e_src = None
+    if pt2e.is_pt2e(model):  # torchao's convert_pt2e program: rewritten to quantized ops
+        what = type(model).__name__
+        model, pt2e_src, pt2e_ref = pt2e.to_ao_graph(model, inputs)
+        kind = (f"pt2e ({what} of torchao's convert_pt2e, its dequantize -> op -> quantize "
+                "groups lowered to qrt's integer ops)")
+        return _export_graph(model, inputs, path, check, verbose, src or what, allow_mismatch,
+                             kind, "qnnpack", (pt2e_src, pt2e_ref))
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, a torch.export program (or a "
+                        f"path), got {type(model)}")
+    pt2e.refuse_quantize_configs(model)
     from qrt_export import qat
     qat_prepared = qat.is_qat_prepared(model)
     if qat_prepared:  # FakeQuantize modules: convert a copy with torch.ao first
@@ -891,6 +911,13 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
         converted_under = "qnnpack"
+    return _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
+                         converted_under, None)
+
+
+def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
+                  converted_under, pt2e_info) -> ExportReport:
+    import torch
     from qrt_export.rules.layout import refuse_conv_padding_modes
     refuse_conv_padding_modes(model)   # before torch runs them (it cannot)
     with _engine("qnnpack"):
@@ -942,6 +969,9 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 rep.agreement[eng] = agreement(model, qmodel, inputs, eng)
             except Exception as e:  # noqa: BLE001 - report, do not fail the export
                 rep.agreement[eng] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
+        if pt2e_info is not None:
+            from qrt_export import pt2e
+            rep.pt2e = pt2e.agreement(pt2e_info[0], pt2e_info[1], values, qmodel, inputs)
         bad = _first_mismatch(rep.ops)
         if bad is not None and not allow_mismatch:
             del qmodel

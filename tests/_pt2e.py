@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pt2e helpers for tests/test_export_pt2e.py: the quantize flows of torchao's docs, and an
+XNNPACK-style quantizer (torchao 0.18 no longer ships XNNPACKQuantizer, which moved to
+executorch): the same annotations as its symmetric config (int8 activations, asymmetric or
+symmetric; int8 weights symmetric in [-127, 127], per channel or per tensor; conv/linear
+fused with a following relu; add(+relu); shared qparams for pooling, cat, flatten/view)."""
+
+import warnings
+
+import torch
+
+warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
+
+A = torch.ops.aten
+
+
+def _specs(per_channel=True, symmetric_act=False, qat=False):
+    from torchao.quantization.pt2e.fake_quantize import FusedMovingAvgObsFakeQuantize
+    from torchao.quantization.pt2e.observer import (
+        HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
+        MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver)
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+    extra = {"eps": 2 ** -12}
+    if qat:
+        act_ctr = FusedMovingAvgObsFakeQuantize.with_args(observer=MovingAverageMinMaxObserver,
+                                                           **extra)
+        w_ctr = FusedMovingAvgObsFakeQuantize.with_args(
+            observer=MovingAveragePerChannelMinMaxObserver if per_channel else
+            MovingAverageMinMaxObserver, **extra)
+    else:
+        act_ctr = HistogramObserver.with_args(**extra)
+        w_ctr = (PerChannelMinMaxObserver if per_channel else MinMaxObserver).with_args(**extra)
+    act = QuantizationSpec(dtype=torch.int8, quant_min=-128, quant_max=127,
+                           qscheme=torch.per_tensor_symmetric if symmetric_act else
+                           torch.per_tensor_affine, is_dynamic=False,
+                           observer_or_fake_quant_ctr=act_ctr)
+    w = QuantizationSpec(dtype=torch.int8, quant_min=-127, quant_max=127,
+                         qscheme=torch.per_channel_symmetric if per_channel else
+                         torch.per_tensor_symmetric, ch_axis=0, is_dynamic=False,
+                         observer_or_fake_quant_ctr=w_ctr)
+    return act, w
+
+
+def xnnpack_style_quantizer(per_channel=True, symmetric_act=False, qat=False):
+    from torchao.quantization.pt2e.quantizer import (QuantizationAnnotation, Quantizer,
+                                                      SharedQuantizationSpec)
+    act, wspec = _specs(per_channel, symmetric_act, qat)
+    wt_spec = _specs(False, symmetric_act, qat)[1]   # a transposed conv: per tensor
+    layer = (A.conv1d.default, A.linear.default, A.conv_transpose1d.default)
+    binary = (A.add.Tensor, A.mul.Tensor)
+    shared = (A.max_pool1d.default, A.adaptive_avg_pool1d.default, A.flatten.using_ints,
+              A.view.default, A.avg_pool1d.default, A.mean.dim)
+    relus = (A.relu.default, A.hardtanh.default, A.relu_.default)
+
+    def ann(n, inputs, out):
+        n.meta["quantization_annotation"] = QuantizationAnnotation(
+            input_qspec_map=inputs, output_qspec=out, _annotated=True)
+
+    class XNNPACKStyleQuantizer(Quantizer):
+        def annotate(self, gm):
+            for n in gm.graph.nodes:
+                if n.op != "call_function" or "quantization_annotation" in n.meta:
+                    continue
+                users = list(n.users)
+                relu = users[0] if len(users) == 1 and users[0].target in relus else None
+                if n.target in layer or n.target in binary:
+                    if n.target == A.conv_transpose1d.default:  # weights per tensor
+                        inputs = {n.args[0]: act, n.args[1]: wt_spec}
+                    elif n.target in layer:
+                        inputs = {n.args[0]: act, n.args[1]: wspec}
+                    else:
+                        if not all(hasattr(a, "op") for a in n.args[:2]):
+                            continue
+                        inputs = {n.args[0]: act, n.args[1]: act}
+                    if relu is not None:
+                        ann(n, inputs, None)
+                        ann(relu, {}, act)
+                    else:
+                        ann(n, inputs, act)
+                elif n.target in relus:
+                    ann(n, {n.args[0]: act}, act)
+                elif n.target in shared:
+                    x = n.args[0]
+                    ann(n, {x: act}, SharedQuantizationSpec((x, n)))
+                elif n.target == A.cat.default:
+                    xs = n.args[0]
+                    ann(n, {x: act for x in xs}, act)
+            return gm
+
+        def validate(self, gm):
+            pass
+    return XNNPACKStyleQuantizer()
+
+
+def x86_quantizer(qat=False):
+    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer, get_default_x86_inductor_quantization_config)
+    q = X86InductorQuantizer()
+    q.set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
+    return q
+
+
+def arm_quantizer(qat=False):
+    from torchao.quantization.pt2e.quantizer.arm_inductor_quantizer import (
+        ArmInductorQuantizer, get_default_arm_inductor_quantization_config)
+    q = ArmInductorQuantizer()
+    q.set_global(get_default_arm_inductor_quantization_config(is_qat=qat))
+    return q
+
+
+QUANTIZERS = {"x86": x86_quantizer, "arm": arm_quantizer,
+              "xnnpack": lambda qat=False: xnnpack_style_quantizer(qat=qat),
+              "xnnpack_per_tensor": lambda qat=False: xnnpack_style_quantizer(False, qat=qat),
+              "xnnpack_symmetric": lambda qat=False: xnnpack_style_quantizer(True, True, qat)}
+
+
+def pt2e_quantize(model, example, quantizer, calibration, qat=False, dynamic_shapes=None):
+    """torchao's documented flow: export, prepare(_qat)_pt2e, calibrate, convert_pt2e."""
+    from torchao.quantization.pt2e.quantize_pt2e import (convert_pt2e, prepare_pt2e,
+                                                         prepare_qat_pt2e)
+    if qat:
+        gm = torch.export.export(model.train(), example, dynamic_shapes=dynamic_shapes).module()
+        p = prepare_qat_pt2e(gm, quantizer)
+        opt = torch.optim.SGD(p.parameters(), lr=1e-3)
+        for x in calibration:   # a few QAT steps
+            opt.zero_grad()
+            p(x).float().pow(2).mean().backward()
+            opt.step()
+        from torchao.quantization.pt2e import move_exported_model_to_eval
+        move_exported_model_to_eval(p)
+    else:
+        gm = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes).module()
+        p = prepare_pt2e(gm, quantizer)
+    with torch.no_grad():
+        for x in calibration:
+            p(x)
+    return convert_pt2e(p)
+
+
+class TCResBlock(torch.nn.Module):
+    """TC-ResNet block (Choi et al., Interspeech 2019): temporal convs over MFCC channels,
+    conv-BN-ReLU-conv-BN plus a (strided 1x1 conv-BN-ReLU) shortcut, ReLU after the add."""
+
+    def __init__(self, c_in, c_out, stride):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv1d(c_in, c_out, 9, stride=stride, padding=4, bias=False)
+        self.bn1 = nn.BatchNorm1d(c_out)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv1d(c_out, c_out, 9, padding=4, bias=False)
+        self.bn2 = nn.BatchNorm1d(c_out)
+        self.short = nn.Sequential(nn.Conv1d(c_in, c_out, 1, stride=stride, bias=False),
+                                   nn.BatchNorm1d(c_out), nn.ReLU()) \
+            if stride != 1 or c_in != c_out else nn.Identity()
+        self.relu2 = nn.ReLU()
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(self.relu1(self.bn1(self.conv1(x)))))
+        return self.relu2(y + self.short(x))
+
+
+class TCResNet8(torch.nn.Module):
+    """TC-ResNet8: 40 MFCC channels in, 12 keywords out (width multiplier ``k``)."""
+
+    def __init__(self, n_mfcc=40, n_classes=12, k=1.0):
+        super().__init__()
+        nn = torch.nn
+        c = [int(16 * k), int(24 * k), int(32 * k), int(48 * k)]
+        self.conv = nn.Conv1d(n_mfcc, c[0], 3, padding=1, bias=False)
+        self.blocks = nn.Sequential(TCResBlock(c[0], c[1], 2), TCResBlock(c[1], c[2], 2),
+                                    TCResBlock(c[2], c[3], 2))
+        self.pool = nn.AdaptiveAvgPool1d(1)
+        self.fc = nn.Linear(c[3], n_classes)
+
+    def forward(self, x):
+        x = self.pool(self.blocks(self.conv(x)))
+        return self.fc(torch.flatten(x, 1))
