@@ -8,6 +8,8 @@ per step. A step where those ulp move one quantized code of h adds at most a fra
 hidden state's quantization step, which then decays: long sequences are checked against that.
 """
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -107,7 +109,9 @@ CASES = [  # mode, input, hidden, layers, bidirectional, batch_first, bias, T, B
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_rnn_modules_match_torch(tmp_path, loop, case):
     mode, i, h, layers, bi, bf, bias, t, b = case
-    torch.manual_seed(hash(case) % 1000)
+    # a fixed seed per case (hash() of a str is salted per process): a seed whose float ulps
+    # flip one code of a step's quantized h is off by up to ~1e-3 instead (docs/float-ops.md)
+    torch.manual_seed(zlib.crc32(repr(case).encode()) % 1000)
     cls = torch.nn.LSTM if mode == "lstm" else torch.nn.GRU
     mod = dyn(cls(i, h, num_layers=layers, bidirectional=bi, batch_first=bf, bias=bias))
     x = torch.randn((b, t, i) if bf else (t, b, i))
