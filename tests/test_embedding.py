@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -256,7 +257,7 @@ def _bag_module(torch, **kw):
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("padding", [False, True])
 def test_embedding_bag_float_equals_torch(torch, tmp_path, mode, padding):
-    rng = np.random.default_rng(hash((mode, padding)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((mode, padding)).encode()))
     for case, (n_rows, dim) in enumerate([(1, 1), (37, 13), (3000, 64)]):
         pad = int(rng.integers(0, n_rows)) if padding else None
         Net, NetW = _bag_module(torch, num_embeddings=n_rows, embedding_dim=dim, mode=mode,

@@ -5,6 +5,7 @@ exact codes (and exact float32 values), random shapes and edge configurations, a
 inference at other input shapes than the exported ones."""
 
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -88,7 +89,7 @@ PADS = [(0, 0), (1, 1), (2, 3), (3, 0), (0, 4), (-1, 2), (2, -2), (-2, -1), (5, 
 @pytest.mark.parametrize("dtype", ["quint8", "qint8", "qint32", "float32"])
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 def test_pad_matches_torch(tmp_path, dtype, mode):
-    rng = np.random.default_rng(hash((dtype, mode)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((dtype, mode)).encode()))
     tested = 0
     for k, pads in enumerate(PADS):
         for value in ([0.0, 0.7, -3.0] if mode == "constant" else [None]):
