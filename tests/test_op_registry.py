@@ -40,6 +40,8 @@ PINNED_CODES = {
     "float_layer_norm": 80, "float_group_norm": 81, "float_instance_norm": 82,
     "float_batch_norm": 83, "float_linear": 84, "float_conv1d": 85,
     "conv_transpose1d": 100, "adaptive_max_pool1d": 101,
+    "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,
+    "adaptive_max_pool2d": 114,
 }
 
 
