@@ -20,7 +20,7 @@ def torchvision():
     datasets and transforms import it), a stub PIL stands in."""
     for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
         _stub(name)
-    if importlib.util.find_spec("PIL") is None:
+    if "PIL" not in sys.modules and importlib.util.find_spec("PIL") is None:
         class _Any:
             def __getattr__(self, name):
                 return _Any()

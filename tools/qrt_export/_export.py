@@ -302,7 +302,9 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                 raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
                                   f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
-            values[n.name] = v
+            # a copy: a later in-place op (ReLU6(inplace=True) in torchvision) would change
+            # the recorded value of this node
+            values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
             return v
     with torch.no_grad():
         _Rec(gm).run(*inputs)

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""torchvision's published classes, quantized as their users do, exported and compared with
+torch (qnnpack engine) exactly: the quantizable models (eager fuse_model / prepare / convert)
+and the float classes (FX prepare_fx / convert_fx). Random weights with BatchNorm statistics
+re-estimated on random inputs (tests/_torch_models.py), so late activations are not all zero.
+Fast tests run at 64x64; 224x224 (Inception: 299x299) runs are marked slow."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import qrt  # noqa: E402
+import qrt_export  # noqa: E402
+from _torch_models import bn_recalibrate, torchvision  # noqa: E402
+
+_KW = {"googlenet": dict(aux_logits=False, init_weights=False),
+       "inception_v3": dict(aux_logits=False, init_weights=False)}
+
+
+def _eager(name, size, seed=0):
+    tv = torchvision()
+    from torchvision.models import quantization as tvq
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(seed)
+    m = getattr(tvq, name)(weights=None, quantize=False, **_KW.get(name, {}))
+    m = bn_recalibrate(m, (4, 3, size, size)).eval()
+    m.fuse_model()
+    m.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+    torch.ao.quantization.prepare(m, inplace=True)
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for _ in range(2):
+            m(torch.randn(2, 3, size, size, generator=g))
+    torch.ao.quantization.convert(m, inplace=True)
+    assert tv is not None
+    return m
+
+
+def _fx(name, size, seed=0):
+    tv = torchvision()
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(seed)
+    m = getattr(tv.models, name)(weights=None, **_KW.get(name, {}))
+    m = bn_recalibrate(m, (4, 3, size, size)).eval()
+    g = torch.Generator().manual_seed(seed + 1)
+    m = prepare_fx(m, torch.ao.quantization.get_default_qconfig_mapping("qnnpack"),
+                   (torch.randn(1, 3, size, size, generator=g),))
+    with torch.no_grad():
+        for _ in range(2):
+            m(torch.randn(2, 3, size, size, generator=g))
+    return convert_fx(m)
+
+
+def _check(tm, size, tmp_path, sizes=()):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(1, 3, size, size, generator=g)
+    rep = qrt_export.export(tm, x, tmp_path / "m.bin", verbose=False)
+    assert all(r["ok"] for r in rep.ops)
+    q = qrt.load(tmp_path / "m.bin")
+    for s in (size,) + tuple(sizes):
+        xb = torch.randn(2, 3, s, s, generator=g)
+        with torch.no_grad():
+            want = tm(xb).numpy()
+        got = q(xb.numpy())
+        assert np.abs(want).max() > 0      # not a trivially-equal all-zero head
+        np.testing.assert_array_equal(got, want)
+    return q
+
+
+def test_mobilenet_v2_eager_exact(tmp_path):
+    """MobileNetV2 runs at any size >= 32: one blob, two input sizes."""
+    _check(_eager("mobilenet_v2", 64), 64, tmp_path, sizes=(96,))
+
+
+def test_resnet18_eager_exact(tmp_path):
+    _check(_eager("resnet18", 64), 64, tmp_path)
+
+
+def test_resnet18_fx_exact(tmp_path):
+    _check(_fx("resnet18", 64), 64, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["googlenet", "resnet50", "mobilenet_v3_large"])
+def test_more_eager_and_fx_exact_64(tmp_path, name):
+    """MobileNetV3-Large: squeeze-excitation (mul broadcasting [N, C, 1, 1]), hardswish and
+    hardsigmoid tables; GoogLeNet: ceil-mode max pools and cat; ResNet50: bottlenecks."""
+    (tmp_path / "fx").mkdir()
+    _check(_eager(name, 64), 64, tmp_path)
+    _check(_fx(name, 64), 64, tmp_path / "fx")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,size", [("mobilenet_v2", 224), ("mobilenet_v3_large", 224),
+                                       ("resnet18", 224), ("googlenet", 224),
+                                       ("resnet50", 224), ("inception_v3", 299)])
+def test_eager_exact_full_size(tmp_path, name, size):
+    _check(_eager(name, size), size, tmp_path)
