@@ -583,16 +583,18 @@ class Conv2d(_Base):
     A conv1d over an im2col layout of the input (docs/architecture.md, "conv2d"): the same
     weights packing, requantization and kernels as :class:`Conv1d`, so both are one family.
     A 1x1 stride-1 unpadded convolution reads its input in place (a conv1d of kernel 1 over
-    H*W positions); a depthwise one (one input channel per group, any channel multiplier)
-    becomes a conv1d of kernel kh*kw and stride kh*kw over [N, C, Ho*Wo*kh*kw]; every other
-    one a conv1d of kernel 1 over [N, C*kh*kw, Ho*Wo] (a GEMM).  Padded positions hold the
-    input zero point, as qnnpack's zero buffer.
+    H*W positions); every other one is a grouped conv1d of kernel 1 over the im2col layout
+    [N, C*kh*kw, Ho*Wo] (a GEMM per group; depthwise included, any channel multiplier).  The
+    alternative depthwise layout, a conv1d of kernel kh*kw and stride kh*kw over
+    [N, C, Ho*Wo*kh*kw] (``_dw_taps``), gives the same integers and is ~10x slower today.
+    Padded positions hold the input zero point, as qnnpack's zero buffer.
 
     Input ``[N, C_in, H, W]`` or unbatched ``[C_in, H, W]`` quint8 per-tensor QTensor, any
     strides.  Output ``[N, C_out, H_out, W_out]`` quint8 with ``scale``/``zero_point``.
     """
 
     _wshape_ndim = 4
+    _dw_taps = False  # tests set True (on the class) to run depthwise as kernel kh*kw
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros"):
@@ -613,9 +615,9 @@ class Conv2d(_Base):
         cg, K = c_in // g, kh * kw
         if (kh, kw) == (1, 1) and s == (1, 1) and pads == (0, 0, 0, 0):
             mode, c1, k1 = "direct", c_in, 1
-        elif cg == 1 and K > 1:
+        elif cg == 1 and K > 1 and self._dw_taps:
             mode, c1, k1 = "dw", c_in, K
-        else:
+        else:  # depthwise too: its grouped kernel-1 conv1d is ~10x faster than kernel kh*kw
             mode, c1, k1 = "gemm", c_in * K, 1
         self._mode = mode
         self._init_geometry(c1, c_out, k1, k1, 0, 0, 1, g)

@@ -194,3 +194,16 @@ def test_conv2d_hostile_arguments():
         im.run(np.zeros(15, np.uint8), 0, np.zeros(im.size, np.uint8))
     with pytest.raises(ValueError, match="column buffer"):
         im.run(np.zeros(16, np.uint8), 0, np.zeros(im.size - 1, np.uint8))
+
+
+def test_conv2d_depthwise_layouts_agree(monkeypatch):
+    """The two depthwise layouts (grouped GEMM, default; kernel kh*kw with stride kh*kw)."""
+    rng = np.random.default_rng(8)
+    for cfg in [(1, 16, 16, 9, 11, 3, 1, 1, 1, 16), (2, 6, 12, 8, 7, 5, 2, 2, 1, 6),
+                (1, 5, 5, 7, 7, (3, 1), (1, 2), (1, 0), (2, 1), 5)]:
+        case = _case(rng, *cfg, True, True)
+        want = _qrt(case, 0)
+        monkeypatch.setattr(qnn.Conv2d, "_dw_taps", True)
+        for v in VARIANTS:
+            np.testing.assert_array_equal(_qrt(case, v), want, err_msg=str(cfg))
+        monkeypatch.setattr(qnn.Conv2d, "_dw_taps", False)
