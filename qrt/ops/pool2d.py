@@ -11,8 +11,9 @@ arithmetic (include/qrt/ref/pool1d_ref.h):
   reproduced (as max_pool1d).
 - avg_pool2d: quint8 without ceil_mode takes QNNPACK's formula (torch's qnnpack engine):
   acc = sum(x - zp) over the window (padding holds zp), y = rne(f32(acc) * f32(s/f32(s*kh*kw)))
-  + zp; count_include_pad is ignored there, as QNNPACK ignores it.  Everything else (ceil_mode,
-  qint8, divisor_override) takes ATen's generic NCHW formula: acc = sum of real (x - zp),
+  + zp.  QNNPACK ignores count_include_pad=False (with padding) and divisor_override; qrt
+  honours them, with fbgemm's result.  That and everything else (ceil_mode, qint8) takes
+  ATen's generic NCHW formula: acc = sum of real (x - zp),
   div = divisor_override or (count_include_pad ? window clipped to the padded image : real
   positions), y = rne(f32(f32(f32(acc) * f32(1/div)) + zp)).
 - adaptive_avg_pool2d: quint8 whose H, W are multiples of the output's (not equal to it) runs
@@ -196,7 +197,10 @@ def pool2d_binding(kind, x, y, attrs):
             im.run(base, off, col)
             _ops.max_pool1d(rows, out2d, K, K, 0, 1)
         return run, (), {}
-    qnnp = dt == np.uint8 and not cm  # QNNPACK ignores divisor_override and count_include_pad
+    # QNNPACK ignores count_include_pad=False and divisor_override (torch's qnnpack engine
+    # divides by kh*kw anyway): qrt honours them with fbgemm's (ATen's generic) result, as
+    # avg_pool1d does (docs/ops.md, "Where qrt and torch's qnnpack engine differ")
+    qnnp = dt == np.uint8 and not cm and dov is None and (cip or p == (0, 0))
     if qnnp:  # QNNPACK: div = kh*kw always
         sf = _F32(x.q_scale())
         scale = float(_F32(sf / _F32(sf * _F32(K))))
