@@ -82,6 +82,34 @@ def test_resnet18_fx_exact(tmp_path):
     _check(_fx("resnet18", 64), 64, tmp_path)
 
 
+def test_relu6_after_conv_channels_last_layout_fx(tmp_path):
+    """torch 2.13's quantized ReLU6 / hardtanh / clamp on a channels-last tensor (a qnnpack
+    conv output) returns its results in NHWC order labelled NCHW; the exporter reproduces it
+    (lut -> permute -> view) and the model stays exact (torchvision's MobileNetV2 under FX)."""
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU6(inplace=True),
+                              torch.nn.Conv2d(8, 4, 1), torch.nn.Hardtanh(-1.0, 2.0)).eval()
+    x = torch.randn(1, 3, 6, 5)
+    p = prepare_fx(net, torch.ao.quantization.get_default_qconfig_mapping("qnnpack"), (x,))
+    p(torch.randn(4, 3, 6, 5))
+    tm = convert_fx(p)
+    rep = qrt_export.export(tm, x, tmp_path / "m.bin", verbose=False)
+    assert all(r["ok"] for r in rep.ops)
+    kinds = [n.kind for n in qrt.load(tmp_path / "m.bin").graph.nodes]
+    assert kinds.count("permute") == 2
+    q = qrt.load(tmp_path / "m.bin")
+    for xb in (x, torch.randn(3, 3, 7, 4)):
+        with torch.no_grad():
+            np.testing.assert_array_equal(q(xb.numpy()), tm(xb).numpy())
+
+
+@pytest.mark.slow
+def test_mobilenet_v2_fx_exact(tmp_path):
+    _check(_fx("mobilenet_v2", 64), 64, tmp_path)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["googlenet", "resnet50", "mobilenet_v3_large"])
 def test_more_eager_and_fx_exact_64(tmp_path, name):

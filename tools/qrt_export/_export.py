@@ -274,6 +274,19 @@ def _trace(model):
                           graph)
 
 
+def _keep(v):
+    """A copy of a node's value: a later in-place op (ReLU6(inplace=True) in torchvision) would
+    change the recorded one. Channels-last tensors stay channels-last (a quantized clone()
+    would make them contiguous; the lut rule reads the layout, rules/lut.py)."""
+    import torch
+    if not isinstance(v, torch.Tensor):
+        return v
+    if v.dim() == 4 and not v.is_contiguous() and \
+            v.is_contiguous(memory_format=torch.channels_last):
+        return v.clone(memory_format=torch.channels_last)
+    return v.clone()
+
+
 def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Every node's value on ``inputs`` (under the current engine). A node the engine refuses
     is an ExportError naming it and its source line; with ``refused`` (a dict), a node that
@@ -302,9 +315,7 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                 raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
                                   f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
-            # a copy: a later in-place op (ReLU6(inplace=True) in torchvision) would change
-            # the recorded value of this node
-            values[n.name] = v.clone() if isinstance(v, torch.Tensor) else v
+            values[n.name] = _keep(v)
             return v
     with torch.no_grad():
         _Rec(gm).run(*inputs)
