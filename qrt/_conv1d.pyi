@@ -43,6 +43,7 @@ class Plan:
 
 IM2COL_CK_P: int
 IM2COL_C_PK: int
+MAX_COLUMN_BYTES: int
 
 class Im2col:
     size: int

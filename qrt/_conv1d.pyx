@@ -396,6 +396,7 @@ cdef extern from "qrt/im2col.h" nogil:
 
 IM2COL_CK_P = QRT_IM2COL_CK_P
 IM2COL_C_PK = QRT_IM2COL_C_PK
+MAX_COLUMN_BYTES = 1 << 30  # one conv2d / pool2d's column buffer (outside the arena)
 
 
 cdef class Im2col:
@@ -425,7 +426,11 @@ cdef class Im2col:
         if st != QRT_OK:
             raise (OverflowError if st == QRT_ERR_OVERFLOW else ValueError)(
                 f"im2col: the kernel refuses geometry {vals} (status {int(st)})")
-        self.size = <Py_ssize_t>qrt_im2col_size(&self.p)
+        cdef uint64_t size = qrt_im2col_size(&self.p)
+        if size > MAX_COLUMN_BYTES:
+            raise ValueError(f"im2col: geometry {vals} needs a column buffer of {size} bytes, "
+                             f"more than qrt allows ({MAX_COLUMN_BYTES})")
+        self.size = <Py_ssize_t>size
         self.x_lo = self.x_hi = 0
         for d, s in zip(x_shape, x_strides):
             if s < 0:

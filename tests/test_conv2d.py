@@ -188,6 +188,9 @@ def test_conv2d_hostile_arguments():
     with pytest.raises((ValueError, OverflowError)):
         _conv1d.Im2col((1, 1, 1 << 31, 1), (0, 0, 1, 1), (1, 1), (1, 1), (1, 1), (0, 0),
                        (1 << 31, 1), 0, 0)
+    with pytest.raises(ValueError, match="column buffer"):  # 1/64 of 2^36 bytes: refused
+        _conv1d.Im2col((1, 64, 1024, 1024), (1 << 26, 1 << 20, 1024, 1), (16, 16), (1, 1),
+                       (1, 1), (0, 0), (1009, 1009), 0, 0)
     im = _conv1d.Im2col((1, 1, 4, 4), (16, 16, 4, 1), (3, 3), (1, 1), (1, 1), (1, 1),
                         (4, 4), 7, 0)
     with pytest.raises(ValueError, match="too small"):

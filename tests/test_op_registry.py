@@ -85,7 +85,7 @@ def test_op_definitions_documented_and_defaults_valid():
         names = [p.name for p in d.params]
         assert len(set(names)) == len(names), d.name
     with pytest.raises(KeyError, match="unknown op kind"):
-        qrt.ops.get("conv2d")
+        qrt.ops.get("conv3d")
 
 
 def test_op_define_refuses_duplicate_code():
