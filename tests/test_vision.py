@@ -126,3 +126,52 @@ def test_more_eager_and_fx_exact_64(tmp_path, name):
                                        ("resnet50", 224), ("inception_v3", 299)])
 def test_eager_exact_full_size(tmp_path, name, size):
     _check(_eager(name, size), size, tmp_path)
+
+
+class _Blocks(torch.nn.Module):
+    """4-d patterns of the vision models in one small net: channel shuffle (view -> transpose
+    -> reshape of a 5-d view, ShuffleNet), squeeze-excitation (adaptive pool, 1x1 convs,
+    hardsigmoid, mul broadcasting [N, C, 1, 1] over [N, C, H, W]), hardswish, add, cat,
+    dropout, flatten, Linear."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.se1, self.se2 = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1)
+        self.act, self.gate = nn.Hardswish(), nn.Hardsigmoid()
+        self.drop = nn.Dropout(0.2)
+        self.fc = nn.Linear(16 * 2 * 2, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.c1(x))
+        n, c, h, w = x.shape
+        x = x.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)   # shuffle
+        y = self.act(self.c2(x))
+        s = self.gate(self.se2(torch.relu(self.se1(
+            torch.nn.functional.adaptive_avg_pool2d(y, 1)))))
+        y = y * s + x
+        z = torch.cat([y, x], 1)
+        z = torch.nn.functional.adaptive_avg_pool2d(z, (2, 2))
+        return self.fc(self.drop(torch.flatten(z, 1)))
+
+
+def test_vision_blocks_fx_exact(tmp_path):
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 12, 10)
+    p = prepare_fx(_Blocks().eval(), torch.ao.quantization.get_default_qconfig_mapping(
+        "qnnpack"), (x,))
+    for _ in range(3):
+        p(torch.randn(4, 3, 12, 10))
+    tm = convert_fx(p)
+    rep = qrt_export.export(tm, x, tmp_path / "b.bin", verbose=False)
+    assert all(r["ok"] for r in rep.ops)
+    q = qrt.load(tmp_path / "b.bin")
+    kinds = {n.kind for n in q.graph.nodes}
+    assert {"conv2d", "mul", "add", "cat", "lut", "linear", "adaptive_avg_pool2d"} <= kinds
+    for xb in (x, torch.randn(3, 3, 12, 10), torch.randn(2, 3, 9, 16)):
+        with torch.no_grad():
+            np.testing.assert_array_equal(q(xb.numpy()), tm(xb).numpy())
