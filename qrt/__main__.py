@@ -157,6 +157,11 @@ def _to_qrt_input(x, spec):
         if x.dtype.kind not in "fiub":
             raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype {x.dtype}")
         return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
+    if spec.dtype in ("int64", "int32"):  # index input: exactly that dtype, as Model() takes
+        if x.dtype != np.dtype(spec.dtype):
+            raise _UsageError(f"input {spec.name!r} takes {spec.dtype} indices, got dtype "
+                              f"{x.dtype} (save it with .astype(np.{spec.dtype}))")
+        return np.ascontiguousarray(x)
     dt = getattr(qrt, spec.dtype)
     if x.dtype.kind not in "iu":
         raise _UsageError(f"input {spec.name!r} is quantized ({spec.dtype}, scale "
@@ -215,7 +220,8 @@ def _progress(i, n, t0, stream=sys.stderr):
 
 
 def _bench_inputs(m, batch, seed=0):
-    """Random inputs of ``batch`` for every model input (float32, or codes of its dtype)."""
+    """Random inputs of ``batch`` for every model input (float32, or codes of its dtype;
+    index inputs: zeros, with the offsets the ops accept)."""
     import numpy as np
 
     import qrt
@@ -225,10 +231,16 @@ def _bench_inputs(m, batch, seed=0):
         shape = tuple(batch if d is None else d for d in s.shape)
         if s.dtype == "float32":
             xs.append(rng.standard_normal(shape).astype(np.float32))
+        elif s.dtype in ("int64", "int32"):  # indices: row 0, offsets the ops accept
+            xs.append(np.zeros(shape, s.dtype))
         else:
             dt = getattr(qrt, s.dtype)
             xs.append(qrt.from_int_repr(rng.integers(dt.qmin, dt.qmax + 1, shape).astype(
                 dt.numpy_dtype), s.scale, s.zero_point, dt))
+    by_id = dict(zip(m.graph.inputs, xs))
+    for n in m.graph.nodes:
+        if n.op.index_inputs:
+            n.op.neutral_inputs(n, [by_id.get(i) for i in n.input_ids])
     return xs
 
 
@@ -297,7 +309,8 @@ def _bench(args) -> int:
     print(f"  latency ms: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  "
           f"mean {times.mean() * 1e3:.3f}")
     print(f"  throughput: {args.batch / np.median(times):.1f} samples/s")
-    print(f"  MACs/run: {m.macs(args.batch)}  arena: {m.arena_nbytes_for(args.batch)} B  "
+    bb = args.batch if m._batch0 is not None else None   # None: no batch dim (embeddings)
+    print(f"  MACs/run: {m.macs(bb)}  arena: {m.arena_nbytes_for(bb)} B  "
           f"weights: {m.weights_nbytes} B  peak RSS: {_peak_rss_mb():.1f} MB")
     if args.profile:
         prof = m.profile(*_bench_inputs(m, args.batch), iters=args.iters, warmup=args.warmup)

@@ -1,4 +1,5 @@
 import numpy as np
+from typing import Any
 
 MAX_TAPS: int
 OUT_U8: int
@@ -51,3 +52,8 @@ class Im2col:
                  dilation: tuple, pad: tuple, out_hw: tuple, pad_value: int,
                  layout: int) -> None: ...
     def run(self, xbuf: np.ndarray, xoff: int, col: np.ndarray) -> None: ...
+
+def choose_qparams_u8(mn: float, mx: float) -> tuple[float, int]: ...
+def rnn_run(hh: Plan, mode: int, gates: int, wscale: Any, rs: Any, gi: Any, gi_off: int,
+            gi_st: int, gi_sb: int, y: Any, y_off: int, y_st: int, y_sb: int, h: Any, c: Any,
+            gh: Any, hq: Any, steps: int, reverse: bool, gemv: bool = True) -> None: ...

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stddef cimport ptrdiff_t
 
 from qrt._kernels cimport *
 
@@ -449,3 +450,136 @@ cdef class Im2col:
             st = qrt_im2col_u8(&self.p, &xbuf[xoff], &col[0])
         if st != QRT_OK:
             raise ValueError(f"im2col: kernel status {int(st)}")
+
+
+# ---- recurrent layers (qrt/ops/rnn.py): the step loop around a hidden-projection plan --------
+cdef extern from "qrt/rnn.h" nogil:
+    ctypedef struct qrt_rnn_args:
+        int mode, reverse
+        uint32_t batch, hidden, steps, gates
+        const float *gi
+        ptrdiff_t gi_st, gi_sb
+        float *y
+        ptrdiff_t y_st, y_sb
+        float *h
+        float *c
+        float *gh
+        uint8_t *hq
+        qrt_conv1d_params *p
+        const int8_t *w
+        const int8_t *wpack
+        const int32_t *wsum
+        const qrt_conv1d_quant *q
+        float *rs
+        const float *wscale
+        void *scratch
+        size_t scratch_size
+        int variant, threads
+        int16_t *xs
+    qrt_status qrt_rnn_f32(qrt_rnn_args *a)
+    void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
+
+
+def choose_qparams_u8(float mn, float mx):
+    """qrt_choose_qparams_u8 (tests compare it with qrt.quantization.choose_qparams)."""
+    cdef double s
+    cdef int32_t z
+    qrt_choose_qparams_u8(mn, mx, &s, &z)
+    return s, z
+
+
+cdef Py_ssize_t _extent(Py_ssize_t off, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t n2,
+                        Py_ssize_t s2, Py_ssize_t row, Py_ssize_t size,
+                        str what) except -1:
+    """Raise unless every element of rows (i < n1, j < n2) at off + i*s1 + j*s2 + [0, row)
+    lies inside [0, size)."""
+    cdef Py_ssize_t lo = off, hi = off + row - 1
+    if s1 < 0:
+        lo += (n1 - 1) * s1
+    else:
+        hi += (n1 - 1) * s1
+    if s2 < 0:
+        lo += (n2 - 1) * s2
+    else:
+        hi += (n2 - 1) * s2
+    if lo < 0 or hi >= size:
+        raise ValueError(f"rnn: {what} buffer too small for its steps and strides")
+    return 0
+
+
+def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs,
+            const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
+            y, Py_ssize_t y_off, Py_ssize_t y_st, Py_ssize_t y_sb,
+            float[::1] h, c, float[::1] gh, uint8_t[::1] hq,
+            Py_ssize_t steps, bint reverse, bint gemv=True):
+    """The steps of one recurrent layer and direction (include/qrt/rnn.h).
+
+    ``hh``: the dynamic-linear plan of the hidden projection, geometry (1, H, B) -> (1, G*H, B)
+    with float32 output whose scale buffer is ``rs``; ``gi``: the input projection (b_ih
+    included), row (t, b) at gi_off + t*gi_st + b*gi_sb; ``y``: a float32 buffer (or None) for
+    the outputs; ``h`` (and for LSTM ``c``) [B*H] hold the initial state and get the final one.
+    ``gemv``: the hidden projection by the loop's own GEMV (bit-exact with the plan's kernel,
+    faster for the few rows of a step); False runs the plan's kernel.
+    """
+    cdef Py_ssize_t H = hh.p.c_in, B = hh.p.len_in, GH = hh.p.c_out
+    if mode < 0 or mode > 3 or gates != (4, 3, 1, 1)[mode] or GH != gates * H or hh.p.n != 1 or \
+            hh.p.kernel != 1 or hh.p.groups != 1 or hh.p.out_kind != QRT_CONV1D_OUT_F32:
+        raise ValueError("rnn: the hidden-projection plan does not match the layer")
+    if hh.p.x_stride_c != 1 or hh.p.y_stride_c != 1 or \
+            (B > 1 and (hh.p.x_stride_t != H or hh.p.y_stride_t != GH)):
+        raise ValueError("rnn: the hidden-projection plan must use contiguous rows")
+    if rs.shape[0] != GH or hh.q.scale != &rs[0] or wscale.shape[0] != GH:
+        raise ValueError("rnn: rs must be the plan's scale buffer and wscale have G*H entries")
+    if steps < 1 or h.shape[0] != B * H or hq.shape[0] != B * H or gh.shape[0] != B * GH:
+        raise ValueError("rnn: h, hq need B*H and gh B*G*H elements, steps >= 1")
+    _extent(gi_off, steps, gi_st, B, gi_sb, GH, gi.shape[0], "gi")
+    cdef float[::1] yv
+    cdef float[::1] cv
+    cdef qrt_rnn_args a
+    a.y = NULL
+    a.c = NULL
+    if y is not None:
+        yv = y
+        _extent(y_off, steps, y_st, B, y_sb, H, yv.shape[0], "y")
+        a.y = &yv[y_off]
+    if mode == 0:
+        cv = c
+        if cv.shape[0] != B * H:
+            raise ValueError("rnn: c needs B*H elements")
+        a.c = &cv[0]
+    cdef int threads = qrt_pool_get_threads()
+    if threads != hh.threads:
+        import numpy as np
+        hh.need = qrt_conv1d_u8_mt_scratch_size(&hh.p, hh.variant, threads)
+        if <size_t>hh.scratch.shape[0] < hh.need:
+            hh.scratch = np.empty(<Py_ssize_t>hh.need, np.uint8)
+        hh.threads = threads
+    if hh.busy:
+        raise RuntimeError("rnn: the layer is already running in another thread")
+    a.mode, a.reverse = mode, reverse
+    a.batch, a.hidden, a.steps, a.gates = B, H, steps, gates
+    a.gi, a.gi_st, a.gi_sb = &gi[gi_off], gi_st, gi_sb
+    a.y_st, a.y_sb = y_st, y_sb
+    a.h, a.gh, a.hq = &h[0], &gh[0], &hq[0]
+    a.p, a.w = &hh.p, &hh.w[0, 0, 0]
+    a.wpack = &hh.wpack[0] if hh.wpack.shape[0] else NULL
+    a.wsum, a.q, a.rs, a.wscale = &hh.wsum[0], &hh.q, &rs[0], &wscale[0]
+    a.scratch, a.scratch_size = &hh.scratch[0], hh.scratch.shape[0]
+    a.variant, a.threads = hh.variant, hh.threads
+    cdef int16_t[::1] xs
+    a.xs = NULL
+    if gemv:
+        import numpy as np
+        xs = np.empty(H, np.int16)
+        a.xs = &xs[0]
+    cdef qrt_status st
+    hh.busy = True
+    try:
+        with nogil:
+            st = qrt_rnn_f32(&a)
+    finally:
+        hh.busy = False
+    if st == QRT_ERR_ARG:
+        raise ValueError("rnn: NaN or infinity in the hidden state; torch's dynamic "
+                         "quantization fails on it too")
+    _check_status(st, &hh.p)

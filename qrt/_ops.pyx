@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
 """
 
-from libc.stdint cimport int8_t, int32_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 
 from qrt._kernels cimport QRT_OK, qrt_status
 from qrt._ops_kernels cimport *
@@ -281,3 +281,107 @@ def requant_copy(const q8_t[:, :] x, q8_t[:, :] out, float in_scale, int in_zero
             st = qrt_requant_copy_s8(&p, &x[0, 0], x.shape[0], x.shape[1], in_stride,
                                      &out[0, 0], out_stride, variant)
     _check(st, "cat")
+
+
+# ---- embedding bags --------------------------------------------------------------------------
+cdef int _bag_params(qrt_embedding_params *p, Py_ssize_t rows, Py_ssize_t dim,
+                     Py_ssize_t n_idx, Py_ssize_t n_starts, Py_ssize_t out_rows,
+                     Py_ssize_t out_dim, Py_ssize_t n_w) except -1:
+    if n_starts < 1 or out_rows != n_starts - 1 or out_dim != dim or dim < 1:
+        raise ValueError("embedding_bag: out must be [len(starts) - 1][dim], dim >= 1")
+    if n_w >= 0 and n_w != n_idx:
+        raise ValueError("embedding_bag: one per-sample weight per index")
+    p.num_rows, p.dim, p.n_idx, p.n_bags = rows, dim, n_idx, n_starts - 1
+    p.row_bytes, p.mode, p.fma_weights, p.bits, p.padding_idx = 0, 0, 0, 0, -1
+    return 0
+
+
+def embedding_bag_f32(const float[:, ::1] table, const int64_t[::1] idx,
+                      const int64_t[::1] starts, w, float[:, ::1] out, int mode,
+                      long long padding_idx=-1, bint fma_weights=True, int variant=-1):
+    """out[b] = the bag idx[starts[b]:starts[b+1]] of float32 table rows (embedding_ref.h);
+    ``w``: None or float32 per-sample weights (one per index, SUM only)."""
+    cdef const float[::1] wv
+    cdef const float *wp = NULL
+    cdef qrt_embedding_params p
+    cdef qrt_status st
+    _bag_params(&p, table.shape[0], table.shape[1], idx.shape[0], starts.shape[0],
+                out.shape[0], out.shape[1], -1 if w is None else len(w))
+    if w is not None:
+        wv = w
+        if wv.shape[0]:
+            wp = &wv[0]
+    p.mode, p.padding_idx, p.fma_weights = mode, padding_idx, fma_weights
+    cdef const float *tp = &table[0, 0] if table.shape[0] else NULL
+    cdef const int64_t *ip = &idx[0] if idx.shape[0] else NULL
+    cdef float *op = &out[0, 0] if out.shape[0] else NULL
+    with nogil:
+        st = qrt_embedding_bag_f32(&p, tp, ip, &starts[0], wp, op, variant)
+    _check(st, "embedding_bag")
+
+
+def embedding_bag_rowwise(const uint8_t[:, ::1] codes, int bits, Py_ssize_t dim,
+                          const float[::1] scale, const float[::1] bias,
+                          const int64_t[::1] idx, const int64_t[::1] starts, w,
+                          float[:, ::1] out, int variant=-1):
+    """out[b] = the sum over the bag of torch's row-wise dequantized rows (embedding_ref.h)."""
+    cdef const float[::1] wv
+    cdef const float *wp = NULL
+    cdef qrt_embedding_params p
+    cdef qrt_status st
+    _bag_params(&p, codes.shape[0], dim, idx.shape[0], starts.shape[0], out.shape[0],
+                out.shape[1], -1 if w is None else len(w))
+    if scale.shape[0] != codes.shape[0] or bias.shape[0] != codes.shape[0]:
+        raise ValueError("embedding_bag: one scale and one bias per row")
+    if w is not None:
+        wv = w
+        if wv.shape[0]:
+            wp = &wv[0]
+    p.bits, p.row_bytes = bits, codes.shape[1]
+    cdef const uint8_t *cp = &codes[0, 0] if codes.shape[0] and codes.shape[1] else NULL
+    cdef const float *sp = &scale[0] if scale.shape[0] else NULL
+    cdef const float *bp = &bias[0] if bias.shape[0] else NULL
+    cdef const int64_t *ip = &idx[0] if idx.shape[0] else NULL
+    cdef float *op = &out[0, 0] if out.shape[0] else NULL
+    with nogil:
+        st = qrt_embedding_bag_rowwise(&p, cp, sp, bp, ip, &starts[0], wp, op, variant)
+    _check(st, "embedding_bag")
+
+
+# ---- quantized mean over the last dim, per-channel tables (ref/qarith_ref.h) ----------------
+ctypedef fused qmean_t:
+    uint8_t
+    int8_t
+    int32_t
+
+
+def mean_rows(const qmean_t[:, ::1] x, qmean_t[::1] out, int variant=-1):
+    """out[r] = torch's quantized mean of row r (integer sum, float32 divide, rne)."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("mean_rows: output length differs from the row count")
+    if x.shape[1] < 1:
+        raise ValueError("mean_rows: rows must not be empty")
+    cdef size_t rows = x.shape[0], n = x.shape[1]
+    if rows == 0:
+        return
+    with nogil:
+        if qmean_t is uint8_t:
+            qrt_mean_rows_u8(&x[0, 0], rows, n, &out[0], variant)
+        elif qmean_t is int8_t:
+            qrt_mean_rows_s8(&x[0, 0], rows, n, &out[0], variant)
+        else:
+            qrt_mean_rows_s32_ref(&x[0, 0], rows, n, &out[0])
+
+
+def lut_channels(const uint8_t[:, ::1] lut, const uint8_t[:, :, ::1] x,
+                 uint8_t[:, :, ::1] out):
+    """out[o, c, i] = lut[c, x[o, c, i]] (8-bit codes as bytes); out may be x."""
+    if lut.shape[1] != 256 or lut.shape[0] != x.shape[1]:
+        raise ValueError("lut_channels: the table must be [channels, 256]")
+    if out.shape[0] != x.shape[0] or out.shape[1] != x.shape[1] or out.shape[2] != x.shape[2]:
+        raise ValueError("lut_channels: output shape differs from input shape")
+    cdef size_t o = x.shape[0], c = x.shape[1], n = x.shape[2]
+    if o == 0 or c == 0 or n == 0:
+        return
+    with nogil:
+        qrt_lut_channels_8_ref(&lut[0, 0], &x[0, 0, 0], o, c, n, &out[0, 0, 0])

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,cat}.h.
-from libc.stdint cimport int8_t, int32_t, uint8_t, uint32_t
+# Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,cat}.h
+# and include/qrt/{embedding.h,qarith.h,ref/qarith_ref.h}.
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
 from qrt._kernels cimport qrt_status
 
@@ -91,3 +92,24 @@ cdef extern from "qrt/cat.h" nogil:
     qrt_status qrt_requant_copy_s8(const qrt_requant_copy_params *p, const int8_t *inp,
                                    size_t rows, size_t length, size_t in_stride, int8_t *out,
                                    size_t out_stride, int variant)
+
+cdef extern from "qrt/embedding.h" nogil:
+    int QRT_EMBEDDING_SUM, QRT_EMBEDDING_MEAN, QRT_EMBEDDING_MAX
+    ctypedef struct qrt_embedding_params:
+        size_t num_rows, dim, row_bytes, n_idx, n_bags
+        int mode, fma_weights, bits
+        int64_t padding_idx
+    qrt_status qrt_embedding_bag_f32(const qrt_embedding_params *p, const float *table,
+                                     const int64_t *idx, const int64_t *starts,
+                                     const float *w, float *out, int variant)
+    qrt_status qrt_embedding_bag_rowwise(const qrt_embedding_params *p, const uint8_t *codes,
+                                         const float *scale, const float *bias,
+                                         const int64_t *idx, const int64_t *starts,
+                                         const float *w, float *out, int variant)
+
+cdef extern from "qrt/qarith.h" nogil:
+    void qrt_mean_rows_u8(const uint8_t *x, size_t rows, size_t len, uint8_t *out, int variant)
+    void qrt_mean_rows_s8(const int8_t *x, size_t rows, size_t len, int8_t *out, int variant)
+    void qrt_mean_rows_s32_ref(const int32_t *x, size_t rows, size_t len, int32_t *out)
+    void qrt_lut_channels_8_ref(const uint8_t *lut, const uint8_t *x, size_t outer,
+                                size_t channels, size_t inner, uint8_t *out)

@@ -129,6 +129,10 @@ class Graph:
         for t in node.inputs + node.outputs:
             if t.qscheme == "per_channel_affine":
                 raise node.fail(f"activation {t.name} is per-channel quantized")
+        for k, t in enumerate(node.inputs):
+            if t.dtype in ("int64", "int32") and k not in d.index_inputs:
+                raise node.fail(f"reads index tensor {t.name!r} ({t.dtype}) as operand {k}, "
+                                "which takes no indices", "R28")
         d.validate(node)
         return node
 
@@ -306,6 +310,8 @@ class Executor:
         self.backend.fill_neutral(plan, [g.tensors[i] for i in g.inputs])
         for n, call in plan.bound:
             try:
+                if n.op.index_inputs:   # neutral index operands that op accepts (offsets...)
+                    n.op.neutral_inputs(n, [plan.views[i] for i in n.input_ids])
                 call[0](*call[1], **call[2])
             except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
                     OverflowError, NotImplementedError) as e:

@@ -19,6 +19,7 @@ from qrt._format.reader import Blob, FormatError, TensorEntry
 from qrt._storage import Storage
 from qrt._tensor import QTensor, _contiguous_strides, as_dtype, per_tensor_affine
 from qrt.executor import Executor, Graph
+from qrt.ops.embedding import INDEX_DTYPES
 
 __all__ = ["Model", "Profile", "TensorSpec"]
 
@@ -157,8 +158,9 @@ def _copy_out(v):
 class Model:
     """A quantized model loaded from a qrt blob; call it like the torch model.
 
-    Use :func:`qrt.load` to create one. ``model(x)`` takes float32 arrays (or QTensors for
-    quantized inputs) and returns float32 arrays (or QTensors), as the exported torch model.
+    Use :func:`qrt.load` to create one. ``model(x)`` takes float32 arrays (QTensors for
+    quantized inputs, int64/int32 arrays of exactly the declared dtype for index inputs) and
+    returns float32 arrays (or QTensors), as the exported torch model.
     Inputs may have any shape the graph's ops accept (another batch size, another length):
     shapes are inferred op by op, and a shape an op refuses is a ValueError naming that op.
     """
@@ -236,6 +238,12 @@ class Model:
                     got = x.dtype if hasattr(x, "dtype") else type(x).__name__
                     raise ValueError(f"input {spec.name!r}: expected a float32 array of shape "
                                      f"{self._shape_str(spec)}, got dtype {got}")
+            elif spec.dtype in INDEX_DTYPES:   # embedding indices / offsets (R28)
+                if isinstance(x, QTensor) or np.asarray(x).dtype != np.dtype(spec.dtype):
+                    got = x.dtype if hasattr(x, "dtype") else type(x).__name__
+                    raise ValueError(f"input {spec.name!r}: expected an {spec.dtype} index array "
+                                     f"of shape {self._shape_str(spec)}, got dtype {got}"
+                                     f" (convert it with .astype(np.{spec.dtype}))")
             else:
                 if not isinstance(x, QTensor) or x.dtype.name != spec.dtype or \
                         x.qscheme() is not per_tensor_affine or \
@@ -251,6 +259,9 @@ class Model:
                         (self._fixed_batch and shape[0] != self._batch0):
                     ok = False
                 batch = shape[0]
+            if not ok and spec.dtype in INDEX_DTYPES and not t.batched:
+                raise ValueError(f"input {spec.name!r}: expected {len(spec.shape)}-d indices "
+                                 f"(any length), got shape {shape}")
             if not ok:
                 raise ValueError(f"input {spec.name!r}: expected shape {self._shape_str(spec)}, "
                                  f"got {shape}")

@@ -374,6 +374,24 @@ def test_backend_cupy_model_refuses_ops_without_kernels(be, tmp_path):
         be.cb.DeviceModel(read_blob(tmp_path / "a.bin"))
 
 
+def test_backend_cupy_refuses_embedding_models_at_load(be, tmp_path):
+    """Index inputs (int64/int32) feed only embedding ops, which have no GPU kernel: such a
+    model is refused when it is loaded, naming the op, before any index is read."""
+    from qrt._format.reader import read_blob
+    from qrt_export import BlobBuilder
+    b = BlobBuilder()
+    x = b.activation("text", "int64", (5,))
+    o = b.activation("offsets", "int64", (2,))
+    y = b.activation("y", "float32", (2, 3))
+    b.op("embedding_bag", "eb", [x, o], [y], [b.constant("w", np.ones((9, 3), F32))])
+    b.inputs, b.outputs = [x, o], [y]
+    b.write(tmp_path / "e.bin")
+    with pytest.raises(be.cb.UnsupportedOnDevice,
+                       match="no GPU kernel for op 0 'embedding_bag'"):
+        be.cb.DeviceModel(read_blob(tmp_path / "e.bin"))
+    assert qrt.load(tmp_path / "e.bin")(np.arange(5), np.array([0, 2])).shape == (2, 3)
+
+
 def test_backend_cupy_demo_model_equals_cpu(be):
     """qrt.load(demo) on the CPU and on the device give the same outputs (where both exist).
     ``QRT_DEMO_BIN`` points the test at another blob."""

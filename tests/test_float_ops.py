@@ -623,3 +623,59 @@ if __name__ == "__main__":  # the table of docs/float-ops.md
     for name, v, bound in rows:
         print(f"| {name} | {v:.4g} | {bound} |")
     sys.exit(0)
+
+
+# ---- conv_transpose1d ------------------------------------------------------------------------
+def test_conv_transpose1d_matches_torch(torch, tmp_path, rng):
+    """float ConvTranspose1d (what quantize_dynamic leaves of an autoencoder's decoder) within
+    the summation bound: n = in/groups x k + 1 terms at most reach each output."""
+    t = _torch()
+    F = t.nn.functional
+    worst = 0.0
+    # n, ci, co, k, L, stride, padding, output_padding, dilation, groups
+    cfgs = [(1, 3, 4, 3, 10, 1, 0, 0, 1, 1), (2, 4, 6, 4, 17, 2, 1, 1, 1, 2),
+            (2, 6, 6, 3, 9, 3, 2, 2, 2, 6), (1, 8, 2, 1, 5, 1, 0, 0, 1, 1),
+            (3, 4, 8, 5, 13, 4, 2, 3, 1, 4), (1, 16, 8, 7, 31, 2, 3, 1, 3, 1),
+            (1, 2, 3, 2, 1, 1, 0, 0, 1, 1), (2, 5, 10, 4, 6, 2, 0, 1, 2, 5)]
+    for n, ci, co, k, length, s, p, op, d, g in cfgs:
+        x = rng.standard_normal((n, ci, length)).astype(np.float32)
+        w = rng.standard_normal((ci, co // g, k)).astype(np.float32)
+        b = rng.standard_normal(co).astype(np.float32)
+        for bias in (True, False):
+            kw = dict(stride=s, padding=p, output_padding=op, dilation=d, groups=g)
+            want = F.conv_transpose1d(t.from_numpy(x), t.from_numpy(w),
+                                      t.from_numpy(b) if bias else None, **kw).numpy()
+            got = run_op(tmp_path, "float_conv_transpose1d", [x], want.shape, kw,
+                         (w, b) if bias else (w,))
+            sc = F.conv_transpose1d(t.from_numpy(np.abs(x)).double(),
+                                    t.from_numpy(np.abs(w)).double(),
+                                    t.from_numpy(np.abs(b)).double() if bias else None,
+                                    **kw).numpy()
+            worst = max(worst, sum_ratio(got, want, sc, ci // g * k + 1, f"convT {kw}"))
+    x = rng.standard_normal((4, 7)).astype(np.float32)          # unbatched (C, L)
+    w = rng.standard_normal((4, 3, 3)).astype(np.float32)
+    want = F.conv_transpose1d(t.from_numpy(x), t.from_numpy(w), stride=2).numpy()
+    got = run_op(tmp_path, "float_conv_transpose1d", [x], want.shape, {"stride": 2}, (w,))
+    sc = F.conv_transpose1d(t.from_numpy(np.abs(x)).double(), t.from_numpy(np.abs(w)).double(),
+                            stride=2).numpy()
+    worst = max(worst, sum_ratio(got, want, sc, 13, "convT unbatched"))
+    assert worst <= 1.0, worst
+
+
+def test_conv_transpose1d_export_dynamic(torch, tmp_path):
+    """A float ConvTranspose1d module in a float section exports and agrees with torch."""
+    t = _torch()
+    import qrt_export
+    t.backends.quantized.engine = "qnnpack"
+    t.manual_seed(0)
+    net = t.nn.Sequential(t.nn.ConvTranspose1d(3, 5, 4, stride=2, padding=1, output_padding=1),
+                          t.nn.ReLU(), t.nn.Linear(15, 4)).eval()
+    qm = t.ao.quantization.quantize_dynamic(net, {t.nn.Linear}, dtype=t.qint8)
+    ex = t.randn(2, 3, 7)
+    qrt_export.export(qm, ex, tmp_path / "ct.bin", verbose=False)
+    m = qrt.load(tmp_path / "ct.bin")
+    x = t.randn(2, 3, 7)
+    with t.no_grad():
+        want = qm(x).numpy()
+    got = m(x.numpy())
+    assert np.abs(got - want).max() <= 1e-5 * (np.abs(want).max() + 1)

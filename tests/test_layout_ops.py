@@ -286,7 +286,7 @@ def test_op_codes_pinned():
 
 
 # ---- quantized mean over the last dim -------------------------------------------------------
-@pytest.mark.parametrize("dtype", ["quint8"])   # qint8: torch rounds differently, refused
+@pytest.mark.parametrize("dtype", ["quint8", "qint8", "qint32"])
 def test_mean_last_dim_matches_torch(tmp_path, dtype):
     rng = np.random.default_rng(8)
     lengths = [1, 2, 3, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 100, 255, 257, 513, 1000,
@@ -305,3 +305,50 @@ def test_mean_last_dim_matches_torch(tmp_path, dtype):
     tx2 = torch._make_per_tensor_quantized_tensor(torch.from_numpy(x2.int_repr().copy()),
                                                   x.q_scale(), x.q_zero_point())
     check(m(x2), torch.mean(tx2, -1, keepdim=True))
+
+
+@pytest.mark.parametrize("dtype", ["quint8", "qint8"])
+def test_mean_ties_match_torch(tmp_path, dtype):
+    """Rows whose code sum is an odd multiple of L/2: torch's integer-sum kernel rounds them
+    half to even (a dequantize -> float mean -> quantize reading of it misses ~10 % of these)."""
+    rng = np.random.default_rng(9)
+    lo, hi = _RANGE[dtype]
+    for k, L in enumerate([2, 4, 6, 10, 18, 34, 66, 130, 1000]):
+        x, tx = rand_input(rng, (2, 16, L), dtype)
+        codes = x.int_repr().astype(np.int64)
+        sm = codes[..., :-1].sum(-1)
+        last = (((sm - lo * (L - 1)) // L + lo) * L + L // 2) - sm
+        last = np.where((last >= lo) & (last <= hi), last, codes[..., -1])
+        codes[..., -1] = last
+        c = codes.astype(_NP[dtype])
+        x = qrt.from_int_repr(c, tx.q_scale(), tx.q_zero_point(), getattr(qrt, dtype))
+        tx = torch._make_per_tensor_quantized_tensor(torch.from_numpy(c.copy()), tx.q_scale(),
+                                                     tx.q_zero_point())
+        want = torch.mean(tx, -1)
+        m = one_op(tmp_path / f"t{k}.bin", "mean", x, [tuple(want.shape)])
+        check(m(x), want)
+
+
+def test_mean_of_a_non_contiguous_tensor_is_refused(tmp_path):
+    """torch's mean of a permuted quantized tensor rounds through a float mean, not its
+    integer kernel: the exporter refuses it, naming the fix."""
+    import qrt_export
+
+    class Net(torch.nn.Module):
+        def __init__(self, contiguous):
+            super().__init__()
+            self.q = torch.ao.nn.quantized.Quantize(0.05, 120, torch.quint8)
+            self.contiguous = contiguous
+
+        def forward(self, x):
+            y = self.q(x).permute(0, 2, 1)
+            if self.contiguous:
+                y = y.contiguous()
+            return y.mean(-1).dequantize()
+
+    x = torch.randn(2, 6, 8)
+    with pytest.raises(qrt_export.UnsupportedError, match="non-contiguous"):
+        qrt_export.export(Net(False), x, tmp_path / "nc.bin")
+    qrt_export.export(Net(True), x, tmp_path / "c.bin")
+    m = qrt.load(tmp_path / "c.bin")
+    np.testing.assert_array_equal(m(x.numpy()), Net(True)(x).numpy())

@@ -31,7 +31,8 @@ PINNED_CODES = {
     "max_pool1d": 11, "avg_pool1d": 12, "adaptive_avg_pool1d": 13, "hardswish": 14,
     "sigmoid": 15, "cat": 16, "flatten": 17, "reshape": 18, "identity": 19, "custom": 20,
     "pad": 21, "permute": 22, "slice": 23, "split": 24, "unsqueeze": 25, "squeeze": 26,
-    "view": 27, "mul": 28, "mean": 31, "lut": 33, "float_gelu": 40, "float_silu": 41,
+    "view": 27, "mul": 28, "batch_norm": 29, "mean": 31, "lut": 33, "float_gelu": 40,
+    "float_silu": 41,
     "float_tanh": 42, "float_sigmoid": 43, "float_elu": 44, "float_leaky_relu": 45,
     "float_hardswish": 46, "float_hardsigmoid": 47, "float_clamp": 48, "float_exp": 49,
     "float_log": 50, "float_sqrt": 51, "float_pow": 52, "float_prelu": 53, "float_add": 60,
@@ -39,9 +40,11 @@ PINNED_CODES = {
     "float_softmax": 70, "float_log_softmax": 71, "float_mean": 72, "float_sum": 73,
     "float_layer_norm": 80, "float_group_norm": 81, "float_instance_norm": 82,
     "float_batch_norm": 83, "float_linear": 84, "float_conv1d": 85,
-    "conv_transpose1d": 100, "adaptive_max_pool1d": 101,
+    "float_conv_transpose1d": 86,
+    "conv_transpose1d": 100, "adaptive_max_pool1d": 101, "embedding": 102,
+    "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105,
     "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,
-    "adaptive_max_pool2d": 114,
+    "adaptive_max_pool2d": 114, "rnn_dynamic": 130,
 }
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Read a qrt ``.bin`` blob: memory-map it, apply the rules R1..R27 of docs/blob-format.md.
+"""Read a qrt ``.bin`` blob: memory-map it, apply the rules R1..R28 of docs/blob-format.md.
 
 The reader and the one writer (:mod:`qrt._format.writer`) of the format sit together here.
 Every number used here (magic, versions, struct layouts, caps) comes from :mod:`qrt._blob`,
@@ -542,6 +542,17 @@ class _Reader:
         if not ins or not outs or len(set(ins)) != len(ins) or len(set(outs)) != len(outs):
             raise self.err("R18", "a model needs >= 1 input and >= 1 output, each listed once",
                            section="IO", offset=s["offset"])
+        # R28: activations are float32 or quantized, except int64/int32 index tensors, which
+        # are model inputs only (never written by an op, never an output or state).
+        for t in tensors:
+            if t.kind == "constant" or t.qscheme != "none" or t.dtype == "float32":
+                continue
+            if t.dtype not in ("int64", "int32") or t.kind != "activation" or \
+                    t.index not in ins or t.index in outs:
+                raise self.err("R28", f"tensor {t.index} ({t.name}): {t.dtype} {t.kind} "
+                               "tensor; activations that are neither float32 nor quantized "
+                               "must be int64/int32 index tensors that are model inputs",
+                               section="TENSORS")
         # R19: single assignment, topological order: read only after written. A state tensor
         # (1.2) holds the previous call's value: readable from the start, written by <= 1 op.
         written = set(ins)

@@ -197,7 +197,9 @@ def relu(input: QTensor, inplace: bool = False, *, out: Optional[QTensor] = None
 
     ``inplace=True`` writes into ``input`` (and returns it); ``out`` then must be None.
     """
-    x = _qtensor(input, "input")
+    x = _qtensor(input, "input", (quint8, qint8, qint32))
+    if x._dtype is qint32:
+        return _relu_qint32(x, inplace, out)
     if inplace:
         if out is not None:
             raise ValueError("relu: give either inplace=True or out, not both")
@@ -215,9 +217,60 @@ def relu(input: QTensor, inplace: bool = False, *, out: Optional[QTensor] = None
     return res
 
 
+def _relu_qint32(x, inplace, out):
+    """qint32 relu: ATen's generic kernel, max(q, zp) (QNNPACK takes quint8 only)."""
+    zp = np.int32(x._zero_point)
+    if inplace:
+        if out is not None:
+            raise ValueError("relu: give either inplace=True or out, not both")
+        view = x.int_repr()
+        np.maximum(view, zp, out=view)
+        return x
+    res, flat = _result(x.shape, qint32, x._scale, x._zero_point, out)
+    if out is not None:
+        _check_out_alias(res, (x,), "relu", exact_ok=True)
+    np.maximum(_codes(x).reshape(-1), zp, out=flat)
+    return res
+
+
+# ATen's Vectorized<qint32> holds 16 codes on an AVX512 build: its generic add runs the vector
+# formula on whole 16-element chunks of each row and the scalar formula on the rest.
+_ATEN_VEC_QINT32 = 16
+
+
+def _add_qint32(a, b, so, zo, relu_fused, shape, flat):
+    """torch 2.13's qadd_kernel on qint32 tensors (docs/ops.md, "add"): dequantize (vector:
+    ``fmaf(f32(q), s, f32(s * -f32(zp)))``; scalar: ``f32(s * f32(wrap32(q - zp)))``), float32
+    sum, relu, then quantize_val: ``clamp(rne(f32(f32(c * f32(1/so)) + f32(zo))))``, NaN ->
+    INT32_MIN."""
+    from qrt import _quant
+    from qrt.ops.batch_norm import fma_f32
+    inner = _inner_run(shape, a.shape, b.shape)
+    nvec = inner - inner % _ATEN_VEC_QINT32
+    c = np.empty(shape, _F32).reshape(-1, inner)
+    for t, dst_sum in ((a, False), (b, True)):
+        q = np.ascontiguousarray(np.broadcast_to(_codes(t), shape)).reshape(-1, inner)
+        s32 = _F32(t._scale)
+        d = np.empty(q.shape, _F32)
+        _quant.dequantize_tensor(q.reshape(-1), d.reshape(-1), float(s32), t._zero_point)
+        if nvec:
+            premul = _F32(s32 * -_F32(t._zero_point))
+            d[:, :nvec] = fma_f32(q[:, :nvec].astype(_F32), s32, premul)
+        if dst_sum:
+            np.add(c, d, out=c)
+        else:
+            c[...] = d
+    if relu_fused:
+        np.maximum(c, _F32(0.0), out=c)
+    inv = np.array([_F32(1.0) / _F32(so)], _F32)
+    _quant.quantize_rows(c.reshape(1, 1, -1), flat.reshape(1, 1, -1), inv,
+                         np.array([zo], _F32), float(qint32.qmin), float(qint32.qmax),
+                         qint32.qmin)
+
+
 def _add(a, b, scale, zero_point, relu_fused, out, what):
-    a = _qtensor(a, "a")
-    b = _qtensor(b, "b")
+    a = _qtensor(a, "a", (quint8, qint8, qint32))
+    b = _qtensor(b, "b", (quint8, qint8, qint32))
     if a._dtype is not b._dtype:
         raise TypeError(f"{what}: a and b must have the same dtype, got {a._dtype!r} and "
                         f"{b._dtype!r}")
@@ -232,6 +285,9 @@ def _add(a, b, scale, zero_point, relu_fused, out, what):
         return res
     if out is not None:
         _check_out_alias(res, (a, b), what, exact_ok=True)
+    if a._dtype is qint32:
+        _add_qint32(a, b, so, zo, relu_fused, shape, flat)
+        return res
     sa, za, sb, zb = _F32(a._scale), a._zero_point, _F32(b._scale), b._zero_point
     so32 = _F32(so)
     if (a._dtype is quint8 and a.shape == b.shape and a.ndim > 0
@@ -367,14 +423,32 @@ def max_pool1d(input: QTensor, kernel_size, stride=None, padding=0, dilation=1,
     Positions in the padding never win (fbgemm's rule; QNNPACK's edge replication with
     dilation and padding, and its refusal of kernel_size=1, are not reproduced).
     """
-    x = _pool_input(input)
+    x = _pool_input(input, dtypes=(quint8, qint8, qint32))
     k, s, p, d, lo = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
     res, flat, rows = _pool_out(x, x.shape[:-1] + (lo,), out)
+    if x._dtype is qint32:   # ATen's generic kernel (numpy): the max of the real positions
+        _pool_into(x, flat, lo, True, lambda o2d, _: _max_pool_np(rows, o2d, k, s, p, d))
+        return res
     # torch's qnnpack engine runs QNNPACK's kernel for quint8 without ceil_mode; qrt follows
     # fbgemm (ATen's generic kernel) where QNNPACK replicates the edge (dilation + padding).
     generic = x._dtype is not quint8 or bool(ceil_mode) or (d > 1 and p > 0)
     _pool_into(x, flat, lo, generic, lambda o2d, _: _ops.max_pool1d(rows, o2d, k, s, p, d))
     return res
+
+
+def _max_pool_np(rows, out2d, k, s, p, d):
+    """Max over each window's positions inside [0, L) (padding never wins; a window without
+    one keeps the dtype's lowest code, as ATen), one strided pass per kernel tap."""
+    L, lo = rows.shape[1], out2d.shape[1]
+    out2d.fill(np.iinfo(rows.dtype).min)
+    t = np.arange(lo, dtype=np.int64) * s - p
+    for j in range(k):
+        pos = t + j * d
+        ok = np.flatnonzero((pos >= 0) & (pos < L))   # increasing positions: one run
+        if ok.size:
+            i0, i1 = int(ok[0]), int(ok[-1]) + 1
+            src = rows[:, int(pos[i0]):int(pos[i1 - 1]) + 1:s]
+            np.maximum(out2d[:, i0:i1], src, out=out2d[:, i0:i1])
 
 
 def avg_pool1d(input: QTensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -424,6 +498,8 @@ def pool_binding(kind: str, input: QTensor, out: QTensor, attrs: dict):
     known = _POOL_ATTRS.get(kind)
     if known is None or not set(attrs) <= known:
         return None  # the function itself names what it does not take
+    if isinstance(input, QTensor) and input._dtype is qint32:
+        return None  # qint32 max pooling: numpy in the function itself
     x = _pool_input(input)
     if x.ndim == 3 and x.shape[-1] == 1 and x.shape[1] > 1:
         return None
@@ -490,7 +566,7 @@ def cat(tensors: Sequence[QTensor], dim: int = 0, scale: Optional[float] = None,
         raise TypeError("tensors must be a list or tuple of qrt.QTensor")
     if len(tensors) == 0:
         raise ValueError("cat needs at least one tensor")
-    xs = [_qtensor(t, f"tensors[{i}]") for i, t in enumerate(tensors)]
+    xs = [_qtensor(t, f"tensors[{i}]", (quint8, qint8, qint32)) for i, t in enumerate(tensors)]
     dt = xs[0]._dtype
     nd = xs[0].ndim
     if nd == 0:
@@ -519,6 +595,9 @@ def cat(tensors: Sequence[QTensor], dim: int = 0, scale: Optional[float] = None,
     inner = int(np.prod(shape[d + 1:], dtype=np.int64))
     out2d = flat.reshape(outer, shape[d] * inner)
     so32 = _F32(so)
+    if dt is qint32:
+        _cat_qint32(xs, out2d, d, inner, outer, so32, zo)
+        return res
     off = 0
     for t in xs:
         n = t.shape[d] * inner
@@ -533,6 +612,25 @@ def cat(tensors: Sequence[QTensor], dim: int = 0, scale: Optional[float] = None,
                                   so32, zo)
         off += n
     return res
+
+
+def _cat_qint32(xs, out2d, d, inner, outer, so32, zo):
+    """torch's quantized_cat_impl on qint32: dequantize every input, cat, quantize_per_tensor
+    (never an identity: float32 holds 24 bits of a code)."""
+    from qrt import _quant
+    f = np.empty(out2d.shape, _F32)
+    off = 0
+    for t in xs:
+        n = t.shape[d] * inner
+        if n and outer:
+            src = _codes(t).reshape(-1)
+            tmp = np.empty(src.shape[0], _F32)
+            _quant.dequantize_tensor(src, tmp, float(_F32(t._scale)), t._zero_point)
+            f[:, off:off + n] = tmp.reshape(outer, n)
+        off += n
+    _quant.quantize_rows(f.reshape(1, 1, -1), out2d.reshape(1, 1, -1),
+                         np.array([_F32(1.0) / so32], _F32), np.array([zo], _F32),
+                         float(qint32.qmin), float(qint32.qmax), qint32.qmin)
 
 
 def flatten(input: QTensor, start_dim: int = 0, end_dim: int = -1) -> QTensor:

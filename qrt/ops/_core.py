@@ -234,6 +234,8 @@ class OpDef:
     params : constant operand slots, in blob order.
     alias : the output is a view of input 0 (no kernel, no arena space of its own).
     legacy : older op kinds that load as this one: name -> (code, attributes they imply).
+    index_inputs : positions of the activation operands that may be int64/int32 index tensors
+        (model inputs, R28); any other operand of such a dtype is refused at load.
     """
 
     name: str = ""
@@ -245,6 +247,7 @@ class OpDef:
     params: Tuple[Param, ...] = ()
     alias: bool = False
     legacy: Dict[str, Tuple[int, Dict[str, Any]]] = {}
+    index_inputs: Tuple[int, ...] = ()
     doc: str = ""
 
     # ---- load-time validation -----------------------------------------------------------------
@@ -307,6 +310,10 @@ class OpDef:
 
     def macs(self, node: Node, shapes: List[tuple]) -> int:
         return 0
+
+    def neutral_inputs(self, node: Node, ins: list) -> None:
+        """Ops with ``index_inputs``: make the dry run's neutral (zero) inputs ones the op
+        accepts (e.g. the last offset of include_last_offset bags); default: nothing."""
 
     # ---- CPU -----------------------------------------------------------------------------------
     def prepare(self, node: Node) -> Any:

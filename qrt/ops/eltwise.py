@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Element-wise ops: relu (quantized and float32), add (fused relu), hardswish, sigmoid."""
+"""Element-wise ops: relu (quantized and float32), add (fused relu), hardswish, sigmoid.
+
+relu and add also take qint32 tensors (ATen's generic kernels, as torch's qnnpack engine)."""
 
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ class Relu(OpDef):
         if x.dtype == "float32":
             if y.dtype != "float32":
                 raise node.fail("float32 relu must produce float32")
-        elif x.dtype in _Q:
+        elif x.dtype in _Q + ("qint32",):
             same_qparams(node, x, y, "relu")
         else:
-            raise node.fail(f"takes quint8, qint8 or float32, not {x.dtype}")
+            raise node.fail(f"takes quint8, qint8, qint32 or float32, not {x.dtype}")
 
     def bind(self, node, ins, outs):
         if node.inputs[0].dtype == "float32":
@@ -58,9 +60,12 @@ class Add(OpDef):
         return {}, self.name_params(params, node.fail)
 
     def validate(self, node):
+        # qint8: torch's qnnpack engine runs XNNPACK's add, which qrt does not reproduce
+        dt = node.inputs[0].dtype
         for t in node.inputs + node.outputs:
-            if t.dtype != "quint8" or t.qscheme != "per_tensor_affine":
-                raise node.fail("adds per-tensor quint8 tensors")
+            if t.dtype not in ("quint8", "qint32") or t.dtype != dt or \
+                    t.qscheme != "per_tensor_affine":
+                raise node.fail("adds per-tensor quint8 (or qint32) tensors of one dtype")
 
     def infer(self, node, shapes):
         if tuple(shapes[0]) != tuple(shapes[1]):

@@ -337,3 +337,79 @@ class Conv1d(FloatOp):
         if b is not None:
             steps.append(lambda: np.add(y, b, out=y))
         return _seq(*steps), (), {}
+
+
+@define
+class ConvTranspose1d(FloatOp):
+    name, code = "float_conv_transpose1d", 86
+    doc = ("float32 ConvTranspose1d (nn.ConvTranspose1d / F.conv_transpose1d left in float, "
+           "e.g. by quantize_dynamic)")
+    attrs = {"stride": Int(lo=1, default=1), "padding": Int(default=0),
+             "output_padding": Int(default=0), "dilation": Int(lo=1, default=1),
+             "groups": Int(lo=1, default=1)}
+    params = (Param("weight", "float32"), Param("bias", "float32", optional=True))
+
+    def check(self, node):
+        w, a = node.params["weight"], node.attrs
+        g = a["groups"]
+        if len(w.shape) != 3 or w.shape[0] % g:
+            raise node.fail(f"weight must be (in, out/groups, k) with in divisible by "
+                            f"groups={g}, has shape {tuple(w.shape)}")
+        if a["output_padding"] >= max(a["stride"], a["dilation"]):
+            raise node.fail(f"output_padding {a['output_padding']} must be smaller than stride "
+                            f"or dilation (torch's rule)")
+        _check_vec(node, ("bias",), w.shape[1] * g)
+
+    def _out_len(self, node, length):
+        a = node.attrs
+        k = node.params["weight"].shape[2]
+        lo = (length - 1) * a["stride"] - 2 * a["padding"] + a["dilation"] * (k - 1) + \
+            a["output_padding"] + 1
+        if length < 1 or lo < 1:
+            raise ShapeError(f"input length {length} gives output length {lo} (padding "
+                             f"{a['padding']} too large)")
+        return lo
+
+    def infer(self, node, shapes):
+        s = tuple(shapes[0])
+        ci, cog, _ = node.params["weight"].shape
+        if len(s) not in (2, 3) or s[-2] != ci:
+            raise ShapeError(f"takes (N, {ci}, L) input, got {s}")
+        return [s[:-2] + (cog * node.attrs["groups"], self._out_len(node, s[-1]))]
+
+    def macs(self, node, shapes):
+        ci, cog, k = node.params["weight"].shape
+        return _numel(shapes[0]) * int(cog) * int(k)
+
+    def bind(self, node, ins, outs):
+        # y = col2im(W^T x): one GEMM per group into columns [(out/g) * k, L], then each tap's
+        # column row added at stride s (dilation d) into a full-length buffer, cropped by
+        # padding. Tap sums are added in tap order (torch's col2im does the same).
+        a = node.attrs
+        x, y = ins[0], outs[0]
+        if x.ndim == 2:
+            x, y = x[None], y[None]
+        n, ci, length = x.shape
+        w = np.asarray(node.array("weight"), F32)
+        _, cog, k = w.shape
+        g, s, p, d = a["groups"], a["stride"], a["padding"], a["dilation"]
+        cig, lo = ci // g, y.shape[2]
+        wt = np.ascontiguousarray(w.reshape(g, cig, cog * k).transpose(0, 2, 1))
+        xg = x.reshape(n, g, cig, length)
+        cols = np.empty((n, g, cog * k, length), F32)
+        c5 = cols.reshape(n, g * cog, k, length)
+        span = (length - 1) * s + 1
+        full = np.zeros((n, g * cog, max(span + d * (k - 1), p + lo)), F32)
+        taps = [full[:, :, j * d:j * d + span:s] for j in range(k)]
+        crop = full[:, :, p:p + lo]
+        b = _param(node, "bias", (g * cog, 1))
+
+        def run():
+            np.matmul(wt, xg, out=cols)
+            full.fill(0)
+            for j in range(k):
+                np.add(taps[j], c5[:, :, j], out=taps[j])
+            np.copyto(y, crop)
+            if b is not None:
+                np.add(y, b, out=y)
+        return run, (), {}

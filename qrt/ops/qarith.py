@@ -74,95 +74,18 @@ class Mul(OpDef):
 
 
 # ---- mean over the last dim ------------------------------------------------------------------
-def _ceil_log2(x):
-    return 1 if x <= 2 else int(x - 1).bit_length()
-
-
-def _seq_add(acc, a, tmp):
-    """acc += a[:, 0] + a[:, 1] + ... one after the other (ATen's running sum, float32)."""
-    for i in range(a.shape[1]):
-        np.add(acc, a[:, i], out=acc)
-
-
-class _AtenSum:
-    """Sums of the rows of a float32 [R, L] array in the order of ATen's cascade_sum (2.13,
-    SumKernel.cpp, contiguous inner reduction): rows of L >= vec are read as L // vec vectors
-    summed by ``row_sum`` (4 interleaved partial sums, each a 4-level cascade of blocks of 16),
-    the scalar tail added one by one, then the vector's lanes in order; shorter rows take
-    ``row_sum`` on scalars. All buffers are allocated here, once."""
-
-    def __init__(self, x2d, out, vec):
-        self.x, self.out, self.vec = x2d, out, vec
-        R, L = x2d.shape
-        if L >= vec:
-            nv = L // vec
-            self.elems = x2d[:, :nv * vec].reshape(R, nv, vec)
-            self.n = nv
-            self.tail = x2d[:, nv * vec:]
-            lanes = (vec,)
-        else:
-            self.elems, self.n, self.tail, lanes = x2d, L, None, ()
-        shape = (R, 4) + lanes
-        self.acc = [np.zeros(shape, _F32) for _ in range(4)]
-        self.p0 = np.zeros((R,) + lanes, _F32)
-        size = self.n // 4
-        self.size = size
-        self.e4 = self.elems[:, :size * 4].reshape((R, size, 4) + lanes)
-        lp = max(4, _ceil_log2(size) // 4)
-        self.lp, self.step, self.mask = lp, 1 << lp, (1 << lp) - 1
-        nb = size // self.step    # whole blocks: their running sums computed side by side
-        self.nb = nb
-        self.blocks = self.e4[:, :nb * self.step].reshape((R, nb, self.step, 4) + lanes)
-        self.bsum = np.zeros((R, nb, 4) + lanes, _F32)
-
-    def __call__(self):
-        acc, e4, size, step = self.acc, self.e4, self.size, self.step
-        for a in acc:
-            a.fill(0)
-        bs, blocks = self.bsum, self.blocks
-        if self.nb:
-            bs.fill(0)
-            for j in range(step):      # each block: 0 + x0 + x1 + ... in order
-                np.add(bs, blocks[:, :, j], out=bs)
-        i = 0
-        for b in range(self.nb):
-            np.add(acc[0], bs[:, b], out=acc[0])
-            i += step
-            for j in range(1, 4):
-                np.add(acc[j], acc[j - 1], out=acc[j])
-                acc[j - 1].fill(0)
-                if i & (self.mask << (j * self.lp)):
-                    break
-        _seq_add(acc[0], e4[:, i:size], None)
-        for j in range(1, 4):
-            np.add(acc[0], acc[j], out=acc[0])
-        p0 = self.p0
-        np.copyto(p0, acc[0][:, 0])
-        _seq_add(p0, self.elems[:, size * 4:self.n], None)
-        for k in range(1, 4):
-            np.add(p0, acc[0][:, k], out=p0)
-        out = self.out
-        if self.tail is None:
-            np.copyto(out, p0)
-            return
-        out.fill(0)
-        _seq_add(out, self.tail, None)
-        _seq_add(out, p0, None)
-
-
 @define
 class Mean(OpDef):
     name, code = "mean", 31
-    doc = ("torch.mean / Tensor.mean over the last dim of a quantized tensor (torch: dequantize, "
-           "float32 sum in ATen's order, divide, quantize with the input's qparams)")
+    doc = ("torch.mean / Tensor.mean over the last dim of a quantized tensor (torch's "
+           "qmean_inner_dim kernel: integer sum of the codes, float32 divide, round half to even)")
     attrs = {"keepdim": Choice("false", "true", default="false"),
-             "vec": Int(1, 64, default=8, doc="ATen's float vector width in its sum kernel")}
+             "vec": Int(1, 64, default=8, doc="unused: files that carry it still load")}
 
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype != "quint8" or x.qscheme != "per_tensor_affine":
-            raise node.fail("takes a per-tensor quint8 tensor (torch's qint8 mean rounds "
-                            "differently; not reproduced)")
+        if x.dtype not in ("quint8", "qint8", "qint32") or x.qscheme != "per_tensor_affine":
+            raise node.fail(f"takes a per-tensor quint8/qint8/qint32 tensor, not {x.dtype}")
         same_qparams(node, x, y, "mean")
 
     def infer(self, node, shapes):
@@ -172,25 +95,12 @@ class Mean(OpDef):
         return [x[:-1] + (1,) if node.attrs["keepdim"] == "true" else x[:-1]]
 
     def bind(self, node, ins, outs):
-        from qrt import _quant
-        x_t = node.inputs[0]
+        # torch 2.13 (ReduceOps.cpp, mean_out_quantized_cpu): a contiguous tensor reduced over
+        # its innermost dim takes qmean_inner_dim_stub on every engine and dtype: the codes are
+        # summed exactly (int64), the sum converted to float32, divided by float32(L) and
+        # rounded half to even; the zero point cancels (same qparams in and out). The C
+        # kernel: include/qrt/ref/qarith_ref.h.
+        from qrt import _ops
         codes = _codes(ins[0])
-        L = codes.shape[-1]
-        rows = codes.reshape(-1, L)
-        deq = np.empty(rows.shape, _F32)
-        sums = np.empty(rows.shape[0], _F32)
-        total = _AtenSum(deq, sums, node.attrs["vec"])
-        yflat = _codes(outs[0]).reshape(-1)
-        inv = float(_F32(1.0) / _F32(x_t.scale))
-        lo, hi = 0, 255
-        quant = _quant.quantize_fma_u8
-        dequant = _quant.dequantize_tensor
-        src, dst = rows.reshape(-1), deq.reshape(-1)
-        s32, zp, n = float(_F32(x_t.scale)), int(x_t.zero_point), _F32(L)
-
-        def run():
-            dequant(src, dst, s32, zp)
-            total()
-            np.divide(sums, n, out=sums)
-            quant(sums, yflat, inv, float(zp), float(lo), float(hi))
-        return run, (), {}
+        rows = codes.reshape(-1, codes.shape[-1])
+        return _ops.mean_rows, (rows, _codes(outs[0]).reshape(-1)), {}

@@ -26,10 +26,10 @@ class Cat(OpDef):
     def validate(self, node):
         y = node.outputs[0]
         for x in node.inputs:
-            if x.dtype != y.dtype or x.dtype not in ("quint8", "qint8") or \
+            if x.dtype != y.dtype or x.dtype not in ("quint8", "qint8", "qint32") or \
                     x.qscheme != "per_tensor_affine" or y.qscheme != "per_tensor_affine":
-                raise node.fail("concatenates per-tensor quint8/qint8 tensors of the output's "
-                                "dtype")
+                raise node.fail("concatenates per-tensor quint8/qint8/qint32 tensors of the "
+                                "output's dtype")
 
     def infer(self, node, shapes):
         s0 = tuple(shapes[0])

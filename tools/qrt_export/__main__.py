@@ -37,6 +37,9 @@ def main(argv=None) -> int:
     p.add_argument("--calibrate", "--calib", dest="calib", metavar="CALIB.npy",
                    help=".npy calibration inputs (several batches, batch first): required "
                         "for a float model, which qrt-export then quantizes with torch.ao FX")
+    p.add_argument("--keep-float", action="store_true",
+                   help="export a float model (no quantized module) as float32 ops instead "
+                        "of refusing it")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="write the blob even when qrt differs from torch beyond the contract")
     p.add_argument("--list-ops", action="store_true", help="list the torch ops qrt-export "
@@ -131,7 +134,7 @@ def _main(p, args) -> int:
         else:
             model, src = args.model_file, None
         export(model, x, args.output, calibration_data=calib, check=not args.no_check,
-               source=src, allow_mismatch=args.allow_mismatch)
+               source=src, allow_mismatch=args.allow_mismatch, keep_float=args.keep_float)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3

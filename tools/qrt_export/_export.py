@@ -109,6 +109,28 @@ def _as_tuple(example_inputs):
     return tuple(out)
 
 
+def _qrt_inputs(inputs):
+    """The example inputs as qrt takes them: float32 as ndarrays, a quantized tensor (quint8,
+    qint8, qint32) as a qrt.QTensor with its codes and qparams, int64/int32 index tensors as
+    ndarrays, others as they are."""
+    import torch
+
+    import qrt
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_quantized and \
+                x.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            dt = getattr(qrt, str(x.dtype).split(".")[-1])
+            out.append(qrt.from_int_repr(x.int_repr().numpy(), x.q_scale(), x.q_zero_point(),
+                                         dt))
+        elif isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.int64,
+                                                         torch.int32):
+            out.append(x.numpy())   # float32 inputs and index tensors as numpy arrays
+        else:
+            out.append(x)
+    return out
+
+
 def _source(node, gm) -> str:
     st = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
     if st:
@@ -131,19 +153,24 @@ def _source(node, gm) -> str:
 
 
 def _is_quantized_model(model) -> str:
-    """'quantized', 'dynamic' or 'float'."""
+    """'quantized', 'dynamic', 'weight-only quantized embeddings' or 'float'."""
     import torch.ao.nn.quantized as nnq
     import torch.ao.nn.quantized.dynamic as nnqd
     kinds = set()
     for m in model.modules():
-        if isinstance(m, nnqd.Linear):
+        if isinstance(m, (nnqd.Linear, nnqd.modules.rnn.RNNBase,
+                          nnqd.modules.rnn.RNNCellBase)):
             kinds.add("dynamic")
         elif isinstance(m, (nnq.Conv1d, nnq.Linear, nnq.Quantize)):
             kinds.add("quantized")
+        elif isinstance(m, (nnq.Embedding, nnq.EmbeddingBag)):
+            kinds.add("weight-only")
     if "quantized" in kinds:
         return "quantized"
     if "dynamic" in kinds:
         return "dynamic"
+    if "weight-only" in kinds:
+        return "weight-only quantized embeddings"
     for n in getattr(model, "graph", None).nodes if hasattr(model, "graph") else ():
         if n.op == "call_function" and n.target in _quantize_fns():
             return "quantized"
@@ -162,7 +189,7 @@ def _repack(model, engine: str):
     # deepcopy re-packs every quantized module under the current engine: do it under qnnpack,
     # which accepts every weight torch can produce (x86/onednn refuse some depthwise ones).
     with _engine("qnnpack"), _qconv_state_fix():
-        m = copy.deepcopy(model)
+        m = deepcopy_model(model)
     with _engine(engine):
         for mod in m.modules():
             if isinstance(mod, (nnq.Conv1d,)):
@@ -171,6 +198,20 @@ def _repack(model, engine: str):
                 w, b = mod._weight_bias()
                 mod.set_weight_bias(w, b)
     return m
+
+
+def deepcopy_model(model):
+    """``copy.deepcopy`` that also copies a model using the hook-based
+    ``torch.nn.utils.weight_norm`` after a forward: its ``weight`` is then a non-leaf tensor,
+    which torch refuses to deepcopy (pytorch/pytorch#103001). The copy gets a detached clone
+    (its hook recomputes the weight from ``weight_g`` / ``weight_v`` at the next call)."""
+    import torch
+    memo: Dict[int, Any] = {}
+    for m in model.modules():
+        for v in m.__dict__.values():
+            if isinstance(v, torch.Tensor) and not v.is_leaf:
+                memo[id(v)] = v.detach().clone()
+    return copy.deepcopy(model, memo)
 
 
 @contextlib.contextmanager
@@ -241,7 +282,7 @@ def quantize_float_model(model, calibration_data, example_inputs, qconfig_mappin
     import torch
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
-    model = copy.deepcopy(model).eval()
+    model = deepcopy_model(model).eval()
     qmap = qconfig_mapping or get_default_qconfig_mapping("onednn")
     with _engine("qnnpack"), torch.no_grad():
         prepared = prepare_fx(model, qmap, example_inputs)
@@ -274,19 +315,6 @@ def _trace(model):
                           graph)
 
 
-def _keep(v):
-    """A copy of a node's value: a later in-place op (ReLU6(inplace=True) in torchvision) would
-    change the recorded one. Channels-last tensors stay channels-last (a quantized clone()
-    would make them contiguous; the lut rule reads the layout, rules/lut.py)."""
-    import torch
-    if not isinstance(v, torch.Tensor):
-        return v
-    if v.dim() == 4 and not v.is_contiguous() and \
-            v.is_contiguous(memory_format=torch.channels_last):
-        return v.clone(memory_format=torch.channels_last)
-    return v.clone()
-
-
 def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Every node's value on ``inputs`` (under the current engine). A node the engine refuses
     is an ExportError naming it and its source line; with ``refused`` (a dict), a node that
@@ -295,6 +323,21 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
     import torch
     import torch.fx as fx
     values: Dict[str, Any] = {}
+
+    def _record(v):
+        # a copy: a later in-place op (nn.ReLU(inplace=True) after a float conv, as in
+        # torchaudio's Wav2Letter) would otherwise overwrite the value recorded here. A
+        # quantized tensor's clone() is always contiguous, and rules read the layout (torch's
+        # quantized mean of a permuted tensor takes another path): such views stay as they are.
+        if not isinstance(v, torch.Tensor):
+            return v
+        if v.is_quantized and not v.is_contiguous():
+            # a channels-last one (every qnnpack conv2d output) is copied as channels-last:
+            # an in-place ReLU6 follows it in torchvision, and rules/lut.py reads its layout
+            if v.dim() == 4 and v.is_contiguous(memory_format=torch.channels_last):
+                return v.clone(memory_format=torch.channels_last)
+            return v
+        return v.clone()
 
     class _Rec(fx.Interpreter):
         def run_node(self, n):
@@ -309,13 +352,13 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
                         v = None
                     if v is not None:
                         refused[n.name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-                        values[n.name] = v
+                        values[n.name] = _record(v)
                         return v
                 what = getattr(n.target, "__name__", n.target)
                 raise ExportError(f"torch failed at {n.op} {what} ({_source(n, gm)}): "
                                   f"{type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
-            values[n.name] = _keep(v)
+            values[n.name] = _record(v)
             return v
     with torch.no_grad():
         _Rec(gm).run(*inputs)
@@ -345,13 +388,15 @@ class _Converter:
         if node.name in self.tensor_of:
             return self.tensor_of[node.name]
         idx = self.new_tensor(node.name, self.v[node.name],
-                              None if self.v2 is None else self.v2.get(node.name))
+                              None if self.v2 is None else self.v2.get(node.name),
+                              index_ok=node.op == "placeholder")
         self.tensor_of[node.name] = idx
         return idx
 
-    def new_tensor(self, name, val, v2=None) -> int:
+    def new_tensor(self, name, val, v2=None, index_ok=False) -> int:
         """A blob activation for torch value ``val`` (``v2``: the same value at batch + 1,
-        which tells whether dim 0 is the batch)."""
+        which tells whether dim 0 is the batch). ``index_ok``: a model input, which may be an
+        int64/int32 index tensor (embeddings, R28)."""
         import torch
         if not isinstance(val, torch.Tensor):
             raise UnsupportedError(f"node {name} yields {type(val).__name__}, not a tensor")
@@ -372,9 +417,13 @@ class _Converter:
             return self.b.activation(node_name, dt, shape, batched=batched,
                                      scale=float(val.q_scale()),
                                      zero_point=int(val.q_zero_point()))
+        if index_ok and val.dtype in (torch.int64, torch.int32):
+            return self.b.activation(node_name, str(val.dtype).replace("torch.", ""), shape,
+                                     batched=batched)
         if val.dtype != torch.float32:
             raise UnsupportedError(f"{node_name}: dtype {val.dtype} is not supported "
-                                   "(float32 and quantized tensors only)")
+                                   "(float32 and quantized tensors; int64/int32 model inputs "
+                                   "that feed embeddings)")
         return self.b.activation(node_name, "float32", shape, batched=batched)
 
     def _unsupported(self, node, what):
@@ -469,6 +518,18 @@ class _Converter:
             raise UnsupportedError("the traced graph has no tensor inputs or outputs")
         return b
 
+    def _output_names(self, o):
+        """Tensor names of model output ``o``: itself, or ``o.0``, ``o.1.0``... when ``o``
+        yields a (nested) tuple that a multi-output op registered."""
+        if o.name in self.tensor_of or not isinstance(self.v.get(o.name), (tuple, list)):
+            return [o.name]
+
+        def walk(prefix, v):
+            if isinstance(v, (tuple, list)):
+                return [n for k, item in enumerate(v) for n in walk(f"{prefix}.{k}", item)]
+            return [prefix]
+        return walk(o.name, self.v[o.name])
+
     def _node(self, node):
         import torch
         from qrt_export import rules
@@ -483,15 +544,17 @@ class _Converter:
         if node.op == "get_attr":
             return
         if node.op == "output":
-            outs = node.args[0]
-            outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-            for o in outs:
-                if not hasattr(o, "name") or o.name not in self.tensor_of:
+            outs = _flatten(node.args[0])  # (out, (h_n, c_n)): three outputs
+            names = []
+            for o in outs:  # a node yielding a tuple (an LSTM's): its tensors, in order
+                names += self._output_names(o) if hasattr(o, "name") else [None]
+            for o, name in zip(outs if len(names) == len(outs) else names, names):
+                if name is None or name not in self.tensor_of:
                     if self.missing:  # computed by an op already reported
                         raise _Skip()
                     raise UnsupportedError(f"model output {o} is not a tensor computed "
                                            "by a supported op")
-                b.outputs.append(self.tensor_of[o.name])
+                b.outputs.append(self.tensor_of[name])
             return
         if node.op == "call_function" and node.target is operator.getitem and \
                 isinstance(self.v.get(getattr(node.args[0], "name", None)), (tuple, list)) \
@@ -506,8 +569,7 @@ class _Converter:
                                   "supported)")
             self.tensor_of[node.name] = self.tensor_of[src]
             return
-        multi = isinstance(val, (tuple, list)) and len(val) > 0 and \
-            all(isinstance(t, torch.Tensor) for t in val)
+        multi = isinstance(val, (tuple, list)) and len(val) > 0 and _tensor_leaves(val)
         if not isinstance(val, torch.Tensor) and not multi:
             # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
             if node.op == "call_method" and node.target in ("size", "dim"):
@@ -587,6 +649,20 @@ class _Converter:
         self._pool(kind, node, node.args[0], k, s, args.get("padding", 0), **extra)
 
 
+def _flatten(v) -> list:
+    """Nested tuples / lists of outputs, flattened in order."""
+    if isinstance(v, (tuple, list)):
+        return [x for item in v for x in _flatten(item)]
+    return [v]
+
+
+def _tensor_leaves(val) -> bool:
+    """Whether a (nested) tuple holds only tensors: (y, (h_n, c_n)) of an LSTM."""
+    import torch
+    return all(_tensor_leaves(t) if isinstance(t, (tuple, list)) and t else
+               isinstance(t, torch.Tensor) for t in val)
+
+
 def _is_length_of(v, x) -> bool:
     """``v`` is the fx node of ``x.shape[-1]`` / ``x.shape[2]`` / ``x.size(-1)`` / ``x.size(2)``
     (the length of a 3-d input ``x``)."""
@@ -650,8 +726,8 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     tm = _repack(model_torch, engine)
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
-    t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    t_outs = _flatten(t_out)
+    q_in = _qrt_inputs(inputs)
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     res = {"exact": 0, "total": 0, "max_lsb": 0}
@@ -684,7 +760,7 @@ def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
     (index, op, name, source, exact, total, max_lsb or max_abs, ok, note)."""
     import torch
     from qrt._tensor import QTensor
-    q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
+    q_in = _qrt_inputs(inputs)
     ex = qmodel._exec
     plan = ex.plan(qmodel._in_shapes(q_in))
     rows = []
@@ -732,7 +808,7 @@ def _first_mismatch(rows):
 # ---- public entry ------------------------------------------------------------------------------
 def export(model, example_inputs, path, *, calibration_data=None, qconfig_mapping=None,
            check: bool = True, verbose: bool = True, source: Optional[str] = None,
-           allow_mismatch: bool = False) -> ExportReport:
+           allow_mismatch: bool = False, keep_float: bool = False) -> ExportReport:
     """Export a quantized torch model (or a float one, quantized here) to a qrt ``.bin``.
 
     Parameters
@@ -752,6 +828,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         are quantized here with torch.ao FX; ignored for quantized ones.
     qconfig_mapping : torch.ao.quantization.QConfigMapping, optional
         For float models; default: torch's ``onednn`` default (see docs).
+    keep_float : bool
+        A float model (no quantized module: e.g. what ``quantize_dynamic`` returns for a
+        model without ``nn.Linear``) is exported as it is, run by qrt's float32 ops
+        (docs/float-ops.md), instead of being refused or quantized from
+        ``calibration_data``.
     check : bool
         Compare qrt with torch op by op on ``example_inputs`` (docs/export.md). A quantized
         output that differs from torch's qnnpack result, or a float output beyond the float
@@ -765,11 +846,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
         warnings.filterwarnings("ignore", category=UserWarning, module="torch.ao")
         return _export(model, example_inputs, path, calibration_data, qconfig_mapping, check,
-                       verbose, source, allow_mismatch)
+                       verbose, source, allow_mismatch, keep_float)
 
 
 def _export(model, example_inputs, path, calibration_data, qconfig_mapping, check, verbose,
-            source, allow_mismatch) -> ExportReport:
+            source, allow_mismatch, keep_float=False) -> ExportReport:
     import torch
     engine_before = torch.backends.quantized.engine
     src = source
@@ -785,13 +866,22 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model = qat.convert_qat(model)
     model = model.eval()
     kind = _is_quantized_model(model)
+    if kind == "float" and any(isinstance(x, torch.Tensor) and x.is_quantized for x in inputs):
+        kind = "quantized (quantized example inputs)"
     if qat_prepared:
         if kind == "float":
             raise UnsupportedError("the QAT-prepared model has no quantized module after "
                                    "torch.ao convert (no QuantStub / qconfig?)")
         kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
-    if kind == "float":
+    index_inputs = any(x.dtype in (torch.int64, torch.int32) for x in inputs)
+    if kind == "float" and keep_float:
+        kind = "float (exported as float32 ops, keep_float)"
+    elif kind == "float" and calibration_data is None and index_inputs:
+        # an embedding model (index inputs): exported in float, tables and float ops as they
+        # are (weight-only quantization is the user's choice: float_qparams_weight_only_qconfig)
+        kind = "float (index inputs: exported without quantization)"
+    elif kind == "float":
         if calibration_data is None:
             raise UnsupportedError(
                 f"{type(model).__name__} is a float model (no quantized module): qrt runs "
@@ -799,7 +889,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 "(FX, qnnpack, BatchNorm folded, ReLU fused) from calibration data: "
                 "`qrt-export model.pt --input x.npy --calibrate calib.npy -o model.bin` "
                 "(calib.npy: several batches of real inputs, batch first), or "
-                "export(model, x, path, calibration_data=[batch, ...])")
+                "export(model, x, path, calibration_data=[batch, ...]); or export it as "
+                "float32 ops with keep_float=True (--keep-float)")
         calib = calibration_data
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
@@ -813,6 +904,10 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         values = _run_nodes(gm, inputs, refused)
         batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
         try:
+            if any(x.dim() == 1 and x.dtype in (torch.int64, torch.int32) for x in inputs):
+                # 1-d indices (EmbeddingBag text + offsets) have no batch dim: no probe, no
+                # tensor is batched, and every length the ops accept runs
+                raise _Skip()
             values2 = _run_nodes(gm, _batched(inputs))
             fixed = False
             for name, v in values.items():
@@ -820,6 +915,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
                     if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:
                         fixed = True
+        except _Skip:
+            values2, fixed = None, False
         except Exception:  # noqa: BLE001 - a graph that only runs at one batch size
             values2, fixed = None, True
         conv = _Converter(gm, values, values2, fixed, batch)

@@ -170,8 +170,24 @@ def _conv(cx, node, what, x, w, b, stride, padding, dilation, groups):
 def conv1d_module(cx, node, m):
     if m.padding_mode != "zeros":
         cx.unsupported(node, f"float Conv1d with padding_mode={m.padding_mode!r}")
-    _conv(cx, node, "Conv1d", node.args[0], m.weight, m.bias, m.stride, m.padding,
+    _conv(cx, node, "Conv1d", node.args[0], folded_weight(m), m.bias, m.stride, m.padding,
           m.dilation, m.groups)
+
+
+def folded_weight(m, name="weight"):
+    """The weight torch computes for module ``m`` at its next call, as a plain tensor: weight
+    normalisation folded, ``g * v / ||v||`` with torch's own ``torch._weight_norm`` (the
+    hook-based ``torch.nn.utils.weight_norm``, whose ``m.weight`` attribute is only refreshed
+    by a forward), or the parametrization evaluated (``torch.nn.utils.parametrizations``:
+    ``weight_norm``, ``spectral_norm``... ``m.weight`` runs it)."""
+    import torch
+    from torch.nn.utils.weight_norm import WeightNorm
+    with torch.no_grad():
+        for h in m._forward_pre_hooks.values():
+            if isinstance(h, WeightNorm) and h.name == name:
+                return torch._weight_norm(getattr(m, name + "_v"), getattr(m, name + "_g"),
+                                          h.dim).detach()
+        return getattr(m, name).detach()
 
 
 @function(lambda: (_F()[1].conv1d, _F()[0].conv1d), "F.conv1d (float, constant weight)")
@@ -179,3 +195,28 @@ def conv1d_fn(cx, node, target):
     _conv(cx, node, "conv1d", arg(node, 0, "input"), arg(node, 1, "weight"),
           arg(node, 2, "bias"), arg(node, 3, "stride", 1), arg(node, 4, "padding", 0),
           arg(node, 5, "dilation", 1), arg(node, 6, "groups", 1))
+
+
+def _conv_transpose(cx, node, what, x, w, b, stride, padding, output_padding, groups, dilation):
+    attrs = {"stride": cx.int1(stride), "padding": cx.int1(padding),
+             "output_padding": cx.int1(output_padding), "dilation": cx.int1(dilation),
+             "groups": int(groups)}
+    _emit(cx, node, "float_conv_transpose1d", what, x, [("weight", w), ("bias", b)], attrs)
+
+
+@module(lambda: (_nn().ConvTranspose1d,), "float ConvTranspose1d (left in float, e.g. by "
+        "quantize_dynamic; F.conv_transpose1d)")
+def conv_transpose1d_module(cx, node, m):
+    if len(node.args) > 1 or node.kwargs.get("output_size") is not None:
+        cx.unsupported(node, "float ConvTranspose1d called with output_size")
+    _conv_transpose(cx, node, "ConvTranspose1d", node.args[0], folded_weight(m), m.bias,
+                    m.stride, m.padding, m.output_padding, m.groups, m.dilation)
+
+
+@function(lambda: (_F()[1].conv_transpose1d, _F()[0].conv_transpose1d),
+          "F.conv_transpose1d (float, constant weight)")
+def conv_transpose1d_fn(cx, node, target):
+    _conv_transpose(cx, node, "conv_transpose1d", arg(node, 0, "input"), arg(node, 1, "weight"),
+                    arg(node, 2, "bias"), arg(node, 3, "stride", 1), arg(node, 4, "padding", 0),
+                    arg(node, 5, "output_padding", 0), arg(node, 6, "groups", 1),
+                    arg(node, 7, "dilation", 1))

@@ -63,9 +63,14 @@ def _mean(cx, node):
     keep = node.kwargs.get("keepdim", node.args[2] if len(node.args) > 2 else False)
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
-    if xv.dtype != torch.quint8:
-        cx.unsupported(node, "quantized mean of a qint8 tensor (torch rounds it differently "
-                       "from its quint8 mean; not reproduced)")
+    if xv.dtype not in (torch.quint8, torch.qint8, torch.qint32):
+        cx.unsupported(node, f"quantized mean of a {xv.dtype} tensor")
+    if not xv.is_contiguous():
+        # torch takes its integer qmean_inner_dim kernel only for contiguous tensors; a
+        # permuted or sliced one goes through dequantize -> float mean -> quantize
+        cx.unsupported(node, "quantized mean of a non-contiguous tensor (torch then rounds "
+                       "through a float mean; qrt reproduces the contiguous kernel only: "
+                       "call .contiguous() before the mean)")
     if node.kwargs.get("dtype") is not None or not isinstance(dim, int) or \
             dim % xv.dim() != xv.dim() - 1:
         cx.unsupported(node, f"quantized mean over dim={dim!r} (qrt: the last dim)")

@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Recurrent models: qrt vs torch (dynamic-quantized and float) vs onnxruntime, one thread.
+
+Models (issue #16): a keyword-spotting LSTM (2 x 64, batch_first, 40 MFCC bands, + Linear), a
+GRU 1 x 128 classifier, a bidirectional LSTM tagger, and a Silero-VAD-style streaming model
+(float Conv1d front end, LSTM with (h, c) in and out per 30 ms chunk, Linear + sigmoid).
+Each is quantized with torch.ao.quantization.quantize_dynamic ({LSTM, GRU, Linear}, qint8,
+qnnpack), exported with qrt_export, and timed in one process, interleaved round-robin, all at
+one thread: qrt, torch dynamic, torch float, and onnxruntime (the float model through
+torch.onnx.export + onnxruntime.quantization.quantize_dynamic, QInt8 weights).  Also reports
+agreement (max |qrt - torch dynamic|) and the per-step cost of a tiny recurrent layer
+(input 1, hidden 1: everything that is not the GEMMs' arithmetic).
+
+    python benchmarks/rnn.py [--rounds 7] [--frames 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+
+def _block(fn, min_s=0.02):
+    fn()
+    n, t0 = 0, time.perf_counter()
+    while True:
+        fn()
+        n += 1
+        dt = time.perf_counter() - t0
+        if dt >= min_s:
+            return dt / n
+
+
+def models(torch, frames):
+    nn = torch.nn
+
+    class KWS(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(40, 64, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(64, 12)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            return self.fc(y[:, -1])
+
+    class GRUClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(40, 128, batch_first=True)
+            self.fc = nn.Linear(128, 10)
+
+        def forward(self, x):
+            _, h = self.gru(x)
+            return self.fc(h[0])
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(64, 64, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(128, 17)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            return self.fc(y)
+
+    class VAD(nn.Module):
+        """Silero-VAD-like: 30 ms chunk (480 samples at 16 kHz) -> conv features -> LSTM."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(1, 64, 32, stride=16)
+            self.lstm = nn.LSTM(64, 64, batch_first=True)
+            self.fc = nn.Linear(64, 1)
+
+        def forward(self, x, h, c):
+            f = torch.relu(self.conv(x)).transpose(1, 2)
+            y, (h, c) = self.lstm(f, (h, c))
+            return torch.sigmoid(self.fc(y[:, -1])), h, c
+
+    return [("kws_lstm", KWS, lambda b: (torch.randn(b, frames, 40),)),
+            ("gru_classifier", GRUClassifier, lambda b: (torch.randn(b, frames, 40),)),
+            ("bilstm_tagger", Tagger, lambda b: (torch.randn(b, frames, 64),)),
+            ("silero_vad_like", VAD, lambda b: (torch.randn(b, 1, 480), torch.zeros(1, b, 64),
+                                                torch.zeros(1, b, 64)))]
+
+
+def ort_session(torch, fm, inputs, tmp):
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    f32 = os.path.join(tmp, "m.onnx")
+    q8 = os.path.join(tmp, "m.int8.onnx")
+    names = [f"in{k}" for k in range(len(inputs))]
+    kw = {"dynamo": False} if "dynamo" in torch.onnx.export.__code__.co_varnames else {}
+    torch.onnx.export(fm, inputs, f32, input_names=names, opset_version=17, **kw)
+    quantize_dynamic(f32, q8, weight_type=QuantType.QInt8)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    s = ort.InferenceSession(q8, so, providers=["CPUExecutionProvider"])
+    feed = {n: x.numpy() for n, x in zip(names, inputs)}
+    return lambda: s.run(None, feed)
+
+
+def per_step_cost(torch, qrt, qrt_export, tmp, steps=1000, rounds=5):
+    """us per step of a 1 -> 1 LSTM (hidden 1): the loop's own cost around tiny GEMMs."""
+    m = torch.ao.quantization.quantize_dynamic(
+        torch.nn.Sequential(torch.nn.LSTM(1, 1)).eval(), {torch.nn.LSTM}, dtype=torch.qint8)
+
+    class W(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.r = m[0]
+
+        def forward(self, x):
+            return self.r(x)[0]
+    path = os.path.join(tmp, "tiny.bin")
+    qrt_export.export(W(), (torch.randn(4, 1, 1),), path, verbose=False, check=False)
+    qm = qrt.load(path)
+    xs = torch.randn(steps, 1, 1)
+    x1, xn = xs[:1].numpy(), xs.numpy()
+    res = []
+    with torch.no_grad():
+        for _ in range(rounds):
+            a = _block(lambda: qm(xn)) - _block(lambda: qm(x1))
+            b = _block(lambda: m(xs)) - _block(lambda: m(xs[:1]))
+            res.append((a / (steps - 1) * 1e6, b / (steps - 1) * 1e6))
+    return statistics.median(r[0] for r in res), statistics.median(r[1] for r in res)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--frames", type=int, default=100)
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
+    args = ap.parse_args(argv)
+    import torch
+    torch.set_num_threads(1)
+    torch.backends.quantized.engine = "qnnpack"
+    import qrt
+    import qrt_export
+    qrt.set_num_threads(1) if hasattr(qrt, "set_num_threads") else None
+    try:
+        import onnxruntime  # noqa: F401
+        have_ort = True
+    except ImportError:
+        have_ort = False
+    torch.manual_seed(0)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cls, make in models(torch, args.frames):
+            fm = cls().eval()
+            dm = torch.ao.quantization.quantize_dynamic(
+                fm, {torch.nn.LSTM, torch.nn.GRU, torch.nn.Linear}, dtype=torch.qint8)
+            for b in args.batches:
+                if name == "silero_vad_like" and b != 1:
+                    continue
+                inputs = make(b)
+                path = os.path.join(tmp, f"{name}_{b}.bin")
+                qrt_export.export(dm, inputs, path, verbose=False, check=False)
+                qm = qrt.load(path)
+                qin = [x.numpy() for x in inputs]
+                with torch.no_grad():
+                    t = dm(*inputs)
+                t = t if isinstance(t, tuple) else (t,)
+                q = qm(*qin)
+                q = q if isinstance(q, tuple) else (q,)
+                dev = max(float(np.abs(a - bb.numpy()).max()) for a, bb in zip(q, t))
+                fns = {"qrt": lambda: qm(*qin)}
+                fns["torch_dyn"] = lambda: dm(*inputs)
+                fns["torch_f32"] = lambda: fm(*inputs)
+                if have_ort:
+                    try:
+                        fns["ort_int8"] = ort_session(torch, fm, inputs, tmp)
+                    except Exception as e:  # noqa: BLE001 - report, keep benchmarking
+                        print(f"# {name}: onnxruntime failed: {type(e).__name__}: {e}",
+                              file=sys.stderr)
+                times = {k: [] for k in fns}
+                with torch.no_grad():
+                    for _ in range(args.rounds):
+                        for k, f in fns.items():
+                            times[k].append(_block(f))
+                med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+                rows.append((name, b, dev, med))
+                ratios = "  ".join(f"{k}/qrt {med[k] / med['qrt']:.2f}" for k in med
+                                   if k != "qrt")
+                print(f"{name:16s} batch {b}: qrt {med['qrt']:.3f} ms  " +
+                      "  ".join(f"{k} {v:.3f} ms" for k, v in med.items() if k != "qrt") +
+                      f"  | {ratios}  | max|qrt - torch_dyn| {dev:.2g}", flush=True)
+        a, b = per_step_cost(torch, qrt, qrt_export, tmp)
+        print(f"per-step cost, LSTM 1 -> 1 (hidden 1), 1000 steps: qrt {a:.2f} us/step, "
+              f"torch dynamic {b:.2f} us/step")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
