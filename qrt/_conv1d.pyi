@@ -42,6 +42,17 @@ class Plan:
     def run_u8(self, xbuf, xoff: int, ybuf, yoff: int) -> None: ...
     def run_f32(self, xbuf, xoff: int, ybuf, yoff: int) -> None: ...
 
+IM2COL_CK_P: int
+IM2COL_C_PK: int
+MAX_COLUMN_BYTES: int
+
+class Im2col:
+    size: int
+    def __init__(self, x_shape: tuple, x_strides: tuple, kernel: tuple, stride: tuple,
+                 dilation: tuple, pad: tuple, out_hw: tuple, pad_value: int,
+                 layout: int) -> None: ...
+    def run(self, xbuf: np.ndarray, xoff: int, col: np.ndarray) -> None: ...
+
 def choose_qparams_u8(mn: float, mx: float) -> tuple[float, int]: ...
 def rnn_run(hh: Plan, mode: int, gates: int, wscale: Any, rs: Any, gi: Any, gi_off: int,
             gi_st: int, gi_sb: int, y: Any, y_off: int, y_st: int, y_sb: int, h: Any, c: Any,

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
-from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stddef cimport ptrdiff_t
 
 from qrt._kernels cimport *
@@ -380,6 +380,76 @@ cdef class Plan:
             raise ValueError("conv1d: this plan writes quint8")
         if self._fits(xoff, xbuf.shape[0], yoff, ybuf.shape[0]):
             self._call(&xbuf[xoff], <void *>&ybuf[yoff])
+
+
+# ---- conv2d: the im2col step (include/qrt/im2col.h) -------------------------------------------
+cdef extern from "qrt/im2col.h" nogil:
+    ctypedef struct qrt_im2col_params:
+        uint32_t n, c, h, w, kh, kw, sh, sw, dh, dw, pad_top, pad_left, ho, wo
+        int64_t x_stride_n, x_stride_c, x_stride_h, x_stride_w
+        int32_t pad_value
+        uint32_t layout
+    uint32_t QRT_IM2COL_CK_P
+    uint32_t QRT_IM2COL_C_PK
+    qrt_status qrt_im2col_check(const qrt_im2col_params *p)
+    uint64_t qrt_im2col_size(const qrt_im2col_params *p)
+    qrt_status qrt_im2col_u8(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col)
+
+IM2COL_CK_P = QRT_IM2COL_CK_P
+IM2COL_C_PK = QRT_IM2COL_C_PK
+MAX_COLUMN_BYTES = 1 << 30  # one conv2d / pool2d's column buffer (outside the arena)
+
+
+cdef class Im2col:
+    """An im2col call prepared for a fixed input geometry: ``run(xbuf, xoff, col)`` writes the
+    ``size`` column bytes of the [N, C, H, W] input at xbuf[xoff + ...] (element strides)."""
+    cdef qrt_im2col_params p
+    cdef Py_ssize_t x_lo, x_hi
+    cdef readonly Py_ssize_t size
+
+    def __init__(self, tuple x_shape, tuple x_strides, tuple kernel, tuple stride,
+                 tuple dilation, tuple pad, tuple out_hw, int pad_value, int layout):
+        cdef long long lim = (<long long>1) << 32
+        vals = tuple(x_shape) + tuple(kernel) + tuple(stride) + tuple(dilation) + \
+            tuple(pad) + tuple(out_hw)
+        if len(vals) != 14 or any(not 0 <= v < lim for v in vals):
+            raise ValueError(f"im2col: geometry {vals} is out of range")
+        self.p.n, self.p.c, self.p.h, self.p.w = x_shape
+        self.p.kh, self.p.kw = kernel
+        self.p.sh, self.p.sw = stride
+        self.p.dh, self.p.dw = dilation
+        self.p.pad_top, self.p.pad_left = pad
+        self.p.ho, self.p.wo = out_hw
+        self.p.x_stride_n, self.p.x_stride_c, self.p.x_stride_h, self.p.x_stride_w = x_strides
+        self.p.pad_value = pad_value
+        self.p.layout = layout
+        cdef qrt_status st = qrt_im2col_check(&self.p)
+        if st != QRT_OK:
+            raise (OverflowError if st == QRT_ERR_OVERFLOW else ValueError)(
+                f"im2col: the kernel refuses geometry {vals} (status {int(st)})")
+        cdef uint64_t size = qrt_im2col_size(&self.p)
+        if size > MAX_COLUMN_BYTES:
+            raise ValueError(f"im2col: geometry {vals} needs a column buffer of {size} bytes, "
+                             f"more than qrt allows ({MAX_COLUMN_BYTES})")
+        self.size = <Py_ssize_t>size
+        self.x_lo = self.x_hi = 0
+        for d, s in zip(x_shape, x_strides):
+            if s < 0:
+                self.x_lo += (d - 1) * s
+            else:
+                self.x_hi += (d - 1) * s
+
+    def run(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] col):
+        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
+            raise ValueError("im2col: input buffer too small for its shape and strides")
+        if col.shape[0] < self.size:
+            raise ValueError(f"im2col: column buffer holds {col.shape[0]} bytes, needs "
+                             f"{self.size}")
+        cdef qrt_status st
+        with nogil:
+            st = qrt_im2col_u8(&self.p, &xbuf[xoff], &col[0])
+        if st != QRT_OK:
+            raise ValueError(f"im2col: kernel status {int(st)}")
 
 
 # ---- recurrent layers (qrt/ops/rnn.py): the step loop around a hidden-projection plan --------

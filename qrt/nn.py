@@ -69,7 +69,7 @@ from qrt._tensor import (QTensor, _check_out_alias, _check_scale, _check_zero_po
                          _contiguous_strides, qint8,
                          quint8, per_tensor_affine)
 
-__all__ = ["Conv1d", "ConvReLU1d", "Linear", "LinearReLU", "DynamicLinear"]
+__all__ = ["Conv1d", "ConvReLU1d", "Conv2d", "ConvReLU2d", "Linear", "LinearReLU", "DynamicLinear"]
 
 PACKING = "quad-v1"
 _INT32_MIN = -(2**31)
@@ -543,6 +543,224 @@ class Conv1d(_Base):
 
 class ConvReLU1d(Conv1d):
     """Conv1d followed by relu, fused as torch's ``ConvReLU1d``: output clamped at zero_point."""
+
+    _relu = True
+
+
+# ---- conv2d -----------------------------------------------------------------------------------
+def _pair(v, what, minimum=1):
+    """int or 2-sequence -> (int, int) (torch's _pair)."""
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError(f"{what} must be an int or a 2-element sequence, got {v!r}")
+        return _pos_int(v[0], what, minimum), _pos_int(v[1], what, minimum)
+    i = _pos_int(v, what, minimum)
+    return i, i
+
+
+def _padding2d(padding, kernel, dilation, stride):
+    """(top, bottom, left, right) for an int / pair / 'valid' / 'same' (torch float conv's rule:
+    'same' puts d*(k-1)//2 before, the rest after; stride 1 only)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return 0, 0, 0, 0
+        if padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions "
+                                 f"(stride={stride}), as in torch")
+            th, tw = dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1)
+            return th // 2, th - th // 2, tw // 2, tw - tw // 2
+        raise ValueError(f"padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
+    if isinstance(padding, (tuple, list)) and len(padding) == 4:
+        return tuple(_pos_int(v, "padding", 0) for v in padding)
+    ph, pw = _pair(padding, "padding", 0)
+    return ph, ph, pw, pw
+
+
+class Conv2d(_Base):
+    """Quantized 2-d convolution (``torch.ao.nn.quantized.Conv2d``), qnnpack arithmetic.
+
+    A conv1d over an im2col layout of the input (docs/architecture.md, "conv2d"): the same
+    weights packing, requantization and kernels as :class:`Conv1d`, so both are one family.
+    A 1x1 stride-1 unpadded convolution reads its input in place (a conv1d of kernel 1 over
+    H*W positions); every other one is a grouped conv1d of kernel 1 over the im2col layout
+    [N, C*kh*kw, Ho*Wo] (a GEMM per group; depthwise included, any channel multiplier).  The
+    alternative depthwise layout, a conv1d of kernel kh*kw and stride kh*kw over
+    [N, C, Ho*Wo*kh*kw] (``_dw_taps``), gives the same integers and is ~10x slower today.
+    Padded positions hold the input zero point, as qnnpack's zero buffer.
+
+    Input ``[N, C_in, H, W]`` or unbatched ``[C_in, H, W]`` quint8 per-tensor QTensor, any
+    strides.  Output ``[N, C_out, H_out, W_out]`` quint8 with ``scale``/``zero_point``.
+    """
+
+    _wshape_ndim = 4
+    _dw_taps = False  # tests set True (on the class) to run depthwise as kernel kh*kw
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros"):
+        if padding_mode != "zeros":
+            raise _Unsupported(f"padding_mode={padding_mode!r}: qrt.nn.Conv2d pads with the "
+                               "zero point only (the exporter lowers torch's 'reflect' as a "
+                               "pad op before the conv)")
+        c_in = _pos_int(in_channels, "in_channels")
+        c_out = _pos_int(out_channels, "out_channels")
+        kh, kw = _pair(kernel_size, "kernel_size")
+        s = _pair(stride, "stride")
+        d = _pair(dilation, "dilation")
+        g = _pos_int(groups, "groups")
+        if c_in % g:
+            raise ValueError(f"in_channels={c_in} must be divisible by groups={g}")
+        pads = _padding2d(padding, (kh, kw), d, s)
+        self._k2, self._s2, self._d2, self._pads = (kh, kw), s, d, pads
+        cg, K = c_in // g, kh * kw
+        if (kh, kw) == (1, 1) and s == (1, 1) and pads == (0, 0, 0, 0):
+            mode, c1, k1 = "direct", c_in, 1
+        elif cg == 1 and K > 1 and self._dw_taps:
+            mode, c1, k1 = "dw", c_in, K
+        else:  # depthwise too: its grouped kernel-1 conv1d is ~10x faster than kernel kh*kw
+            mode, c1, k1 = "gemm", c_in * K, 1
+        self._mode = mode
+        self._init_geometry(c1, c_out, k1, k1, 0, 0, 1, g)
+        self._c_in2, self._cg2 = c_in, cg
+        self._has_bias_flag = bool(bias)
+        self.scale, self.zero_point = 1.0, 0
+
+    in_channels = property(lambda self: self._c_in2)
+    out_channels = property(lambda self: self._c_out)
+    kernel_size = property(lambda self: self._k2)
+    stride = property(lambda self: self._s2)
+    dilation = property(lambda self: self._d2)
+    groups = property(lambda self: self._g)
+
+    @property
+    def padding(self):
+        t, b, l_, r = self._pads
+        return (t, l_) if (t, l_) == (b, r) else self._pads
+
+    def _wshape(self):
+        return (self._c_out, self._cg2) + self._k2
+
+    def set_weight_bias(self, qweight, bias=None):
+        """Validate and pack ``qweight`` (qint8 ``[C_out, C_in/groups, kh, kw]``) once."""
+        ints, sc, zp, qs = _weight_parts(qweight, 4)
+        if ints.shape != self._wshape():
+            raise ValueError(f"weight has shape {qweight.shape}, expected {self._wshape()}")
+        b = _bias_array(bias, self._c_out)
+        w3 = ints.reshape(self._c_out, self._cg, self._k)
+        wpack = np.empty(_conv1d.packed_weight_size(self._c_out, self._cg, self._k), np.int8)
+        wsum = np.empty(self._c_out, np.int32)
+        _conv1d.pack_weights(w3, wpack, wsum)
+        self._adopt(w3, wpack, wsum, sc, zp, b, qs)
+
+    def weight(self) -> QTensor:
+        self._need_weight()
+        from qrt._tensor import from_int_repr, from_int_repr_per_channel
+        ints = self._w.reshape(self._wshape())
+        if self._qscheme == "per_tensor_affine":
+            return from_int_repr(ints, float(self._wscale[0]), int(self._wzp[0]), qint8)
+        return from_int_repr_per_channel(ints, self._wscale, self._wzp.astype(np.int64), 0,
+                                         qint8)
+
+    def packed_arrays(self) -> dict:
+        d = super().packed_arrays()
+        d["weight"] = self._w.reshape(self._wshape())
+        return d
+
+    def output_hw(self, h, w):
+        (kh, kw), (sh, sw), (dh, dw) = self._k2, self._s2, self._d2
+        t, b, l_, r = self._pads
+        return conv_out_len(h, kh, sh, t, b, dh), conv_out_len(w, kw, sw, l_, r, dw)
+
+    def output_shape(self, input_shape):
+        shp = tuple(int(v) for v in input_shape)
+        if len(shp) not in (3, 4):
+            raise ValueError(f"input must be [N, C_in, H, W] or [C_in, H, W], got shape {shp}")
+        if shp[-3] != self._c_in2:
+            raise ValueError(f"input has {shp[-3]} channels, the layer expects {self._c_in2}")
+        if shp[-1] < 1 or shp[-2] < 1:
+            raise ValueError(f"input height and width must be >= 1, got {shp[-2:]}")
+        ho, wo = self.output_hw(shp[-2], shp[-1])
+        if ho < 1 or wo < 1:
+            raise ValueError(f"input {shp[-2]}x{shp[-1]} is too small: with kernel_size="
+                             f"{self._k2}, dilation={self._d2}, padding={self._pads} and "
+                             f"stride={self._s2} the output would be {ho}x{wo}")
+        return shp[:-3] + (self._c_out, ho, wo)
+
+    def macs(self, input_shape):
+        o = self.output_shape(input_shape)
+        n = o[0] if len(o) == 4 else 1
+        return n * self._c_out * o[-1] * o[-2] * self._cg2 * self._k2[0] * self._k2[1]
+
+    def __call__(self, x, *, out=None):
+        return self._call(x, out, out is not None)
+
+    def _call(self, x, out, check_alias):
+        """``__call__``; a model plan binds this with ``check_alias=False`` (see Conv1d)."""
+        try:
+            key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+                   self.scale, self.zero_point, self._variant)
+            entry = self._plans[key]
+        except (AttributeError, KeyError, TypeError):
+            entry = self._conv2d_plan(x)
+        im, plan, oshape, cols = entry
+        y = self._out_qtensor(out, oshape)
+        if check_alias:
+            _check_out_alias(y, (x,), type(self).__name__, exact_ok=False)
+        if im is None:
+            plan.run_u8(x._storage, x._offset, y._storage, y._offset)
+            return y
+        try:  # one column buffer per concurrent call (list pop/append are atomic)
+            col = cols.pop()
+        except IndexError:
+            col = np.empty(max(im.size, 1), np.uint8)
+        try:
+            im.run(x._storage, x._offset, col)
+            plan.run_u8(col, 0, y._storage, y._offset)
+        finally:
+            cols.append(col)
+        return y
+
+    def _conv2d_plan(self, x):
+        self._need_weight()
+        _input_qtensor(x)
+        oshape = self.output_shape(x.shape)
+        shp, st = x._shape, x._strides
+        if x.ndim == 3:
+            shp, st = (1,) + shp, (0,) + st
+        n, c, h, w = shp
+        ho, wo = oshape[-2:]
+        L = ho * wo
+        y3, ys3 = (n, self._c_out, L), (self._c_out * L, L, 1)
+        im = None
+        if self._mode == "direct" and (h == 1 or st[2] == w * st[3]):
+            x3, xs3 = (n, c, h * w), (st[0], st[1], st[3])
+        else:
+            dw = self._mode == "dw"
+            t, _, l_, _ = self._pads
+            im = _conv1d.Im2col((n, c, h, w), st, self._k2, self._s2, self._d2, (t, l_),
+                                (ho, wo), x._zero_point,
+                                _conv1d.IM2COL_C_PK if dw else _conv1d.IM2COL_CK_P)
+            if dw:
+                x3 = (n, c, L * self._k)
+            else:
+                x3 = (n, c * self._k2[0] * self._k2[1], L)
+            xs3 = (x3[1] * x3[2], x3[2], 1)
+        plan = self._make_plan(x3, xs3, y3, ys3, x._scale, x._zero_point)
+        key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+               self.scale, self.zero_point, self._variant)
+        return self._remember(key, (im, plan, oshape, []))
+
+    def extra_repr(self):
+        return (f"{self._c_in2}, {self._c_out}, kernel_size={self._k2}, stride={self._s2}, "
+                f"padding={self.padding}, dilation={self._d2}, groups={self._g}, "
+                f"scale={self.scale}, zero_point={self.zero_point}")
+
+    def __repr__(self):
+        return f"qrt.nn.{type(self).__name__}({self.extra_repr()})"
+
+
+class ConvReLU2d(Conv2d):
+    """Conv2d followed by relu, fused as torch's ``ConvReLU2d``: output clamped at zero_point."""
 
     _relu = True
 

@@ -146,13 +146,13 @@ def test_qat_with_unsupported_layer_names_it(qnnpack, tmp_path):
         def __init__(self):
             super().__init__()
             self.q, self.dq = QuantStub(), DeQuantStub()
-            self.conv = nn.Conv2d(1, 2, 3)
+            self.bn = nn.BatchNorm3d(2)   # a quantized BatchNorm3d: no qrt op
 
         def forward(self, x):
-            return self.dq(self.conv(self.q(x)))
+            return self.dq(self.bn(self.q(x)))
     m = Net().train()
     m.qconfig = get_default_qat_qconfig("qnnpack")
     m = prepare_qat(m)
-    m(torch.randn(2, 1, 6, 6))
-    with pytest.raises(qrt_export.UnsupportedError, match="Conv2d"):
-        qrt_export.export(m, torch.randn(2, 1, 6, 6), tmp_path / "m.bin", verbose=False)
+    m(torch.randn(2, 2, 3, 4, 4))
+    with pytest.raises(qrt_export.UnsupportedError, match="BatchNorm3d"):
+        qrt_export.export(m, torch.randn(2, 2, 3, 4, 4), tmp_path / "m.bin", verbose=False)

@@ -43,7 +43,8 @@ PINNED_CODES = {
     "float_conv_transpose1d": 86,
     "conv_transpose1d": 100, "adaptive_max_pool1d": 101, "embedding": 102,
     "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105,
-    "rnn_dynamic": 130,
+    "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,
+    "adaptive_max_pool2d": 114, "rnn_dynamic": 130,
 }
 
 
@@ -87,7 +88,7 @@ def test_op_definitions_documented_and_defaults_valid():
         names = [p.name for p in d.params]
         assert len(set(names)) == len(names), d.name
     with pytest.raises(KeyError, match="unknown op kind"):
-        qrt.ops.get("conv2d")
+        qrt.ops.get("conv3d")
 
 
 def test_op_define_refuses_duplicate_code():

@@ -48,7 +48,7 @@ fi
 T1=$(date +%s)
 echo "== built in $((T1 - T0)) s"
 
-TESTS=${QRT_SAN_TESTS:-"tests/test_conv1d*.py tests/test_pool1d_variants.py tests/test_ops*.py
+TESTS=${QRT_SAN_TESTS:-"tests/test_conv1d*.py tests/test_conv2d.py tests/test_pool1d_variants.py tests/test_ops*.py
     tests/test_linear.py tests/test_quant.py tests/test_blob_fuzz.py tests/test_blob_fuzz_struct.py"}
 # shellcheck disable=SC2086
 TESTS=$(cd "$ROOT" && ls -d $TESTS | sed "s|^|$ROOT/|" | tr '\n' ' ')

@@ -113,7 +113,8 @@ class _Layer(OpDef):
                 raise ValueError("encode: a layer with a clamp activation stores its bounds "
                                  "(activation='clamp', clamp_min/clamp_max) itself")
         attrs.update(self.encode_geometry(mod))
-        w = mod._w if self.weight_ndim == 3 else mod._w.reshape(mod._c_out, mod._c_in)
+        w = mod._w if self.weight_ndim == 3 else mod._w.reshape(
+            mod._wshape() if self.weight_ndim == 4 else (mod._c_out, mod._c_in))
         arrays = {"weight": w, "weight_scale": np.asarray(mod._wscale, np.float64),
                   "weight_zero_point": np.asarray(mod._wzp, np.int32)}
         if mod._bias is not None:
@@ -161,7 +162,7 @@ class _Layer(OpDef):
             m._relu = act == "relu"
             m._clamp = activation_codes(node.attrs, y.scale, y.zero_point)
         w = node.array("weight")
-        m._install_raw(w.reshape(w.shape[0], w.shape[1], -1), node.array("weight_scale"),
+        m._install_raw(w.reshape(m._c_out, m._cg, m._k), node.array("weight_scale"),
                        node.array("weight_zero_point"), node.array("bias"),
                        node.attrs["weight_qscheme"])
         return m
@@ -266,6 +267,77 @@ class Conv1d(_Layer):
         m = nn.Conv1d(cg * a["groups"], c_out, k, a["stride"], tuple(a["padding"]),
                       a["dilation"], a["groups"], node.array("bias") is not None)
         return self._finish(node, m)
+
+
+@define
+class Conv2d(_Layer):
+    """conv2d: a conv1d over an im2col layout of the input (qrt.nn.Conv2d, docs/architecture.md
+    "conv2d"); padding is [top, bottom, left, right]."""
+
+    name, code = "conv2d", 110
+    doc = "quantized Conv2d / ConvReLU2d (eager, FX, QAT-converted); NCHW, quint8"
+    module_kinds = ("Conv2d", "ConvReLU2d")
+    weight_ndim = 4
+    attrs = dict(_LAYER_ATTRS, stride=Ints(2, 1, 1 << 20, default=[1, 1]),
+                 padding=Ints(4, 0, 1 << 24, default=[0, 0, 0, 0]),
+                 dilation=Ints(2, 1, 1 << 20, default=[1, 1]),
+                 groups=Int(1, 1 << 20, default=1))
+
+    def upgrade(self, node, attrs, params, version):  # a 1.2 op: no older layout
+        return OpDef.upgrade(self, node, attrs, params, version)
+
+    def encode_geometry(self, mod):
+        return {"stride": list(mod._s2), "padding": list(mod._pads),
+                "dilation": list(mod._d2), "groups": mod._g}
+
+    def validate(self, node):
+        from qrt import _conv1d
+        self.validate_layer(node, None)
+        c_out, cg, kh, kw = node.params["weight"].shape
+        a = node.attrs
+        g = a["groups"]
+        if c_out % g:
+            raise node.fail(f"out_channels {c_out} is not divisible by groups {g}")
+        if cg * kh * kw > _conv1d.MAX_TAPS:
+            raise node.fail(f"(in_channels/groups) * kh * kw = {cg} * {kh} * {kw} exceeds the "
+                            f"int32 accumulation bound {_conv1d.MAX_TAPS}")
+        t, b, l_, r = a["padding"]
+        for what, (p0, p1), k, d in (("height", (t, b), kh, a["dilation"][0]),
+                                     ("width", (l_, r), kw, a["dilation"][1])):
+            if max(p0, p1) > d * (k - 1) + 1:
+                raise node.fail(f"{what} padding ({p0}, {p1}) is wider than the kernel's reach "
+                                f"dilation*(kernel-1)+1 = {d * (k - 1) + 1}: the extra outputs "
+                                "would see no input (R26)", "R26")
+
+    def infer(self, node, shapes):
+        x = tuple(shapes[0])
+        c_out, cg, kh, kw = node.params["weight"].shape
+        a = node.attrs
+        if len(x) not in (3, 4):
+            raise ShapeError(f"input must be [N, C_in, H, W] or [C_in, H, W], got {x}")
+        if x[-3] != cg * a["groups"]:
+            raise ShapeError(f"input has {x[-3]} channels, the layer expects {cg * a['groups']}")
+        if x[-1] < 1 or x[-2] < 1:
+            raise ShapeError(f"input height and width must be >= 1, got {x[-2:]}")
+        t, b, l_, r = a["padding"]
+        ho = conv_out_len(x[-2], kh, a["stride"][0], t, b, a["dilation"][0])
+        wo = conv_out_len(x[-1], kw, a["stride"][1], l_, r, a["dilation"][1])
+        if ho < 1 or wo < 1:
+            raise ShapeError(f"input {x[-2]}x{x[-1]} is too small for kernel {kh}x{kw}, "
+                             f"dilation={a['dilation']}, padding={a['padding']}, "
+                             f"stride={a['stride']}")
+        return [x[:-3] + (c_out, ho, wo)]
+
+    def prepare(self, node):
+        import qrt.nn as nn
+        c_out, cg, kh, kw = node.params["weight"].shape
+        a = node.attrs
+        m = nn.Conv2d(cg * a["groups"], c_out, (kh, kw), tuple(a["stride"]),
+                      tuple(a["padding"]), tuple(a["dilation"]), a["groups"],
+                      node.array("bias") is not None)
+        return self._finish(node, m)
+
+    prepare_cuda = OpDef.prepare_cuda  # no CuPy conv2d yet: the backend refuses the model
 
 
 class _LinearBase(_Layer):

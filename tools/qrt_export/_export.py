@@ -338,6 +338,10 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
         if not isinstance(v, torch.Tensor):
             return v
         if v.is_quantized and not v.is_contiguous():
+            # a channels-last one (every qnnpack conv2d output) is copied as channels-last:
+            # an in-place ReLU6 follows it in torchvision, and rules/lut.py reads its layout
+            if v.dim() == 4 and v.is_contiguous(memory_format=torch.channels_last):
+                return v.clone(memory_format=torch.channels_last)
             return v
         return v.clone()
 

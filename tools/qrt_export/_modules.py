@@ -7,7 +7,8 @@ from typing import Any, Dict
 
 import numpy as np
 
-_CLASSES = {"conv1d": "Conv1d", "conv_relu1d": "ConvReLU1d", "linear": "Linear",
+_CLASSES = {"conv1d": "Conv1d", "conv_relu1d": "ConvReLU1d", "conv2d": "Conv2d",
+            "conv_relu2d": "ConvReLU2d", "linear": "Linear",
             "linear_relu": "LinearReLU", "linear_dynamic": "DynamicLinear"}
 
 
@@ -47,6 +48,16 @@ def qrt_module(kind: str, m):
         q = cls(int(m.in_channels), int(m.out_channels), int(m.kernel_size[0]),
                 stride=int(m.stride[0]), padding=pad, dilation=int(m.dilation[0]),
                 groups=int(m.groups), bias=bias is not None)
+        q.set_weight_bias(_qweight(qrt, w), bias)
+        _out_qparams(q, m)
+        return q
+    if kind in ("conv2d", "conv_relu2d"):
+        w = torch_weight(m.weight())
+        bias = None if m.bias() is None else m.bias().detach().numpy().astype(np.float32)
+        q = cls(int(m.in_channels), int(m.out_channels), tuple(map(int, m.kernel_size)),
+                stride=tuple(map(int, m.stride)), padding=tuple(map(int, m.padding)),
+                dilation=tuple(map(int, m.dilation)), groups=int(m.groups),
+                bias=bias is not None)
         q.set_weight_bias(_qweight(qrt, w), bias)
         _out_qparams(q, m)
         return q

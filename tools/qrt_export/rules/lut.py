@@ -101,8 +101,46 @@ def emit_lut(cx, node, x, fn, label, out=None):
     if tail is not None:
         params.append(cx.b.constant(f"{node.name}.tail", tail))
         attrs["vec_codes"] = int(vec)
+    if out is None and tail is None and _nhwc_scrambled(xv, yv, table):
+        _emit_nhwc_lut(cx, node, x, fn, params, attrs)
+        return
     cx.emit("lut", node, [x], params=params, attrs=attrs,
             outputs=None if out is None else [out])
+
+
+def _nhwc_scrambled(xv, yv, table):
+    """torch 2.13's quantized clamp / hardtanh / relu6 on a channels-last [N, C, H, W] tensor
+    (every qnnpack conv output is one) writes its results in memory (NHWC) order but returns
+    them as a contiguous NCHW tensor: element i of the output (logical order) is the result
+    for the i-th element in NHWC order. True when torch's recorded output is that."""
+    torch = _torch()
+    if not (isinstance(yv, torch.Tensor) and yv.is_quantized and xv.dim() == 4) or \
+            xv.is_contiguous() or not xv.is_contiguous(memory_format=torch.channels_last):
+        return False
+    right = table[xv.int_repr().numpy().astype(np.int64) & 0xFF]
+    got = _out_bytes(yv).reshape(right.shape)
+    if np.array_equal(got, right):
+        return False
+    return np.array_equal(got, right.transpose(0, 2, 3, 1).reshape(right.shape))
+
+
+def _emit_nhwc_lut(cx, node, x, fn, params, attrs):
+    """lut (the right values) -> permute to NHWC -> view as [N, C, H, W]: torch's layout."""
+    from qrt_export.rules.layout import _mid
+    torch = _torch()
+
+    def right(v):
+        return fn(v.clone(memory_format=torch.contiguous_format))
+    t_lut, _ = _mid(cx, f"{node.name}.table_out", right, x)
+    t_nhwc, _ = _mid(cx, f"{node.name}.nhwc", lambda v: right(v).permute(0, 2, 3, 1), x)
+    from qrt_export._export import _source
+    src = _source(node, cx.gm)
+    # the first two ops get names of their own: the export check compares an op with the
+    # torch value of the node of its name (the scrambled one is the view's)
+    cx.b.op("lut", f"{node.name}.table_out", [cx.tensor(x)], [t_lut], params, attrs, src)
+    cx.b.op("permute", f"{node.name}.nhwc", [t_lut], [t_nhwc], [], {"dims": [0, 2, 3, 1]}, src)
+    cx.emit("view", node, [t_nhwc], attrs={"shape": [-1, -1, -1, -1],
+                                           "copy_dims": [0, 3, 1, 2]})
 
 
 def _node_fn(node, x, gm):

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Rules for 2-d (NCHW) models: quantized Conv2d / ConvReLU2d (eager fused and FX; BatchNorm2d
+is folded into the conv by torch's fuse_modules / prepare_fx before it reaches qrt) and the 2-d
+pools (qrt/ops/conv.py, qrt/ops/pool2d.py)."""
+
+from __future__ import annotations
+
+from qrt_export.rules import function, module
+
+
+def _conv_types():
+    import torch.ao.nn.intrinsic.quantized as nniq
+    import torch.ao.nn.quantized as nnq
+    return nniq, nnq
+
+
+def _conv2d(cx, node, kind, m):
+    mode = getattr(m, "padding_mode", "zeros")
+    if mode != "zeros":
+        cx.unsupported(node, f"quantized Conv2d with padding_mode={mode!r} (qrt pads 2-d "
+                       "convolutions with the zero point only)")
+    cx.layer("conv2d", node, kind, m)
+
+
+@module(lambda: (_conv_types()[0].ConvReLU2d,), "quantized ConvReLU2d (eager fused, FX, "
+        "QAT-converted)")
+def conv_relu2d(cx, node, m):
+    _conv2d(cx, node, "conv_relu2d", m)
+
+
+@module(lambda: (_conv_types()[1].Conv2d,), "quantized Conv2d (eager, FX, QAT-converted; every "
+        "stride, padding, dilation and groups, depthwise with channel multiplier)")
+def conv2d(cx, node, m):
+    _conv2d(cx, node, "conv2d", m)
+
+
+# ---- 2-d pooling (qrt/ops/pool2d.py) -------------------------------------------------------
+def _pair(cx, node, v, what, default=None):
+    if v is None:
+        if default is None:
+            cx.unsupported(node, f"{what}=None")
+        return list(default)
+    if hasattr(v, "op"):
+        cx.unsupported(node, f"{what} computed in forward()")
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            v = (v[0], v[0])
+        if len(v) != 2 or any(type(i) is not int for i in v):
+            cx.unsupported(node, f"{what}={v!r} (qrt pools take two integers)")
+        return [int(v[0]), int(v[1])]
+    if type(v) is not int:
+        cx.unsupported(node, f"{what}={v!r}")
+    return [int(v), int(v)]
+
+
+def _pool2d(cx, node, kind, a):
+    if a.get("return_indices"):
+        cx.unsupported(node, f"{kind}(return_indices=True)")
+    k = _pair(cx, node, a.get("kernel_size"), "kernel_size")
+    s = a.get("stride")
+    attrs = {"kernel_size": k,
+             "stride": k if s in (None, (), []) else _pair(cx, node, s, "stride"),
+             "padding": _pair(cx, node, a.get("padding", 0), "padding"),
+             "ceil_mode": bool(a.get("ceil_mode", False))}
+    if kind == "max_pool2d":
+        attrs["dilation"] = _pair(cx, node, a.get("dilation", 1), "dilation")
+    else:
+        attrs["count_include_pad"] = bool(a.get("count_include_pad", True))
+        dov = a.get("divisor_override")
+        if dov is not None and (type(dov) is not int or dov < 1):
+            cx.unsupported(node, f"divisor_override={dov!r}")
+        attrs["divisor_override"] = dov
+    cx.emit(kind, node, [node.args[0]], attrs=attrs)
+
+
+def _adaptive2d(cx, node, kind, output_size, return_indices=False):
+    if return_indices:
+        cx.unsupported(node, f"{kind}(return_indices=True)")
+    if isinstance(output_size, (tuple, list)) and any(v is None for v in output_size):
+        cx.unsupported(node, f"{kind} with output_size {output_size!r} (None keeps the input "
+                       "size: give the size)")
+    cx.emit(kind, node, [node.args[0]],
+            attrs={"output_size": _pair(cx, node, output_size, "output_size")})
+
+
+def _nn():
+    import torch
+    return torch.nn
+
+
+def _fn():
+    import torch
+    return torch, torch.nn.functional
+
+
+@module(lambda: (_nn().MaxPool2d,), "max_pool2d (nn.MaxPool2d, F.max_pool2d)")
+def max_pool2d_module(cx, node, m):
+    _pool2d(cx, node, "max_pool2d", {k: getattr(m, k) for k in (
+        "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")})
+
+
+@module(lambda: (_nn().AvgPool2d,), "avg_pool2d (nn.AvgPool2d, F.avg_pool2d)")
+def avg_pool2d_module(cx, node, m):
+    _pool2d(cx, node, "avg_pool2d", {k: getattr(m, k) for k in (
+        "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+        "divisor_override")})
+
+
+@module(lambda: (_nn().AdaptiveAvgPool2d,), "adaptive_avg_pool2d (nn.AdaptiveAvgPool2d, "
+        "F.adaptive_avg_pool2d)")
+def adaptive_avg_pool2d_module(cx, node, m):
+    _adaptive2d(cx, node, "adaptive_avg_pool2d", m.output_size)
+
+
+@module(lambda: (_nn().AdaptiveMaxPool2d,), "adaptive_max_pool2d (nn.AdaptiveMaxPool2d, "
+        "F.adaptive_max_pool2d)")
+def adaptive_max_pool2d_module(cx, node, m):
+    _adaptive2d(cx, node, "adaptive_max_pool2d", m.output_size, m.return_indices)
+
+
+def _args(node, names):
+    a = dict(zip(("input",) + names, node.args))
+    a.update(node.kwargs)
+    return a
+
+
+@function(lambda: (_fn()[1].max_pool2d, _fn()[0].max_pool2d), "F.max_pool2d")
+def max_pool2d_fn(cx, node, target):
+    _pool2d(cx, node, "max_pool2d", _args(node, ("kernel_size", "stride", "padding",
+                                                 "dilation", "ceil_mode", "return_indices")))
+
+
+@function(lambda: (_fn()[1].avg_pool2d, _fn()[0]._C._nn.avg_pool2d), "F.avg_pool2d")
+def avg_pool2d_fn(cx, node, target):
+    _pool2d(cx, node, "avg_pool2d", _args(node, ("kernel_size", "stride", "padding",
+                                                 "ceil_mode", "count_include_pad",
+                                                 "divisor_override")))
+
+
+@function(lambda: (_fn()[1].adaptive_avg_pool2d,), "F.adaptive_avg_pool2d")
+def adaptive_avg_pool2d_fn(cx, node, target):
+    a = _args(node, ("output_size",))
+    _adaptive2d(cx, node, "adaptive_avg_pool2d", a.get("output_size"))
+
+
+@function(lambda: (_fn()[1].adaptive_max_pool2d,), "F.adaptive_max_pool2d")
+def adaptive_max_pool2d_fn(cx, node, target):
+    a = _args(node, ("output_size", "return_indices"))
+    _adaptive2d(cx, node, "adaptive_max_pool2d", a.get("output_size"),
+                a.get("return_indices", False))
