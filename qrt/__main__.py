@@ -157,8 +157,8 @@ def _to_qrt_input(x, spec):
         if x.dtype.kind not in "fiub":
             raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype {x.dtype}")
         return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
-    if spec.dtype in ("int64", "int32"):  # index input: exactly that dtype, as Model() takes
-        if x.dtype != np.dtype(spec.dtype):
+    if spec.dtype in ("int64", "int32"):  # index input: the dtypes Model() takes
+        if x.dtype != np.dtype(spec.dtype) and (spec.dtype, x.dtype) != ("int64", np.int32):
             raise _UsageError(f"input {spec.name!r} takes {spec.dtype} indices, got dtype "
                               f"{x.dtype} (save it with .astype(np.{spec.dtype}))")
         return np.ascontiguousarray(x)

@@ -148,7 +148,8 @@ class CPUBackend:
 
 
 def _copy_in(dst, x):
-    np.copyto(dst, x.int_repr() if isinstance(x, QTensor) else x, casting="no")
+    # dtypes were checked by Model._in_shapes; "safe" only widens int32 indices to int64
+    np.copyto(dst, x.int_repr() if isinstance(x, QTensor) else x, casting="safe")
 
 
 def _copy_out(v):
@@ -239,10 +240,15 @@ class Model:
                     raise ValueError(f"input {spec.name!r}: expected a float32 array of shape "
                                      f"{self._shape_str(spec)}, got dtype {got}")
             elif spec.dtype in INDEX_DTYPES:   # embedding indices / offsets (R28)
-                if isinstance(x, QTensor) or np.asarray(x).dtype != np.dtype(spec.dtype):
+                # the exported dtype, or int32 for an int64 input (lossless; numpy's default
+                # integer on a 32-bit Raspberry Pi OS)
+                ok_dt = (np.dtype(spec.dtype),) + \
+                    ((np.dtype(np.int32),) if spec.dtype == "int64" else ())
+                if isinstance(x, QTensor) or np.asarray(x).dtype not in ok_dt:
                     got = x.dtype if hasattr(x, "dtype") else type(x).__name__
-                    raise ValueError(f"input {spec.name!r}: expected an {spec.dtype} index array "
-                                     f"of shape {self._shape_str(spec)}, got dtype {got}"
+                    also = " (or int32)" if spec.dtype == "int64" else ""
+                    raise ValueError(f"input {spec.name!r}: expected an {spec.dtype}{also} index "
+                                     f"array of shape {self._shape_str(spec)}, got dtype {got}"
                                      f" (convert it with .astype(np.{spec.dtype}))")
             else:
                 if not isinstance(x, QTensor) or x.dtype.name != spec.dtype or \

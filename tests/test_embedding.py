@@ -58,8 +58,11 @@ def _ref_bags(W, idx, off, mode="sum", last=False):
 def test_embedding_bag_blob_runs_and_refuses_bad_indices(tmp_path):
     W = _bag_blob(tmp_path / "eb.bin", mode="mean")
     m = qrt.load(tmp_path / "eb.bin")
-    idx, off = np.array([1, 2, 3, 4, 5, 6, 7]), np.array([0, 2, 2])
+    idx, off = np.array([1, 2, 3, 4, 5, 6, 7], np.int64), np.array([0, 2, 2], np.int64)
     assert np.array_equal(m(idx, off), _ref_bags(W, idx, off, "mean"))
+    # int32 arrays (numpy's default integer on 32-bit hosts) are widened, losslessly
+    assert np.array_equal(m(idx.astype(np.int32), off.astype(np.int32)),
+                          _ref_bags(W, idx, off, "mean"))
     # other lengths and bag counts than exported (shapes inferred op by op)
     idx2, off2 = np.array([19, 0, 3]), np.array([0, 1, 1, 3])
     assert np.array_equal(m(idx2, off2), _ref_bags(W, idx2, off2, "mean"))
@@ -71,8 +74,8 @@ def test_embedding_bag_blob_runs_and_refuses_bad_indices(tmp_path):
         ((idx, np.array([0, 3, 2])), r"input 'offsets': offsets must be non-decreasing"),
         ((idx, np.array([1, 3])), r"input 'offsets': offsets\[0\] must be 0"),
         ((idx, np.array([0, 9])), r"input 'offsets': offsets\[-1\] = 9 is beyond the 7"),
-        ((idx.astype(np.int32), off), r"input 'text': expected an int64 index array"),
-        ((idx.astype(F32), off), r"input 'text': expected an int64 index array"),
+        ((idx.astype(np.int16), off), r"input 'text': expected an int64 \(or int32\) index"),
+        ((idx.astype(F32), off), r"input 'text': expected an int64 \(or int32\) index"),
         ((idx.reshape(7, 1), off), r"input 'text': expected 1-d indices \(any length\)"),
         ((idx, off.reshape(3, 1)), r"input 'offsets': expected 1-d indices"),
     ]
@@ -163,14 +166,19 @@ def test_embedding_qrt_run_errors_are_one_line(tmp_path):
              ({"text": np.array([1, 2, 3]), "offsets": np.array([0, 5])}, "offsets[-1] = 5"),
              ({"text": np.array([1, 2, 3]), "offsets": np.array([1, 3])}, "offsets[0] must be 0"),
              ({"text": np.array([1, 2, 3]), "offsets": np.array([0, 2])}, "the last offset"),
-             ({"text": np.array([1, 2, 3], np.int32), "offsets": np.array([0, 3])},
-              "takes int64 indices, got dtype int32"),
+             ({"text": np.array([1, 2, 3], np.int16), "offsets": np.array([0, 3])},
+              "takes int64 indices, got dtype int16"),
              ({"text": np.array([1.0, 2.0]), "offsets": np.array([0, 2])},
               "takes int64 indices, got dtype float64")]
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     r = subprocess.run([sys.executable, "-m", "qrt", "run", "eb.bin", "-i", "ok.npz"],
                        cwd=tmp_path, env=env, capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr
+    np.savez(tmp_path / "ok32.npz", text=np.array([1, 2, 3], np.int32),
+             offsets=np.array([0, 1, 3], np.int32))     # int32 widened to the int64 inputs
+    r32 = subprocess.run([sys.executable, "-m", "qrt", "run", "eb.bin", "-i", "ok32.npz"],
+                         cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    assert r32.returncode == 0 and r32.stdout == r.stdout, r32.stderr
     for k, (arrays, word) in enumerate(cases):
         np.savez(tmp_path / f"bad{k}.npz", **arrays)
         r = subprocess.run([sys.executable, "-m", "qrt", "run", "eb.bin", "-i", f"bad{k}.npz"],
