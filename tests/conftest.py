@@ -143,3 +143,13 @@ def assert_bits_equal(a, b, what=""):
         idx = np.argwhere(bad)[:5]
         raise AssertionError(f"{what}: {int(bad.sum())} of {a.size} differ; first at "
                              f"{idx.tolist()}: {a[tuple(idx.T)]} vs {b[tuple(idx.T)]}")
+
+
+@pytest.fixture
+def qnnpack_engine(torch):
+    """torch's quantized engine set to qnnpack (the oracle qrt is exact with) for one test, and
+    restored after it; modules use it with ``pytest.mark.usefixtures("qnnpack_engine")``."""
+    old = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "qnnpack"
+    yield
+    torch.backends.quantized.engine = old

@@ -16,19 +16,12 @@ from qrt_export import BlobBuilder
 torch = pytest.importorskip("torch")
 tF = torch.nn.functional
 warnings.filterwarnings("ignore", message=".*quantiz.*")
-pytestmark = pytest.mark.filterwarnings("ignore:.*quantiz")
+pytestmark = [pytest.mark.filterwarnings("ignore:.*quantiz"),
+              pytest.mark.usefixtures("qnnpack_engine")]
 
 _TORCH_Q = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
 _NP = {"quint8": np.uint8, "qint8": np.int8, "qint32": np.int32}
 _RANGE = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-(2**31), 2**31 - 1)}
-
-
-@pytest.fixture(autouse=True)
-def _qnnpack():
-    old = torch.backends.quantized.engine
-    torch.backends.quantized.engine = "qnnpack"
-    yield
-    torch.backends.quantized.engine = old
 
 
 def rand_input(rng, shape, dtype):

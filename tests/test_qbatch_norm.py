@@ -16,16 +16,9 @@ from qrt_export import BlobBuilder
 
 torch = pytest.importorskip("torch")
 warnings.filterwarnings("ignore", message=".*quantiz.*")
-pytestmark = pytest.mark.filterwarnings("ignore:.*quantiz")
+pytestmark = [pytest.mark.filterwarnings("ignore:.*quantiz"),
+              pytest.mark.usefixtures("qnnpack_engine")]
 F32 = np.float32
-
-
-@pytest.fixture(autouse=True)
-def _qnnpack():
-    old = torch.backends.quantized.engine
-    torch.backends.quantized.engine = "qnnpack"
-    yield
-    torch.backends.quantized.engine = old
 
 
 def _blob(path, qx, y, w, b, mean, var, eps, relu):

@@ -15,16 +15,9 @@ from qrt_export import BlobBuilder
 
 torch = pytest.importorskip("torch")
 warnings.filterwarnings("ignore", message=".*quantiz.*")
-pytestmark = pytest.mark.filterwarnings("ignore:.*quantiz")
+pytestmark = [pytest.mark.filterwarnings("ignore:.*quantiz"),
+              pytest.mark.usefixtures("qnnpack_engine")]
 I32 = np.iinfo(np.int32)
-
-
-@pytest.fixture(autouse=True)
-def _qnnpack():
-    old = torch.backends.quantized.engine
-    torch.backends.quantized.engine = "qnnpack"
-    yield
-    torch.backends.quantized.engine = old
 
 
 def rand_q32(rng, shape, k):

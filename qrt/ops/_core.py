@@ -392,3 +392,11 @@ def same_qparams(node: Node, a: TensorEntry, b: TensorEntry, what: str) -> None:
         raise node.fail(f"{what}: the output must have the input's dtype and qparams "
                         f"({a.dtype} {a.scale}, {a.zero_point}); it has {b.dtype} "
                         f"({b.scale}, {b.zero_point})")
+
+
+def numel(shape) -> int:
+    """The number of elements of a shape (any iterable of dims; 1 for ``()``), as a Python int."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n

@@ -18,18 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from qrt import _ops
-from qrt.ops._core import INT_MAX, Bool, Choice, Int, OpDef, Param, ShapeError, define
+from qrt.ops._core import (INT_MAX, Bool, Choice, Int, OpDef, Param, ShapeError, define,
+                           numel)
 
 INDEX_DTYPES = ("int64", "int32")
 _MODES = {"sum": 0, "mean": 1, "max": 2}
 _F32 = np.float32
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 def check_index_operand(node, t, what):
@@ -178,7 +172,7 @@ class QEmbedding(_QTable, _Lookup):
     def bind(self, node, ins, outs):
         x, y = ins[0], outs[0]
         codes, s, b = node.state
-        n, d = _numel(x.shape), self.dim(node)
+        n, d = numel(x.shape), self.dim(node)
         starts = np.arange(n + 1, dtype=np.int64)
         flat = x.reshape(n)
         idx = flat if flat.dtype == np.int64 else np.empty(n, np.int64)
@@ -252,7 +246,7 @@ class _Bag(_Lookup):
     def bind(self, node, ins, outs):
         a = node.attrs
         x, y = ins[0], outs[0]
-        n = _numel(x.shape)
+        n = numel(x.shape)
         flat = x.reshape(n)
         idx = flat if flat.dtype == np.int64 else np.empty(n, np.int64)
         w = ins[-1].reshape(n) if a["per_sample_weights"] else None

@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from qrt.ops._core import Float, Int, Ints, Param, ShapeError, define
+from qrt.ops._core import Float, Int, Ints, Param, ShapeError, define, numel
 from qrt.ops._float import F32, FloatOp, channel_shape, quiet
 
 _ONE, _ZERO = F32(1.0), F32(0.0)
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 def _rownorm(x2, y2, eps):
@@ -92,7 +85,7 @@ def _param(node, name, shape=None):
 def _check_vec(node, names, n):
     for k in names:
         t = node.params.get(k)
-        if t is not None and (_numel(t.shape) != n):
+        if t is not None and (numel(t.shape) != n):
             raise node.fail(f"parameter {k!r} must hold {n} values, has shape "
                             f"{tuple(t.shape)}")
 
@@ -106,7 +99,7 @@ class LayerNorm(FloatOp):
                                                                optional=True))
 
     def check(self, node):
-        _check_vec(node, ("weight", "bias"), _numel(node.attrs["normalized_shape"]))
+        _check_vec(node, ("weight", "bias"), numel(node.attrs["normalized_shape"]))
 
     def infer(self, node, shapes):
         s, ns = tuple(shapes[0]), tuple(node.attrs["normalized_shape"])
@@ -116,8 +109,8 @@ class LayerNorm(FloatOp):
 
     def bind(self, node, ins, outs):
         x, y = ins[0], outs[0]
-        n = _numel(node.attrs["normalized_shape"])
-        m = _numel(x.shape) // n if n else 0
+        n = numel(node.attrs["normalized_shape"])
+        m = numel(x.shape) // n if n else 0
         x2, y2 = x.reshape(m, n), y.reshape(m, n)
         fn = _seq(_rownorm(x2, y2, node.attrs["eps"]),
                   _affine(y2, _param(node, "weight", (n,)), _param(node, "bias", (n,))))
@@ -142,7 +135,7 @@ class _GroupStats(FloatOp):
         n, c = x.shape[0], x.shape[1]
         g = self.groups(node, c)
         rows = n * g
-        per = _numel(x.shape) // rows if rows else 0
+        per = numel(x.shape) // rows if rows else 0
         cs = channel_shape(x.ndim, c)
         fn = _seq(_rownorm(x.reshape(rows, per), y.reshape(rows, per), node.attrs["eps"]),
                   _affine(y, _param(node, "weight", cs), _param(node, "bias", cs)))
@@ -197,12 +190,12 @@ class BatchNorm(FloatOp):
                                                                optional=True))
 
     def check(self, node):
-        c = _numel(node.params["running_mean"].shape)
+        c = numel(node.params["running_mean"].shape)
         _check_vec(node, ("running_var", "weight", "bias"), c)
 
     def infer(self, node, shapes):
         s = tuple(shapes[0])
-        c = _numel(node.params["running_mean"].shape)
+        c = numel(node.params["running_mean"].shape)
         if len(s) < 2 or s[1] != c:
             raise ShapeError(f"takes (N, {c}, ...) input, got {s}")
         return [s]
@@ -250,7 +243,7 @@ class Linear(FloatOp):
 
     def macs(self, node, shapes):
         o, i = node.params["weight"].shape
-        return _numel(shapes[0]) * int(o)
+        return numel(shapes[0]) * int(o)
 
     def prepare(self, node):
         return np.ascontiguousarray(np.asarray(node.array("weight"), F32).T)
@@ -265,6 +258,17 @@ class Linear(FloatOp):
             np.matmul(x, wt, out=y)
             np.add(y, b, out=y)
         return run, (), {}
+
+
+def _conv_operands(node, ins, outs):
+    """(x, y) as batched [N, C, L] views, the float32 weight, (groups, stride, padding,
+    dilation) of a float conv op."""
+    a = node.attrs
+    x, y = ins[0], outs[0]
+    if x.ndim == 2:
+        x, y = x[None], y[None]
+    w = np.asarray(node.array("weight"), F32)
+    return x, y, w, (a["groups"], a["stride"], a["padding"], a["dilation"])
 
 
 @define
@@ -302,17 +306,12 @@ class Conv1d(FloatOp):
     def macs(self, node, shapes):
         co, cig, k = node.params["weight"].shape
         out = self.infer(node, shapes)[0]
-        return _numel(out) * int(cig) * int(k)
+        return numel(out) * int(cig) * int(k)
 
     def bind(self, node, ins, outs):
-        a = node.attrs
-        x, y = ins[0], outs[0]
-        if x.ndim == 2:
-            x, y = x[None], y[None]
+        x, y, w, (g, s, p, d) = _conv_operands(node, ins, outs)
         n, ci, length = x.shape
-        w = np.asarray(node.array("weight"), F32)
         co, cig, k = w.shape
-        g, s, p, d = a["groups"], a["stride"], a["padding"], a["dilation"]
         lo = y.shape[2]
         wg = np.ascontiguousarray(w.reshape(g, co // g, cig * k))
         y4 = y.reshape(n, g, co // g, lo)
@@ -379,20 +378,15 @@ class ConvTranspose1d(FloatOp):
 
     def macs(self, node, shapes):
         ci, cog, k = node.params["weight"].shape
-        return _numel(shapes[0]) * int(cog) * int(k)
+        return numel(shapes[0]) * int(cog) * int(k)
 
     def bind(self, node, ins, outs):
         # y = col2im(W^T x): one GEMM per group into columns [(out/g) * k, L], then each tap's
         # column row added at stride s (dilation d) into a full-length buffer, cropped by
         # padding. Tap sums are added in tap order (torch's col2im does the same).
-        a = node.attrs
-        x, y = ins[0], outs[0]
-        if x.ndim == 2:
-            x, y = x[None], y[None]
+        x, y, w, (g, s, p, d) = _conv_operands(node, ins, outs)
         n, ci, length = x.shape
-        w = np.asarray(node.array("weight"), F32)
         _, cog, k = w.shape
-        g, s, p, d = a["groups"], a["stride"], a["padding"], a["dilation"]
         cig, lo = ci // g, y.shape[2]
         wt = np.ascontiguousarray(w.reshape(g, cig, cog * k).transpose(0, 2, 1))
         xg = x.reshape(n, g, cig, length)

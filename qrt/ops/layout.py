@@ -15,18 +15,11 @@ import numpy as np
 
 from qrt.ops.shape import _View
 from qrt.ops._core import (INT_MAX, Choice, Float, Int, Ints, OpDef, ShapeError, define,
-                           same_qparams)
+                           numel, same_qparams)
 
 _DTYPES = ("quint8", "qint8", "qint32", "float32")
 _BIG = 1 << 30
 SLICE_END = INT_MAX   # a slice stop meaning "to the end"
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 def _arr(v):
@@ -348,12 +341,12 @@ class View(_Alias):
                 if c >= len(x):
                     raise ShapeError(f"the view copies dim {c} of a {len(x)}-d input")
                 out[i] = x[c]
-        n = _numel(x)
+        n = numel(x)
         if -1 in out:
-            rest = _numel(s for s in out if s != -1)
+            rest = numel(s for s in out if s != -1)
             if rest == 0 or n % rest:
                 raise ShapeError(f"cannot view {x} as {tuple(a['shape'])}")
             out[out.index(-1)] = n // rest
-        if _numel(out) != n:
+        if numel(out) != n:
             raise ShapeError(f"cannot view {x} as {tuple(out)}")
         return [tuple(out)]

@@ -3,14 +3,7 @@
 
 from __future__ import annotations
 
-from qrt.ops._core import Int, OpDef, ShapeError, define, legacy_kwargs
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+from qrt.ops._core import Int, OpDef, ShapeError, define, legacy_kwargs, numel
 
 
 @define
@@ -81,7 +74,7 @@ class _View(OpDef):
         x, y = node.inputs[0], node.outputs[0]
         if x.dtype != y.dtype or (x.scale, x.zero_point) != (y.scale, y.zero_point):
             raise node.fail(f"a view cannot change {x.dtype} into {y.dtype} (or its qparams)")
-        if _numel(x.shape) != _numel(y.shape):
+        if numel(x.shape) != numel(y.shape):
             raise node.fail(f"cannot view {x.shape} as {y.shape}")
 
     def bind(self, node, ins, outs):
@@ -113,7 +106,7 @@ class Flatten(_View):
         if not x:
             return [(1,)]
         s, e = s % nd, e % nd
-        return [x[:s] + (_numel(x[s:e + 1]),) + x[e + 1:]]
+        return [x[:s] + (numel(x[s:e + 1]),) + x[e + 1:]]
 
 
 @define
@@ -126,11 +119,11 @@ class Reshape(_View):
         y = node.outputs[0]
         out = tuple(y.shape)
         if y.batched and x and node.inputs[0].batched:
-            rest = _numel(out[1:])
-            if rest == 0 or _numel(x) % rest:
+            rest = numel(out[1:])
+            if rest == 0 or numel(x) % rest:
                 raise ShapeError(f"cannot view {x} as (N,) + {out[1:]}")
-            out = (_numel(x) // rest,) + out[1:]
-        if _numel(out) != _numel(x):
+            out = (numel(x) // rest,) + out[1:]
+        if numel(out) != numel(x):
             raise ShapeError(f"cannot view {x} as {out}")
         return [out]
 

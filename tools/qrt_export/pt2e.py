@@ -511,6 +511,20 @@ class _Rewriter:
         self.set_q(q, new, qp)
         self.done.add(q.name)
 
+    def _layer(self, m, what, wq, bias, x, act, relu, q):
+        """Install the quantized layer module ``m`` (weights ``wq``, float ``bias``) on input
+        ``x`` at q's output qparams; an activation ``act`` not fused into ``m`` (``relu`` is
+        None) becomes a clamp table on its codes. Emits q's replacement."""
+        m.set_weight_bias(wq, None if bias is None else bias.detach().float())
+        m.scale, m.zero_point = self._out_qparams(q)
+        new = self.module(m, what, [x])
+        if act is not None:
+            self.done.add(act.name)
+            if relu is None:
+                new = self._clamp_after(act, new, q)
+        self._emit_q(q, new)
+        return True
+
     def _out_qparams(self, q):
         qp = self.qparams(q)
         zp = int(qp.zp) + (128 if _dtname(qp.dtype) == "int8" else 0)
@@ -549,15 +563,7 @@ class _Rewriter:
         m = cls(c_in_g * int(groups), c_out, k, stride=int(_one(stride)),
                 padding=int(_one(pad)), dilation=int(_one(dil)), groups=int(groups),
                 bias=bias is not None)
-        m.set_weight_bias(wq, None if bias is None else bias.detach().float())
-        m.scale, m.zero_point = self._out_qparams(q)
-        new = self.module(m, "conv", [xi[0]])
-        if act is not None:
-            self.done.add(act.name)
-            if relu is None:
-                new = self._clamp_after(act, new, q)
-        self._emit_q(q, new)
-        return True
+        return self._layer(m, "conv", wq, bias, xi[0], act, relu, q)
 
     def conv_transpose(self, n, x, w, b, stride, pad, opad, groups, dil):
         """dq -> conv_transpose1d -> q with per-tensor int8 weights -> nnq.ConvTranspose1d
@@ -578,15 +584,8 @@ class _Rewriter:
                                 padding=int(_one(pad)), output_padding=int(_one(opad)),
                                 groups=int(groups), bias=bias is not None,
                                 dilation=int(_one(dil)))
-        m.set_weight_bias(wq, None if bias is None else bias.detach().float())
-        m.scale, m.zero_point = self._out_qparams(pat[1])
-        new = self.module(m, "conv_transpose", [xi[0]])
-        act = pat[0]
-        if act is not None:   # no fused activation: a relu/clamp table on q's codes
-            self.done.add(act.name)
-            new = self._clamp_after(act, new, pat[1])
-        self._emit_q(pat[1], new)
-        return True
+        # no fused activation: a relu/clamp table on q's codes
+        return self._layer(m, "conv_transpose", wq, bias, xi[0], pat[0], None, pat[1])
 
     def linear(self, n):
         import torch.ao.nn.intrinsic.quantized as nniq
@@ -609,15 +608,7 @@ class _Rewriter:
             bias = self.v[b.name]
         cls = nniq.LinearReLU if relu is not None else nnq.Linear
         m = cls(wq.shape[1], wq.shape[0], bias_=bias is not None)
-        m.set_weight_bias(wq, None if bias is None else bias.detach().float())
-        m.scale, m.zero_point = self._out_qparams(q)
-        new = self.module(m, "linear", [xi[0]])
-        if act is not None:
-            self.done.add(act.name)
-            if relu is None:
-                new = self._clamp_after(act, new, q)
-        self._emit_q(q, new)
-        return True
+        return self._layer(m, "linear", wq, bias, xi[0], act, relu, q)
 
     def binary(self, n):
         torch = _torch()
