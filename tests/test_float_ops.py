@@ -679,3 +679,28 @@ def test_conv_transpose1d_export_dynamic(torch, tmp_path):
         want = qm(x).numpy()
     got = m(x.numpy())
     assert np.abs(got - want).max() <= 1e-5 * (np.abs(want).max() + 1)
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+def test_float_conv1d_padding_modes_export(torch, tmp_path, mode):
+    """A float Conv1d with any padding_mode (what quantize_dynamic leaves of it) exports as
+    pad -> float_conv1d, as torch computes it; the same for padding='same'."""
+    t = _torch()
+    import qrt_export
+    t.backends.quantized.engine = "qnnpack"
+    t.manual_seed(1)
+    for padding, k in ((3, 5), ("same", 4), (0, 3)):
+        net = t.nn.Sequential(t.nn.Conv1d(3, 4, k, padding=padding, padding_mode=mode),
+                              t.nn.ReLU(), t.nn.Conv1d(4, 2, 3, padding=1,
+                                                       padding_mode=mode)).eval()
+        ex = t.randn(2, 3, 16)
+        path = tmp_path / f"{mode}-{padding}.bin"
+        qrt_export.export(net, ex, path, verbose=False, keep_float=True)
+        m = qrt.load(path)
+        for L in (16, 9):
+            x = t.randn(2, 3, L)
+            with t.no_grad():
+                want = net(x).numpy()
+            got = m(x.numpy())
+            assert got.shape == want.shape
+            assert np.abs(got - want).max() <= 1e-5 * (np.abs(want).max() + 1), (mode, padding)

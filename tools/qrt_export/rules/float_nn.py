@@ -165,13 +165,17 @@ def _conv(cx, node, what, x, w, b, stride, padding, dilation, groups):
     _emit(cx, node, "float_conv1d", what, x, [("weight", w), ("bias", b)], attrs)
 
 
-@module(lambda: (_nn().Conv1d,), "float Conv1d (nn.Conv1d left in float, F.conv1d; zeros "
-        "padding)")
+@module(lambda: (_nn().Conv1d,), "float Conv1d (nn.Conv1d left in float, F.conv1d; every "
+        "padding_mode)")
 def conv1d_module(cx, node, m):
-    if m.padding_mode != "zeros":
-        cx.unsupported(node, f"float Conv1d with padding_mode={m.padding_mode!r}")
-    _conv(cx, node, "Conv1d", node.args[0], folded_weight(m), m.bias, m.stride, m.padding,
-          m.dilation, m.groups)
+    x, padding = node.args[0], m.padding
+    same_odd = m.padding == "same" and sum(m._reversed_padding_repeated_twice) % 2
+    if m.padding_mode != "zeros" or same_odd:   # a pad op (reflect / replicate / circular, or
+        # the asymmetric zeros of an odd 'same'), then the conv
+        from qrt_export.rules.layout import float_conv_pad
+        x, padding = float_conv_pad(cx, node, m)
+    _conv(cx, node, "Conv1d", x, folded_weight(m), m.bias, m.stride, padding, m.dilation,
+          m.groups)
 
 
 def folded_weight(m, name="weight"):

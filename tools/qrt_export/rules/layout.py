@@ -121,6 +121,23 @@ def conv_padding(cx, node, m, mode):
     return t, m0
 
 
+def float_conv_pad(cx, node, m):
+    """(padded input tensor, 0): torch's float Conv1d with padding_mode != 'zeros' runs
+    ``F.pad(x, m._reversed_padding_repeated_twice, mode)`` then the conv with padding 0; with
+    'zeros' and padding='same' of an odd total, the extra zero goes on the right."""
+    mode = "constant" if m.padding_mode == "zeros" else m.padding_mode  # zeros: 'same', odd
+    if mode not in _MODES:
+        cx.unsupported(node, f"float Conv1d with padding_mode={mode!r}")
+    pads = [int(p) for p in m._reversed_padding_repeated_twice]
+    x = node.args[0]
+    if pads == [0, 0]:
+        return x, 0
+    F = _F()
+    t, _ = _mid(cx, f"{node.name}.pad", lambda v: F.pad(v, pads, mode=mode), x)
+    cx.emit("pad", node, [x], attrs=_pad_attrs(cx, node, x, pads, mode, None), outputs=[t])
+    return t, 0
+
+
 def _pad_fns():
     return (_F().pad, getattr(_torch()._C._nn, "pad", _F().pad))
 
