@@ -1,13 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Batch-1, one-thread latency of torchvision's quantizable MobileNetV2 (224x224): qrt vs torch
-(qnnpack engine, the exactness reference, and the x86/fbgemm engines), side by side in one
-process, interleaved rounds, medians and minimums.
+"""Batch-1 latency of torchvision's quantizable MobileNetV2 / MobileNetV3-Large (224x224): qrt
+vs torch (qnnpack engine, the exactness reference, and the x86/fbgemm engines) vs onnxruntime
+(QDQ U8S8) vs LiteRT + XNNPACK (int8 .tflite), side by side in one process, interleaved rounds,
+medians, minimums and ratios to qrt, at one thread and at all threads.
 
-Usage: python benchmarks/vision.py [--arch mobilenet_v2] [--size 224] [--rounds 7] [--calls 20]
+Usage: python benchmarks/vision.py [--arch mobilenet_v2|mobilenet_v3_large] [--threads 1 2]
+       [--rounds 7] [--calls 20] [--tflite-dir benchmarks/vision_peers/models]
 (needs torch and torchvision). Random weights, BatchNorm statistics re-estimated on random
 inputs (tests/_torch_models.py). Every timed call takes the float input and returns the float
 output (quantize and dequantize included). The qrt blob is checked exact vs torch qnnpack first.
-Peers (onnxruntime, LiteRT): /work/shared/bench/vision and docs peer-performance section 13.
+Peers, each skipped with one line when its package or model file is missing:
+- onnxruntime: the float torchvision model (same weights as the float model before torch
+  quantization), torch.onnx.export, quant_pre_process, quantize_static QDQ, uint8 activations,
+  int8 per-channel weights, MinMax calibration on 8 random inputs (as the torch side uses 4).
+- LiteRT (ai-edge-litert, default op resolver = XNNPACK delegate): {tflite-dir}/{arch}_int8.tflite
+  from benchmarks/vision_peers/make_tflite.py (keras.applications, its own random weights, same
+  architecture; run in a separate tensorflow-cpu venv). NHWC input, so no layout transposes.
 """
 
 import argparse
@@ -19,8 +27,10 @@ import tempfile
 import time
 import warnings
 
+import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 warnings.filterwarnings("ignore")
 
 
@@ -41,12 +51,77 @@ def quant_model(tvq, arch, engine, size, seed=0):
     return m
 
 
+def onnx_model(tvq, arch, size, tmpdir):
+    """QDQ U8S8 onnx file of the float model (None, reason) when onnxruntime is missing."""
+    try:
+        import onnxruntime  # noqa: F401
+        from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod,
+                                              QuantFormat, QuantType, quantize_static)
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+    except ImportError as e:
+        return None, f"onnxruntime missing ({e})"
+    import torch
+    from _torch_models import bn_recalibrate
+    torch.manual_seed(0)
+    m = bn_recalibrate(getattr(tvq, arch)(weights=None, quantize=False), (4, 3, size, size))
+    m.eval()
+    fp = os.path.join(tmpdir, f"{arch}_fp32.onnx")
+    pre = os.path.join(tmpdir, f"{arch}_pre.onnx")
+    qp = os.path.join(tmpdir, f"{arch}_qdq_u8s8.onnx")
+    torch.onnx.export(m, (torch.randn(1, 3, size, size),), fp, opset_version=17, dynamo=False,
+                      input_names=["input"], output_names=["logits"])
+    quant_pre_process(fp, pre, skip_symbolic_shape=False)
+    g = torch.Generator().manual_seed(123)
+    batches = [{"input": torch.randn(1, 3, size, size, generator=g).numpy()} for _ in range(8)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(batches)
+
+        def get_next(self):
+            return next(self.it, None)
+    quantize_static(pre, qp, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    calibrate_method=CalibrationMethod.MinMax)
+    return qp, None
+
+
+def ort_fn(path, threads, xn):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return lambda: sess.run(None, {"input": xn})
+
+
+def litert_fn(path, threads, xn):
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_path=path, num_threads=threads)
+    it.allocate_tensors()
+    inp = it.get_input_details()[0]
+    out = it.get_output_details()[0]["index"]
+    xh = np.ascontiguousarray(xn.transpose(0, 2, 3, 1)).astype(inp["dtype"])
+    if tuple(inp["shape"]) != xh.shape:
+        raise ValueError(f"tflite input shape {tuple(inp['shape'])} != {xh.shape}")
+
+    def f():
+        it.set_tensor(inp["index"], xh)
+        it.invoke()
+        return it.get_tensor(out)
+    return f
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="mobilenet_v2")
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count() or 1])
+    ap.add_argument("--tflite-dir", default=os.path.join(HERE, "vision_peers", "models"))
+    ap.add_argument("--no-fbgemm", action="store_true", help="leave out torch fbgemm (= x86)")
     a = ap.parse_args()
     import torch
     from _torch_models import torchvision
@@ -54,8 +129,6 @@ def main():
     from torchvision.models import quantization as tvq
     import qrt
     import qrt_export
-    torch.set_num_threads(1)
-    qrt.set_num_threads(1)
     x = torch.randn(1, 3, a.size, a.size, generator=torch.Generator().manual_seed(7))
     xn = x.numpy()
     tq = quant_model(tvq, a.arch, "qnnpack", a.size)
@@ -70,8 +143,20 @@ def main():
     print(f"{a.arch} {a.size}x{a.size}: qrt vs torch qnnpack {100 * exact:.4f} % exact, "
           f"{rep.macs / 1e6:.2f} M MACs")
     engines = {"torch qnnpack": ("qnnpack", tq)}
-    for eng in ("x86", "fbgemm"):
+    for eng in ("x86",) + (() if a.no_fbgemm else ("fbgemm",)):
         engines[f"torch {eng}"] = (eng, quant_model(tvq, a.arch, eng, a.size))
+    onnx_path, why = onnx_model(tvq, a.arch, a.size, tmp.name)
+    if onnx_path is None:
+        print(f"skip onnxruntime: {why}")
+    tfl = os.path.join(a.tflite_dir, f"{a.arch}_int8.tflite")
+    try:
+        import ai_edge_litert.interpreter  # noqa: F401
+        if not os.path.exists(tfl):
+            print(f"skip LiteRT: no {tfl} (build it with benchmarks/vision_peers/make_tflite.py)")
+            tfl = None
+    except ImportError as e:
+        print(f"skip LiteRT: ai-edge-litert missing ({e})")
+        tfl = None
 
     def run_torch(eng, m):
         def f():
@@ -79,26 +164,35 @@ def main():
             with torch.inference_mode():
                 m(x)
         return f
-    fns = {"qrt": lambda: q(xn)}
-    fns.update({k: run_torch(*v) for k, v in engines.items()})
-    for f in fns.values():
-        f()
-        f()
-    times = {k: [] for k in fns}
-    for _ in range(a.rounds):
-        order = list(fns)
-        random.shuffle(order)
-        for k in order:
-            t0 = time.perf_counter()
-            for _ in range(a.calls):
-                fns[k]()
-            times[k].append(1e3 * (time.perf_counter() - t0) / a.calls)
-    base = statistics.median(times["qrt"])
-    print(f"one thread, batch 1, {a.rounds} rounds x {a.calls} calls (order shuffled per round)")
-    for k, ts in times.items():
-        med = statistics.median(ts)
-        print(f"  {k:14s} {med:8.2f} ms median ({min(ts):.2f} min)   {med / base:5.2f}x qrt's"
-              f"   {rep.macs / med / 1e6:6.1f} GMAC/s")
+    for threads in a.threads:
+        torch.set_num_threads(threads)
+        qrt.set_num_threads(threads)
+        fns = {"qrt": lambda: q(xn)}
+        fns.update({k: run_torch(*v) for k, v in engines.items()})
+        if onnx_path is not None:
+            fns["onnxruntime QDQ U8S8"] = ort_fn(onnx_path, threads, xn)
+        if tfl is not None:
+            fns["LiteRT XNNPACK int8"] = litert_fn(tfl, threads, xn)
+        for f in fns.values():
+            f()
+            f()
+        times = {k: [] for k in fns}
+        for _ in range(a.rounds):
+            order = list(fns)
+            random.shuffle(order)
+            for k in order:
+                t0 = time.perf_counter()
+                for _ in range(a.calls):
+                    fns[k]()
+                times[k].append(1e3 * (time.perf_counter() - t0) / a.calls)
+        base = statistics.median(times["qrt"])
+        print(f"{threads} thread(s), batch 1, {a.rounds} rounds x {a.calls} calls "
+              f"(order shuffled per round); ratio = median / qrt's median")
+        for k, ts in times.items():
+            med = statistics.median(ts)
+            print(f"  {k:20s} {med:8.2f} ms median ({min(ts):.2f} min)   {med / base:5.2f}x qrt's"
+                  f"   {rep.macs / med / 1e6:6.1f} GMAC/s")
+    qrt.set_num_threads(1)
     prof = q.profile(xn)
     by = {}
     for r in prof.rows:
@@ -106,10 +200,17 @@ def main():
         t, n = by.get(kind, (0.0, 0))
         by[kind] = (t + r["us"], n + 1)
     total = sum(t for t, _ in by.values())
-    print(f"qrt profile: {total / 1e3:.2f} ms in ops")
+    print(f"qrt profile (1 thread): {total / 1e3:.2f} ms in ops")
     for kind, (t, n) in sorted(by.items(), key=lambda kv: -kv[1][0]):
         if t > 0:
             print(f"  {kind:22s} x{n:3d} {t / 1e3:7.2f} ms  {100 * t / total:5.1f} %")
+    top = sorted(prof.rows, key=lambda r: -r["us"])[:8]
+    print("qrt slowest layers:")
+    for r in top:
+        node = q.graph.nodes[r["index"]]
+        w = node.params.get("weight")
+        print(f"  #{r['index']:3d} {r['op']:14s} {r['us'] / 1e3:6.3f} ms  "
+              f"w{tuple(w.shape) if w is not None else ''} groups={node.attrs.get('groups', 1)}")
 
 
 def _dw(q, index):
