@@ -104,3 +104,51 @@ def test_attention_refusals(tmp_path):
     with pytest.raises(qrt_export.UnsupportedError, match="self-attention"):
         qrt_export.export(Cross().eval(), (x, x), str(tmp_path / "b.bin"), keep_float=True,
                           verbose=False)
+
+
+class KWT(nn.Module):
+    """Keyword Transformer (Berg et al. 2021) style: patch Linear over mel frames, a class
+    token and positional embedding, a TransformerEncoder, the class token's head."""
+
+    def __init__(self, n_mels=40, frames=63, dim=64, depth=4, heads=2, ff=128, classes=12,
+                 norm_first=False, act="gelu"):
+        super().__init__()
+        self.patch = nn.Linear(n_mels, dim)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim))
+        self.pos = nn.Parameter(torch.randn(1, frames + 1, dim) * 0.02)
+        layer = nn.TransformerEncoderLayer(dim, heads, ff, batch_first=True,
+                                           norm_first=norm_first, activation=act)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # enable_nested_tensor with norm_first
+            self.encoder = nn.TransformerEncoder(layer, depth)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):                     # [B, frames, n_mels]
+        x = self.patch(x)
+        cls = self.cls.expand(x.shape[0], -1, -1)
+        x = torch.cat((cls, x), dim=1) + self.pos
+        x = self.encoder(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+@pytest.mark.parametrize("norm_first,act,ff,dynamic", [(False, "gelu", 128, True),
+                                                       (True, "relu", 256, True),
+                                                       (False, "relu", 128, False)])
+def test_kwt_end_to_end(tmp_path, norm_first, act, ff, dynamic):
+    torch.manual_seed(2)
+    m = KWT(norm_first=norm_first, act=act, ff=ff).eval()
+    if dynamic:
+        m = _dyn(m)
+    x = torch.randn(2, 63, 40)
+    q, _ = _export_run(m, x, tmp_path, dynamic)
+    # another batch size runs (the batch dim follows the input)
+    x3 = torch.randn(3, 63, 40)
+    with torch.no_grad():
+        want = m(x3).numpy()
+    got = q(x3.numpy())
+    assert np.abs(got - want).max() <= BOUND * np.abs(want).max()
+    for bad in (np.zeros((1, 62, 40), np.float32), np.zeros((1, 63, 41), np.float32),
+                np.zeros((63, 40), np.float32)):
+        with pytest.raises(ValueError):
+            q(bad)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from qrt_export.rules import module
+from qrt_export.rules import method, module
 from qrt_export.rules._float import array, is_node
 
 
@@ -286,3 +286,54 @@ def encoder(cx, node, m):
                               out=out if last else None)
     if m.norm is not None:
         seq.layer_norm(h, m.norm, "norm", out=out)
+
+
+# ---- class token: param.expand(x.shape[0], -1, -1) ------------------------------------------
+def _batch_of(a):
+    """The tensor node X when ``a`` is X.shape[0] / X.size(0) / X.size()[0], else None."""
+    import operator
+    if not is_node(a):
+        return None
+    if a.op == "call_method" and a.target == "size" and len(a.args) == 2 and a.args[1] == 0:
+        return a.args[0]
+    if a.op == "call_function" and a.target is operator.getitem and a.args[1] == 0:
+        s = a.args[0]
+        if is_node(s) and s.op == "call_function" and s.target is getattr and \
+                s.args[1] == "shape":
+            return s.args[0]
+        if is_node(s) and s.op == "call_method" and s.target == "size" and len(s.args) == 1:
+            return s.args[0]
+    return None
+
+
+@method(("expand",), "Tensor.expand of a constant (class token: "
+        "self.cls.expand(x.shape[0], -1, -1), batch from x)")
+def expand_constant(cx, node, target):
+    import torch
+    src, sizes = node.args[0], list(node.args[1:])
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = list(sizes[0])
+    if not is_node(src) or src.op != "get_attr":
+        cx.unsupported(node, "Tensor.expand of a tensor computed in forward() (qrt expands "
+                       "a constant parameter by the batch size only)")
+    c = cx.value(src)
+    x = _batch_of(sizes[0]) if sizes else None
+    ok = (x is not None and isinstance(c, torch.Tensor) and c.dtype == torch.float32
+          and not c.is_quantized and c.dim() == len(sizes) and c.shape[0] == 1
+          and all(s == -1 or s == c.shape[i] for i, s in enumerate(sizes[1:], 1)))
+    xv = cx.value(x) if x is not None else None
+    if not ok or not isinstance(xv, torch.Tensor) or xv.dim() != c.dim() or xv.is_quantized \
+            or xv.dtype != torch.float32:
+        cx.unsupported(node, "Tensor.expand other than a float constant of leading size 1 "
+                       "expanded to (x.shape[0], -1, ...) of a float input x of as many dims")
+    nd = c.dim()
+    seq = _Seq(cx, node)
+    h = seq.input(x)
+    # x[:, :1, :1] * 0 + c: [B, 1, 1] broadcast with c [1, T, E] (x's first element must be
+    # finite: a NaN or inf there makes the token NaN, as torch's attention would after it)
+    h = seq.op("slice", [h], lambda t: t[(slice(None),) + (slice(0, 1),) * (nd - 1)].contiguous(),
+               attrs={"dims": list(range(1, nd)), "starts": [0] * (nd - 1),
+                      "stops": [1] * (nd - 1), "steps": [1] * (nd - 1)})
+    h = seq.op("float_mul", [h], lambda t: t * 0.0, attrs={"scalar": 0.0})
+    cst = cx.constant(f"{node.name}.value", array(c))
+    seq.op("float_add", [h], lambda t: t + c, [cst], name=node.name, out=cx.tensor(node))
