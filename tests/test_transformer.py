@@ -97,7 +97,18 @@ def test_attention_refusals(tmp_path):
 
         def forward(self, x, y):
             return self.a(x, y, y, need_weights=False)[0]
+    class Weights(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.MultiheadAttention(64, 2, batch_first=True)
+
+        def forward(self, x):
+            y, w = self.a(x, x, x)
+            return y, w
     x = torch.randn(1, 8, 64)
+    with pytest.raises(qrt_export.UnsupportedError, match="attention weights used"):
+        qrt_export.export(Weights().eval(), x, str(tmp_path / "c.bin"), keep_float=True,
+                          verbose=False)
     with pytest.raises(qrt_export.UnsupportedError, match="key_padding_mask"):
         qrt_export.export(Masked().eval(), (x, torch.zeros(1, 8)),
                           str(tmp_path / "a.bin"), keep_float=True, verbose=False)
