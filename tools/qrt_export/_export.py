@@ -575,7 +575,10 @@ class _Converter:
                                   "supported)")
             self.tensor_of[node.name] = self.tensor_of[src]
             return
-        multi = isinstance(val, (tuple, list)) and len(val) > 0 and _tensor_leaves(val)
+        multi = isinstance(val, (tuple, list)) and len(val) > 0 and (
+            _tensor_leaves(val) or (node.op == "call_module" and isinstance(val[0], torch.Tensor)
+                                    and all(t is None for t in val[1:])))
+        # (output, None): nn.MultiheadAttention(..., need_weights=False), rules/attention.py
         if not isinstance(val, torch.Tensor) and not multi:
             # size()/getattr/int arithmetic feeding a view: folded into recorded shapes
             if node.op == "call_method" and node.target in ("size", "dim"):
