@@ -161,8 +161,7 @@ class Model:
 
     Use :func:`qrt.load` to create one. ``model(x)`` takes float32 arrays (QTensors for
     quantized inputs, int64/int32 arrays of the declared dtype for index inputs, int32 also
-    for an int64 one) and
-    returns float32 arrays (or QTensors), as the exported torch model.
+    for an int64 one) and returns float32 arrays (or QTensors), as the exported torch model.
     Inputs may have any shape the graph's ops accept (another batch size, another length):
     shapes are inferred op by op, and a shape an op refuses is a ValueError naming that op.
     """
