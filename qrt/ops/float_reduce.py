@@ -47,6 +47,14 @@ class _Softmax(FloatOp):
         return self.kernel(x, y, ax, m, s), (), {}
 
 
+def _exp_sum(x, y, ax, m, s):
+    """The shared first pass of softmax and log_softmax: m = max, y = exp(x - m), s = sum y."""
+    _max(x, axis=ax, keepdims=True, out=m)
+    np.subtract(x, m, out=y)
+    np.exp(y, out=y)
+    _sum(y, axis=ax, keepdims=True, out=s)
+
+
 @define
 class Softmax(_Softmax):
     name, code = "float_softmax", 70
@@ -55,10 +63,7 @@ class Softmax(_Softmax):
     @staticmethod
     def kernel(x, y, ax, m, s):
         def run():
-            _max(x, axis=ax, keepdims=True, out=m)
-            np.subtract(x, m, out=y)
-            np.exp(y, out=y)
-            _sum(y, axis=ax, keepdims=True, out=s)
+            _exp_sum(x, y, ax, m, s)
             np.divide(y, s, out=y)
         return run
 
@@ -71,10 +76,7 @@ class LogSoftmax(_Softmax):
     @staticmethod
     def kernel(x, y, ax, m, s):
         def run():
-            _max(x, axis=ax, keepdims=True, out=m)
-            np.subtract(x, m, out=y)
-            np.exp(y, out=y)
-            _sum(y, axis=ax, keepdims=True, out=s)
+            _exp_sum(x, y, ax, m, s)
             np.log(s, out=s)
             np.add(s, m, out=s)
             np.subtract(x, s, out=y)
