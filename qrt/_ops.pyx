@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith,float_conv}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
@@ -385,3 +385,33 @@ def lut_channels(const uint8_t[:, ::1] lut, const uint8_t[:, :, ::1] x,
         return
     with nogil:
         qrt_lut_channels_8_ref(&lut[0, 0], &x[0, 0, 0], o, c, n, &out[0, 0, 0])
+
+
+# ---- float32 depthwise conv2d ------------------------------------------------------------
+def dwconv2d_f32(const float[:, :, :, ::1] xp, const float[:, :, ::1] w, bias,
+                 float[:, :, :, ::1] y, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
+                 Py_ssize_t dw):
+    """y = the depthwise conv of the padded input ``xp`` [N, C, Hp, Wp] with ``w``
+    [C * mult, kh, kw] (+ ``bias``: None or float32 [C * mult]), include/qrt/float_conv.h."""
+    cdef qrt_dwconv2d_f32_params p
+    cdef const float[::1] bv
+    cdef const float *bp = NULL
+    cdef qrt_status st
+    if xp.shape[0] != y.shape[0] or xp.shape[1] == 0 or w.shape[0] != y.shape[1] or \
+            y.shape[1] % xp.shape[1]:
+        raise ValueError("dwconv2d_f32: shapes of xp, w and y do not match")
+    if sh < 1 or sw < 1 or dh < 1 or dw < 1:
+        raise ValueError("dwconv2d_f32: strides and dilations must be >= 1")
+    if bias is not None:
+        bv = bias
+        if bv.shape[0] != y.shape[1]:
+            raise ValueError("dwconv2d_f32: one bias per output channel")
+        bp = &bv[0]
+    if y.size == 0:
+        return
+    p.n, p.c_in, p.mult = xp.shape[0], xp.shape[1], y.shape[1] // xp.shape[1]
+    p.hp, p.wp, p.ho, p.wo = xp.shape[2], xp.shape[3], y.shape[2], y.shape[3]
+    p.kh, p.kw, p.sh, p.sw, p.dh, p.dw = w.shape[1], w.shape[2], sh, sw, dh, dw
+    with nogil:
+        st = qrt_dwconv2d_f32(&p, &xp[0, 0, 0, 0], &w[0, 0, 0], bp, &y[0, 0, 0, 0])
+    _check(st, "dwconv2d_f32")
