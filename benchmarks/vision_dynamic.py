@@ -74,7 +74,8 @@ def main():
     with torch.inference_mode():
         want_s = rep_s.torch_model(x).numpy()
     print(f"static int8 (qrt-export --calibrate): qrt vs torch qnnpack "
-          f"{100.0 * float((qs(xn) == want_s).mean()):.4f} % exact")
+          f"{100.0 * float((qs(xn) == want_s).mean()):.4f} % exact; blobs: float "
+          f"{rep.nbytes / 1e6:.1f} MB, static {rep_s.nbytes / 1e6:.1f} MB")
 
     def run_torch(model, eng):
         def f():
@@ -90,22 +91,29 @@ def main():
         f()
         f()
     times = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
     for _ in range(a.rounds):
         order = list(fns)
         random.shuffle(order)
         for k in order:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(a.calls):
                 fns[k]()
+            cpu[k].append(1e3 * (time.process_time() - c0) / a.calls)
             times[k].append(1e3 * (time.perf_counter() - t0) / a.calls)
     base = statistics.median(times["qrt float (dynamic)"])
+    cbase = statistics.median(cpu["qrt float (dynamic)"])
     print(f"1 thread, batch 1, {a.rounds} rounds x {a.calls} calls (order shuffled per round); "
-          "ratio = median / qrt float's median")
+          "ratio = median / qrt float's median; CPU = process time (what a shared host's "
+          "wall clock hides)")
     for k, ts in times.items():
-        med = statistics.median(ts)
-        print(f"  {k:24s} {med:8.2f} ms median ({min(ts):.2f} min)   {med / base:5.2f}x")
+        med, cmed = statistics.median(ts), statistics.median(cpu[k])
+        print(f"  {k:24s} wall {med:8.2f} ms median ({min(ts):.2f} min) {med / base:5.2f}x   "
+              f"CPU {cmed:8.2f} ms median ({min(cpu[k]):.2f} min) {cmed / cbase:5.2f}x")
     st = statistics.median(times["qrt static int8"])
-    print(f"static int8 over float on qrt: {base / st:.2f}x faster")
+    cst = statistics.median(cpu["qrt static int8"])
+    print(f"static int8 over float on qrt: {base / st:.2f}x faster (wall), {cbase / cst:.2f}x "
+          "(CPU)")
     prof = qf.profile(xn)
     by = {}
     for r in prof.rows:
