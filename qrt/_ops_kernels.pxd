@@ -119,4 +119,6 @@ cdef extern from "qrt/float_conv.h" nogil:
     ctypedef struct qrt_dwconv2d_f32_params:
         size_t n, c_in, mult, hp, wp, ho, wo, kh, kw, sh, sw, dh, dw
     qrt_status qrt_dwconv2d_f32(const qrt_dwconv2d_f32_params *p, const float *xp,
-                                const float *w, const float *bias, float *y)
+                                const float *w, const float *bias, float *y, float *scratch,
+                                size_t scratch_len)
+    size_t qrt_dwconv2d_f32_scratch(const qrt_dwconv2d_f32_params *p)

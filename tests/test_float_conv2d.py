@@ -103,19 +103,30 @@ def test_dwconv2d_kernel_is_its_numpy_specification(rng):
     for n, c, m, k, hw, s, d, pads in [(1, 8, 1, (3, 3), (13, 11), (1, 1), (1, 1), 1),
                                        (2, 3, 2, (3, 3), (9, 12), (2, 2), (1, 1), 1),
                                        (1, 4, 3, (5, 3), (15, 9), (3, 1), (2, 3), 2),
-                                       (1, 2, 1, (2, 4), (5, 17), (1, 3), (1, 1), 0)]:
+                                       (1, 2, 1, (2, 4), (5, 17), (1, 3), (1, 1), 0),
+                                       (1, 3, 1, (3, 3), (7, 7), (2, 2), (2, 2), 2),
+                                       (2, 5, 1, (3, 3), (4, 5), (3, 3), (1, 1), 1)]:
         x = rng.standard_normal((n, c) + hw).astype(np.float32)
         w = rng.standard_normal((c * m, 1) + k).astype(np.float32)
         b = rng.standard_normal(c * m).astype(np.float32)
         pp = ((pads, pads), (pads, pads))
         ho = (hw[0] + 2 * pads - d[0] * (k[0] - 1) - 1) // s[0] + 1
         wo = (hw[1] + 2 * pads - d[1] * (k[1] - 1) - 1) // s[1] + 1
-        out = {}
-        for kernel in (True, False):
-            y = np.full((n, c * m, ho, wo), np.nan, np.float32)
-            conv_steps(x, y, w, c, s, pp, d, b, "zeros", use_kernel=kernel)()
-            out[kernel] = y
-        assert np.array_equal(out[True], out[False]), (c, m, k, s, d)
+        spec = np.full((n, c * m, ho, wo), np.nan, np.float32)
+        conv_steps(x, spec, w, c, s, pp, d, b, "zeros", use_kernel=False)()
+        y = np.full_like(spec, np.nan)
+        conv_steps(x, y, w, c, s, pp, d, b, "zeros")()
+        assert np.array_equal(y, spec), (c, m, k, s, d)
+        # the row-by-row path (no scratch) and the whole-plane path (square strides)
+        xp = np.pad(x, ((0, 0), (0, 0), (pads, pads), (pads, pads)))
+        w3 = np.ascontiguousarray(w.reshape(c * m, *k))
+        geo = (s[0], s[1], d[0], d[1])
+        need = _ops.dwconv2d_f32_scratch(xp.shape, w3.shape, spec.shape, *geo)
+        assert (need > 0) == (s[0] == s[1])
+        for scratch in (None, np.empty(need, np.float32)):
+            y = np.full_like(spec, np.nan)
+            _ops.dwconv2d_f32(xp, w3, b, y, *geo, scratch)
+            assert np.array_equal(y, spec), (c, m, k, s, d, scratch is None)
     with pytest.raises(ValueError, match="kernel rejected"):   # last window outside
         _ops.dwconv2d_f32(np.zeros((1, 2, 4, 4), np.float32), np.zeros((2, 5, 5), np.float32),
                           None, np.zeros((1, 2, 1, 1), np.float32), 1, 1, 1, 1)

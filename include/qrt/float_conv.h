@@ -31,14 +31,20 @@ typedef struct {
 /**
  * @brief y[n][o][oh][ow] = sum over taps (i, j), row-major, of
  *        w[o][i][j] * xp[n][o / mult][oh * sh + i * dh][ow * sw + j * dw], then + bias[o].
- * @param p     geometry (gate: every field >= 1, the last window inside the padded input)
- * @param xp    padded input [n][c_in][hp][wp], contiguous
- * @param w     weights [c_in * mult][kh][kw], contiguous
- * @param bias  [c_in * mult] or NULL
- * @param y     output [n][c_in * mult][ho][wo], contiguous, not overlapping xp
+ * @param p       geometry (gate: every field >= 1, the last window inside the padded input)
+ * @param xp      padded input [n][c_in][hp][wp], contiguous
+ * @param w       weights [c_in * mult][kh][kw], contiguous
+ * @param bias    [c_in * mult] or NULL
+ * @param y       output [n][c_in * mult][ho][wo], contiguous, not overlapping xp
+ * @param scratch NULL, or qrt_dwconv2d_f32_scratch(p) floats: with a square stride, each tap
+ *                then runs as one loop over the padded input's rows (the same bits, faster on
+ *                small planes); without it, row by row
  * @return QRT_OK, QRT_ERR_ARG (nothing written)
  */
 qrt_status qrt_dwconv2d_f32(const qrt_dwconv2d_f32_params *p, const float *xp, const float *w,
-                            const float *bias, float *y);
+                            const float *bias, float *y, float *scratch, size_t scratch_len);
+
+/** Floats of scratch qrt_dwconv2d_f32 uses (0: none, the stride is not square). */
+size_t qrt_dwconv2d_f32_scratch(const qrt_dwconv2d_f32_params *p);
 
 #endif /* QRT_FLOAT_CONV_H */

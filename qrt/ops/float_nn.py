@@ -381,8 +381,9 @@ def conv_steps(x, y, w, groups, stride, pads, dilation, bias, mode="zeros", use_
         from qrt import _ops
         w3 = np.ascontiguousarray(w.reshape(co, k[0], k[1]))
         bv = None if b is None else np.ascontiguousarray(b.reshape(co))
-        steps.append(lambda: _ops.dwconv2d_f32(xp, w3, bv, y, stride[0], stride[1],
-                                               dilation[0], dilation[1]))
+        geo = (stride[0], stride[1], dilation[0], dilation[1])
+        sbuf = np.empty(_ops.dwconv2d_f32_scratch(xp.shape, w3.shape, y.shape, *geo), F32)
+        steps.append(lambda: _ops.dwconv2d_f32(xp, w3, bv, y, *geo, sbuf))
         return _seq(*steps)
     elif cig == 1 and kk > 1:
         steps.append(_depthwise(xp, y, w, g, k, stride, dilation))
