@@ -300,16 +300,23 @@ def _repair_unpickled(model):
     walk(model, set())
 
 
+def _has_dynamic_rnn(model) -> bool:
+    import torch
+    import torch.ao.nn.quantized.dynamic as nnqd
+    return isinstance(model, torch.nn.Module) and any(
+        isinstance(m, (nnqd.modules.rnn.RNNBase, nnqd.modules.rnn.RNNCellBase))
+        for m in model.modules())
+
+
 def dynamic_to_float(model):
     """A float copy of a ``quantize_dynamic`` model (its dynamic Linear back to nn.Linear with
     the dequantized int8 weight), for static quantization from calibration data; None when it
     holds other dynamic modules (RNNs), which stay dynamic."""
     import torch
     import torch.ao.nn.quantized.dynamic as nnqd
+    if _has_dynamic_rnn(model):
+        return None
     m = deepcopy_model(model)
-    for mod in m.modules():
-        if isinstance(mod, (nnqd.modules.rnn.RNNBase, nnqd.modules.rnn.RNNCellBase)):
-            return None
 
     def swap(parent):
         for name, c in list(parent.named_children()):
@@ -1028,8 +1035,9 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
     rep.refused = refused
     rep.float_macs = sum(r["macs"] for r in qmodel._rows(qmodel._batch_plan(None))
                          if r["op"].startswith("float_"))
-    rep.hint = rep.static_hint(src if src and os.fspath(src).endswith(".pt") else "model.pt",
-                               "x.npy", os.path.basename(os.fspath(path)))
+    if not _has_dynamic_rnn(model):   # --calibrate keeps those dynamic: no static command
+        rep.hint = rep.static_hint(src if src and os.fspath(src).endswith(".pt") else
+                                   "model.pt", "x.npy", os.path.basename(os.fspath(path)))
     if check:
         rep.ops = check_ops(qmodel, values, inputs, refused)
         for eng in dict.fromkeys(["qnnpack", converted_under]):
