@@ -8,16 +8,19 @@ torch.fx form the rest of the exporter already lowers (quantized torch.ao module
 ``quantized::`` ops, ``torch.quantize_per_tensor``, ``Tensor.dequantize``, float torch
 functions), so every op has one lowering (qrt_export/rules/):
 
-- ``dq -> conv1d / linear [-> relu] -> q``  -> ``nnq.Conv1d`` / ``nniq.ConvReLU1d`` /
-  ``nnq.Linear`` / ``nniq.LinearReLU`` (int8 weights per channel or per tensor, as stored);
+- ``dq -> conv1d / conv2d / linear [-> relu] -> q``  -> ``nnq.Conv1d`` / ``nniq.ConvReLU1d``
+  / ``nnq.Conv2d`` / ``nniq.ConvReLU2d`` / ``nnq.Linear`` / ``nniq.LinearReLU`` (int8 weights
+  per channel or per tensor, as stored; a following hardtanh / relu6 / clamp is a table on
+  the layer's codes);
 - ``dq, dq -> add / mul [-> relu] -> q``     -> ``quantized::add`` / ``add_relu`` / ``mul``;
 - ``dq... -> cat -> q``                      -> ``quantized::cat``;
-- ``dq -> max/avg/adaptive pool, mean, view/flatten/permute... -> q`` -> the op on the
+- ``dq -> max/avg/adaptive pool (1-d, 2-d), mean, view/flatten/permute... -> q`` -> the op on the
   quantized tensor (a requantize follows when the q's parameters are not the input's);
 - ``dq -> element-wise float ops (relu, hardtanh, clamp, sigmoid...) -> q`` -> the
   ``dequantize -> float -> quantize`` chain, which the lut rule turns into one exact table;
 - anything else is a float op on dequantized values (float sections), or, when no rule
-  lowers it, an error naming the aten op and its source line.
+  lowers it, an error naming the aten op and its source line (a float conv2d, which
+  X86InductorQuantizer's conv + add pattern leaves, until a float conv2d rule exists).
 
 int8 activations (XNNPACK-style quantizers) are stored as quint8 with the zero point moved
 by 128: ``q_u8 = q_i8 + 128`` exactly, for quantize, dequantize and every integer op.
