@@ -10,8 +10,8 @@ and, saved with ``torch.export.save``, by the ``qrt-export`` CLI. The contract
   (``rep.ops``) and end to end on fresh inputs;
 - against the program itself (float between dequantize and quantize) every quantized op, from
   the same input codes, gives >= 99.9 % of its codes exactly and never differs by more than
-  1 LSB; end to end, those 1-LSB differences travel through the network (reported here, bounded
-  relative to the program's output range).
+  1 LSB; end to end, those 1-LSB differences travel through the network (reported here, and
+  bounded by the program's own quantization error, max |float model - program|).
 """
 
 import sys
@@ -39,7 +39,7 @@ MAX_LSB = 1
 # these random-weight (BatchNorm-recalibrated) models, which amplify any perturbation: the
 # program's own output moves as much for 1e-3 noise on the input. Bound: qrt's deviation from
 # the program stays below the program's deviation from the float model (its quantization
-# error) times QERR_FACTOR (docs/export.md, "pt2e programs": measured 0.6x / 0.8x).
+# error) times QERR_FACTOR (docs/export.md, "2-d models": measured 0.6x / 0.9x at 64x64).
 QERR_FACTOR = 1.25
 
 
