@@ -259,6 +259,8 @@ cdef class Plan:
     cdef int threads
     cdef bint busy
     cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
+    cdef object gemv_pack  # rnn_run: the packed hidden-projection weights (rnn_gemv.h)
+    cdef int gemv_isa      # ... and their variant, -1 before the first rnn_run
     cdef readonly bint empty
 
     def __init__(self, const int8_t[:, :, ::1] w, const int8_t[::1] wpack,
@@ -476,8 +478,27 @@ cdef extern from "qrt/rnn.h" nogil:
         size_t scratch_size
         int variant, threads
         int16_t *xs
+        const void *gpack
+        int gisa
     qrt_status qrt_rnn_f32(qrt_rnn_args *a)
     void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
+
+
+cdef extern from "qrt/rnn_gemv.h" nogil:
+    int qrt_rnn_gemv_pick(int variant)
+    size_t qrt_rnn_gemv_pack_size(uint32_t rows, uint32_t cols, int isa)
+    void qrt_rnn_gemv_pack(const int8_t *w, uint32_t rows, uint32_t cols, int isa, void *pack)
+
+cdef int _rnn_gemv_variant = -1
+
+
+def rnn_gemv_variant(int variant=-1):
+    """Tests: the variant rnn_run's hidden projection requests from now on (-1, the default:
+    the best the CPU has; a QRT_ISA_* code: that one if the CPU has it, else the reference
+    hidden_gemv); returns the variant that runs (qrt_rnn_gemv_pick, include/qrt/rnn_gemv.h)."""
+    global _rnn_gemv_variant
+    _rnn_gemv_variant = variant
+    return qrt_rnn_gemv_pick(variant)
 
 
 def choose_qparams_u8(float mn, float mx):
@@ -567,11 +588,28 @@ def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs
     a.scratch, a.scratch_size = &hh.scratch[0], hh.scratch.shape[0]
     a.variant, a.threads = hh.variant, hh.threads
     cdef int16_t[::1] xs
+    cdef uint8_t[::1] pk
+    cdef int isa
+    cdef size_t psize
     a.xs = NULL
+    a.gpack = NULL
+    a.gisa = 0
     if gemv:
         import numpy as np
-        xs = np.empty(H, np.int16)
-        a.xs = &xs[0]
+        isa = qrt_rnn_gemv_pick(_rnn_gemv_variant)
+        psize = qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>H, isa)
+        if psize:
+            if hh.gemv_pack is None or hh.gemv_isa != isa:
+                pk = np.empty(<Py_ssize_t>psize, np.uint8)
+                qrt_rnn_gemv_pack(&hh.w[0, 0, 0], <uint32_t>GH, <uint32_t>H, isa, &pk[0])
+                hh.gemv_pack, hh.gemv_isa = pk, isa
+            pk = hh.gemv_pack
+            if <size_t>pk.shape[0] != psize:
+                raise ValueError("rnn: the packed hidden weights do not match the layer")
+            a.gpack, a.gisa = &pk[0], isa
+        else:
+            xs = np.empty(H, np.int16)
+            a.xs = &xs[0]
     cdef qrt_status st
     hh.busy = True
     try:

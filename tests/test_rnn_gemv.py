@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The recurrent step loop's packed hidden-projection GEMVs (include/qrt/rnn_gemv.h: AVX2,
+AVX-512 VNNI, NEON, each with the whole loop compiled in its unit) equal the reference loop
+(hidden_gemv, compiled with the baseline flags) bit for bit: h, c and every output of every
+step.  No torch: this runs under qemu on ARM too (the NEON variant)."""
+
+import numpy as np
+import pytest
+
+import qrt.nn as nn
+from qrt import _conv1d
+from qrt.ops import rnn as R
+
+_ISAS = {"avx2": 1, "avx512vnni": 2, "neon": 3}
+
+
+@pytest.fixture
+def variant():
+    yield
+    _conv1d.rnn_gemv_variant(-1)
+
+
+def _run(m, mode, gates, hidden, batch, steps, gi, h0, c0, isa):
+    assert _conv1d.rnn_gemv_variant(isa) == isa
+    gh_n = gates * hidden
+    g = R._Gemm(m, batch, "t")
+    h, c = h0.copy(), c0.copy()
+    y = np.zeros(steps * batch * hidden, np.float32)
+    _conv1d.rnn_run(g.plan, mode, gates, g.ws, g.rs, gi, 0, batch * gh_n, gh_n, y, 0,
+                    batch * hidden, hidden, h, c, np.empty(batch * gh_n, np.float32), g.xq1,
+                    steps, bool(mode & 1))
+    return y, h, c
+
+
+@pytest.mark.parametrize("isa", list(_ISAS))
+@pytest.mark.parametrize("mode,gates", [(0, 4), (1, 3), (2, 1), (3, 1)])
+@pytest.mark.parametrize("hidden,batch", [(1, 1), (3, 2), (7, 3), (13, 1), (33, 2), (64, 1),
+                                          (130, 2)])
+def test_packed_gemv_loop_equals_reference(rng, variant, isa, mode, gates, hidden, batch):
+    if _conv1d.rnn_gemv_variant(_ISAS[isa]) != _ISAS[isa]:
+        pytest.skip(f"this CPU has no {isa}")
+    gh_n = gates * hidden
+    m = nn.DynamicLinear(hidden, gh_n, bias=True)
+    # full-range weights (-128 and 127 included) and zero points, per channel
+    w = rng.integers(-128, 128, (gh_n, hidden, 1), dtype=np.int8)
+    w.reshape(-1)[0], w.reshape(-1)[-1] = -128, 127
+    m._install_raw(w, rng.uniform(1e-3, 3e-2, gh_n),
+                   rng.integers(-128, 128, gh_n).astype(np.int32),
+                   rng.standard_normal(gh_n).astype(np.float32), "per_channel_affine")
+    steps = 11
+    gi = (rng.standard_normal(steps * batch * gh_n) * 2).astype(np.float32)
+    h0 = rng.uniform(-1, 1, batch * hidden).astype(np.float32)
+    c0 = rng.uniform(-2, 2, batch * hidden).astype(np.float32)
+    ref = _run(m, mode, gates, hidden, batch, steps, gi, h0, c0, 0)
+    got = _run(m, mode, gates, hidden, batch, steps, gi, h0, c0, _ISAS[isa])
+    for a, b in zip(ref, got):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_unknown_variant_runs_the_reference(variant):
+    assert _conv1d.rnn_gemv_variant(0) == 0
+    assert _conv1d.rnn_gemv_variant(99) == 0
