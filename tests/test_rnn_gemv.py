@@ -2,7 +2,14 @@
 """The recurrent step loop's packed hidden-projection GEMVs (include/qrt/rnn_gemv.h: AVX2,
 AVX-512 VNNI, NEON, each with the whole loop compiled in its unit) equal the reference loop
 (hidden_gemv, compiled with the baseline flags) bit for bit: h, c and every output of every
-step.  No torch: this runs under qemu on ARM too (the NEON variant)."""
+step.  No torch: this runs under qemu on ARM too (the NEON variant).  Also
+tests/c/rnn_gemv_harness.c: the GEMVs alone against the formula, cross-compiled for aarch64
+and armv7 and run under qemu-user (and natively for AVX2), as tests/test_pool1d_neon.py."""
+
+import os
+import platform
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -60,3 +67,40 @@ def test_packed_gemv_loop_equals_reference(rng, variant, isa, mode, gates, hidde
 def test_unknown_variant_runs_the_reference(variant):
     assert _conv1d.rnn_gemv_variant(0) == 0
     assert _conv1d.rnn_gemv_variant(99) == 0
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_TARGETS = {
+    "aarch64": ("aarch64-linux-gnu-gcc", ["qemu-aarch64", "-cpu", "cortex-a72"], []),
+    "armv7": ("arm-linux-gnueabihf-gcc", ["qemu-arm", "-cpu", "cortex-a7"],
+              ["-march=armv7-a", "-mfpu=vfpv3-d16", "-mfloat-abi=hard"]),
+    "x86_64-avx2": ("gcc", [], ["-mavx2", "-mfma"]),
+}
+
+
+@pytest.mark.parametrize("arch", list(_TARGETS))
+def test_gemv_harness(tmp_path, arch):
+    from qrt import _cpu
+    cc, runner, flags = _TARGETS[arch]
+    if os.environ.get("QRT_UNDER_QEMU"):
+        pytest.skip("a host-side cross check; it runs in the x86-64 suite")
+    if arch.startswith("x86_64") and (platform.machine() != "x86_64" or
+                                      not _cpu.features(raw=True)["avx2"]):
+        pytest.skip("needs an x86-64 CPU with AVX2")
+    if not shutil.which(cc) or (runner and not shutil.which(runner[0])):
+        pytest.skip(f"needs {cc}" + (f" and {runner[0]}" if runner else ""))
+    # no target libc headers: math.h and string.h map to the compiler builtins
+    (tmp_path / "math.h").write_text("#define isfinite __builtin_isfinite\n")
+    (tmp_path / "string.h").write_text("#include <stddef.h>\n#define memcpy __builtin_memcpy\n")
+    exe = tmp_path / "rnn_gemv_harness"
+    r = subprocess.run([cc, "-std=c11", "-O3", "-ffp-contract=off", "-ffreestanding",
+                        "-nostdlib", "-static", "-fno-stack-protector", "-Wall", "-Wextra",
+                        "-Werror", *flags, "-I", os.path.join(_ROOT, "include"), "-I",
+                        str(tmp_path), os.path.join(_ROOT, "tests", "c", "rnn_gemv_harness.c"),
+                        "-o", str(exe), "-lgcc"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = subprocess.run([*runner, str(exe), "1500"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok 1500"), \
+        (out.returncode, out.stdout, out.stderr[-2000:])
+    assert int(out.stdout.split()[2]) > 50_000  # outputs compared
