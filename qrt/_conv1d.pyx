@@ -2,9 +2,13 @@
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.math cimport isfinite
 from libc.stddef cimport ptrdiff_t
 
 from qrt._kernels cimport *
+
+cdef extern from "qrt/rnn.h" nogil:
+    void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
 
 cdef extern from "qrt/conv1d_threads.h" nogil:
     int QRT_POOL_MAX_THREADS
@@ -383,6 +387,46 @@ cdef class Plan:
         if self._fits(xoff, xbuf.shape[0], yoff, ybuf.shape[0]):
             self._call(&xbuf[xoff], <void *>&ybuf[yoff])
 
+    def run_dynamic_f32(self, const float[::1] x, uint8_t[::1] xq, float[::1] ybuf,
+                        const float[::1] wscale, float[::1] rs):
+        """One dynamic linear in one call (torch's qnnpack dynamic linear, as
+        qrt.nn.DynamicLinear spells it in Python): min / max of the float32 input x (the whole
+        plan input, contiguous), qrt_choose_qparams_u8 over [0, 255], quantize into xq,
+        rs = f32(wscale * f32(s)) (rs: this plan's scale buffer), the kernel into ybuf.
+        Returns False, computing nothing, when x holds NaN or infinity (the caller raises)."""
+        cdef Py_ssize_t n = x.shape[0], i, c_out = self.p.c_out
+        if self.p.out_kind != QRT_CONV1D_OUT_F32:
+            raise ValueError("conv1d: this plan writes quint8")
+        if n == 0 or xq.shape[0] != n or self.x_lo != 0 or self.x_hi != n - 1:
+            raise ValueError("conv1d: run_dynamic_f32 takes the whole contiguous plan input")
+        if rs.shape[0] != c_out or wscale.shape[0] != c_out or self.q.scale != &rs[0]:
+            raise ValueError("conv1d: rs must be the plan's scale buffer and wscale have "
+                             "c_out entries")
+        if not self._fits(0, n, 0, ybuf.shape[0]):
+            return True
+        cdef float lo = x[0], hi = x[0], v, s32
+        cdef double s
+        cdef int32_t z
+        cdef bint bad = False
+        with nogil:
+            for i in range(n):
+                v = x[i]
+                bad = bad | (not isfinite(v))
+                lo = v if v < lo else lo
+                hi = v if v > hi else hi
+            if not bad:
+                qrt_choose_qparams_u8(lo, hi, &s, &z)
+                s32 = <float>s
+                qrt_quantize_f32_u8(&x[0], <size_t>n, (<float>1.0) / s32, <float>z, 0.0, 255.0,
+                                    &xq[0], -1)
+                for i in range(c_out):
+                    rs[i] = wscale[i] * s32
+        if bad:
+            return False
+        self.p.input_zero = z
+        self._call(&xq[0], <void *>&ybuf[0])
+        return True
+
 
 # ---- conv2d: the im2col step (include/qrt/im2col.h) -------------------------------------------
 cdef extern from "qrt/im2col.h" nogil:
@@ -481,7 +525,6 @@ cdef extern from "qrt/rnn.h" nogil:
         const void *gpack
         int gisa
     qrt_status qrt_rnn_f32(qrt_rnn_args *a)
-    void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
 
 
 cdef extern from "qrt/rnn_gemv.h" nogil:
