@@ -11,7 +11,8 @@
  * The including file defines RNN_LOOP_NAME (the function's name), RNN_FLOORF where the unit
  * has a vector floor (SSE4.1 and up: the floor in qrt_expf as floorf, the same value), and
  * RNN_HIDDEN(a, z, s32): gh[b] = W_hh hq[b] + b_hh for every batch row, hq quantized with
- * zero point z and scale s32, a qrt_status expression.
+ * zero point z and scale s32, a qrt_status expression; optionally RNN_MINMAX (rnn_minmax's
+ * contract, below).
  */
 #include <math.h>
 
@@ -72,6 +73,26 @@ static inline float qrt_tanhf(float x)
     return a > 0.625f ? big : small;
 }
 
+#ifndef RNN_MINMAX
+/* min and max of h[0..n) (n >= 1); nonzero when one is NaN or infinite.  A unit may define
+ * its own vector form: the min / max of finite floats is the same value in any order (only
+ * the sign of a zero may differ, which changes no qparam: qrt_choose_qparams_u8). */
+static inline int rnn_minmax(const float *h, size_t n, float *lo_out, float *hi_out)
+{
+    float lo = h[0], hi = h[0];
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float v = h[i];
+        bad |= !isfinite(v);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    *lo_out = lo, *hi_out = hi;
+    return bad;
+}
+#define RNN_MINMAX rnn_minmax
+#endif
+
 static qrt_status RNN_LOOP_NAME(qrt_rnn_args *a)
 {
     const uint32_t B = a->batch, H = a->hidden, G = a->gates, T = a->steps;
@@ -79,15 +100,8 @@ static qrt_status RNN_LOOP_NAME(qrt_rnn_args *a)
     for (uint32_t k = 0; k < T; k++) {
         const uint32_t t = a->reverse ? T - 1 - k : k;
         /* 1. quantize h as torch's dynamic linear does */
-        float lo = a->h[0], hi = a->h[0];
-        int bad = 0;
-        for (size_t i = 0; i < bh; i++) {
-            const float v = a->h[i];
-            bad |= !isfinite(v);
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        if (bad) return QRT_ERR_ARG;
+        float lo, hi;
+        if (RNN_MINMAX(a->h, bh, &lo, &hi)) return QRT_ERR_ARG;
         double s;
         int32_t z;
         qrt_choose_qparams_u8(lo, hi, &s, &z);

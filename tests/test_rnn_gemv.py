@@ -104,3 +104,21 @@ def test_gemv_harness(tmp_path, arch):
     assert out.returncode == 0 and out.stdout.startswith("ok 1500"), \
         (out.returncode, out.stdout, out.stderr[-2000:])
     assert int(out.stdout.split()[2]) > 50_000  # outputs compared
+
+
+@pytest.mark.parametrize("isa", ["ref"] + list(_ISAS))
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("hidden", [5, 16, 37])
+def test_non_finite_state_is_refused_by_every_variant(rng, variant, isa, bad, hidden):
+    code = 0 if isa == "ref" else _ISAS[isa]
+    if _conv1d.rnn_gemv_variant(code) != code:
+        pytest.skip(f"this CPU has no {isa}")
+    m = nn.DynamicLinear(hidden, 4 * hidden, bias=True)
+    m._install_raw(rng.integers(-128, 128, (4 * hidden, hidden, 1), dtype=np.int8),
+                   np.full(4 * hidden, 0.01), np.zeros(4 * hidden, np.int32),
+                   np.zeros(4 * hidden, np.float32), "per_tensor_affine")
+    h0 = rng.uniform(-1, 1, hidden).astype(np.float32)
+    h0[hidden - 1 - hidden // 3] = bad
+    gi = np.zeros(3 * 4 * hidden, np.float32)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _run(m, 0, 4, hidden, 1, 3, gi, h0, np.zeros(hidden, np.float32), code)

@@ -98,6 +98,39 @@ static inline qrt_status hidden(qrt_rnn_args *a, int32_t z, float s32)
                               a->q->weight_zero, a->wscale, s32, a->q->bias_f, a->gh + b * GH);
     return QRT_OK;
 }
+/* rnn_minmax (src/rnn_loop.h) at 8 lanes; v * 0 is NaN exactly for NaN and infinity */
+static inline int minmax(const float *h, size_t n, float *lo_out, float *hi_out)
+{
+    __m256 lo = _mm256_set1_ps(h[0]), hi = lo, z = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(h + i);
+        lo = _mm256_min_ps(lo, v);
+        hi = _mm256_max_ps(hi, v);
+        z = _mm256_add_ps(z, _mm256_mul_ps(v, _mm256_setzero_ps()));
+    }
+    float l[8], u[8], zz[8];
+    _mm256_storeu_ps(l, lo);
+    _mm256_storeu_ps(u, hi);
+    _mm256_storeu_ps(zz, z);
+    float a = l[0], b = u[0], c = zz[0];
+    for (int k = 1; k < 8; k++) {
+        a = l[k] < a ? l[k] : a;
+        b = u[k] > b ? u[k] : b;
+        c = c + zz[k];
+    }
+    for (; i < n; i++) {
+        const float v = h[i];
+        a = v < a ? v : a;
+        b = v > b ? v : b;
+        c = c + v * 0.0f;
+    }
+    if (c != c) return 1;
+    *lo_out = a, *hi_out = b;
+    return 0;
+}
+#define RNN_MINMAX minmax
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math") /* as src/rnn.c: lets the gate loops vectorise
                                             (here: after immintrin.h, whose option pragmas

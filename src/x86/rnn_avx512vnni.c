@@ -91,6 +91,30 @@ static inline qrt_status hidden(qrt_rnn_args *a, int32_t z, float s32)
                                     a->gh + b * GH);
     return QRT_OK;
 }
+/* rnn_minmax (src/rnn_loop.h) at 16 lanes; v * 0 is NaN exactly for NaN and infinity */
+static inline int minmax(const float *h, size_t n, float *lo_out, float *hi_out)
+{
+    __m512 lo = _mm512_set1_ps(h[0]), hi = lo, z = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(h + i);
+        lo = _mm512_min_ps(lo, v);
+        hi = _mm512_max_ps(hi, v);
+        z = _mm512_add_ps(z, _mm512_mul_ps(v, _mm512_setzero_ps()));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        const __m512 v = _mm512_maskz_loadu_ps(m, h + i);
+        lo = _mm512_mask_min_ps(lo, m, lo, v);
+        hi = _mm512_mask_max_ps(hi, m, hi, v);
+        z = _mm512_add_ps(z, _mm512_mul_ps(v, _mm512_setzero_ps()));
+    }
+    if (_mm512_cmp_ps_mask(z, z, _CMP_UNORD_Q)) return 1;
+    *lo_out = _mm512_reduce_min_ps(lo), *hi_out = _mm512_reduce_max_ps(hi);
+    return 0;
+}
+#define RNN_MINMAX minmax
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math") /* as src/rnn.c: lets the gate loops vectorise
                                             (here: after immintrin.h, whose option pragmas
