@@ -385,3 +385,21 @@ def lut_channels(const uint8_t[:, ::1] lut, const uint8_t[:, :, ::1] x,
         return
     with nogil:
         qrt_lut_channels_8_ref(&lut[0, 0], &x[0, 0, 0], o, c, n, &out[0, 0, 0])
+
+
+# ---- float32 GELU, approximate 'none' (include/qrt/float_gelu.h; qrt/ops/float_unary.py) ----
+cdef extern from "qrt/float_gelu.h" nogil:
+    int qrt_gelu_erf_f32(const float *x, float *y, size_t n, int variant)
+
+
+def gelu_erf_f32(const float[::1] x, float[::1] y, int variant=-1):
+    """y = gelu(x) (erf form), the float_gelu numpy steps in C; returns the QRT_ISA_* code
+    that ran (variant 0 forces the reference)."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("gelu: output length differs from input length")
+    if x.shape[0] == 0:
+        return 0
+    cdef int r
+    with nogil:
+        r = qrt_gelu_erf_f32(&x[0], &y[0], <size_t>x.shape[0], variant)
+    return r
