@@ -53,6 +53,9 @@ def test_c_equals_the_numpy_steps(rng):
     ulp = np.spacing(np.abs(want[~nan])).astype(np.float64)
     with np.errstate(invalid="ignore"):
         close = (a == b) | (np.abs(a - b) <= ulp)    # at most 1 ulp (an exp's last bit)
+        # numpy on armv7 flushes subnormal float32 results (NEON): there, a subnormal C
+        # result may face numpy's zero
+        close |= (np.abs(a) < 2.0 ** -126) & (np.abs(b) < 2.0 ** -126)
     assert close.all()
     assert (a == b).mean() > 0.999
 
