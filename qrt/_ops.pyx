@@ -440,3 +440,50 @@ def dwconv2d_f32(const float[:, :, :, ::1] xp, const float[:, :, ::1] w, bias,
     with nogil:
         st = qrt_dwconv2d_f32(&p, &xp[0, 0, 0, 0], &w[0, 0, 0], bp, &y[0, 0, 0, 0], sp, slen)
     _check(st, "dwconv2d_f32")
+# ---- float32 GELU, approximate 'none' (include/qrt/float_gelu.h; qrt/ops/float_unary.py) ----
+cdef extern from "qrt/float_gelu.h" nogil:
+    int qrt_gelu_erf_f32(const float *x, float *y, size_t n, int variant)
+
+
+def gelu_erf_f32(const float[::1] x, float[::1] y, int variant=-1):
+    """y = gelu(x) (erf form), the float_gelu numpy steps in C; returns the QRT_ISA_* code
+    that ran (variant 0 forces the reference)."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("gelu: output length differs from input length")
+    if x.shape[0] == 0:
+        return 0
+    cdef int r
+    with nogil:
+        r = qrt_gelu_erf_f32(&x[0], &y[0], <size_t>x.shape[0], variant)
+    return r
+
+
+# ---- float32 LayerNorm over contiguous rows (include/qrt/float_norm.h; qrt/ops/float_nn.py) ----
+cdef extern from "qrt/float_norm.h" nogil:
+    void qrt_layer_norm_rows_f32(const float *x, float *y, size_t rows, size_t n, float inv,
+                                 float eps, const float *w, const float *b)
+
+
+def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float inv, float eps, w, b):
+    """y = layer_norm(x) over each row (n = x.shape[1] >= 1), w / b: float32 [n] or None."""
+    cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
+    if y.shape[0] != rows or y.shape[1] != n or n < 1:
+        raise ValueError("layer_norm: x and y must be [rows, n >= 1] alike")
+    cdef const float[::1] wv
+    cdef const float[::1] bv
+    cdef const float *pw = NULL
+    cdef const float *pb = NULL
+    if w is not None:
+        wv = w
+        if wv.shape[0] != n:
+            raise ValueError("layer_norm: weight must have n elements")
+        pw = &wv[0]
+    if b is not None:
+        bv = b
+        if bv.shape[0] != n:
+            raise ValueError("layer_norm: bias must have n elements")
+        pb = &bv[0]
+    if rows == 0:
+        return
+    with nogil:
+        qrt_layer_norm_rows_f32(&x[0, 0], &y[0, 0], <size_t>rows, <size_t>n, inv, eps, pw, pb)

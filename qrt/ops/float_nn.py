@@ -20,6 +20,11 @@ from qrt.ops._float import F32, FloatOp, channel_shape, quiet
 _ONE, _ZERO = F32(1.0), F32(0.0)
 
 
+# True: float_layer_norm on contiguous rows in C (include/qrt/float_norm.h: the steps below,
+# another summation order within the same bound); False: the numpy steps.  Tests run both.
+_USE_C_LAYER_NORM = True
+
+
 def _rownorm(x2, y2, eps):
     """Per-row normalisation of the 2-d views x2 -> y2: (x - mean) * rstd."""
     m = np.empty((x2.shape[0], 1), np.float32)
@@ -112,8 +117,16 @@ class LayerNorm(FloatOp):
         n = numel(node.attrs["normalized_shape"])
         m = numel(x.shape) // n if n else 0
         x2, y2 = x.reshape(m, n), y.reshape(m, n)
-        fn = _seq(_rownorm(x2, y2, node.attrs["eps"]),
-                  _affine(y2, _param(node, "weight", (n,)), _param(node, "bias", (n,))))
+        w, b = _param(node, "weight", (n,)), _param(node, "bias", (n,))
+        if _USE_C_LAYER_NORM and n and m and x2.flags.c_contiguous and y2.flags.c_contiguous \
+                and all(p is None or (p.dtype == np.float32 and p.flags.c_contiguous)
+                        for p in (w, b)):
+            from qrt import _ops
+            inv = float(F32(1.0 / n))
+            eps = float(F32(node.attrs["eps"]))
+            # the same steps in one C pass per row (include/qrt/float_norm.h)
+            return (lambda: _ops.layer_norm_rows_f32(x2, y2, inv, eps, w, b)), (), {}
+        fn = _seq(_rownorm(x2, y2, node.attrs["eps"]), _affine(y2, w, b))
         return fn, (), {}
 
 
