@@ -14,7 +14,8 @@
  * f = oy*rs + ox every tap is ONE contiguous run.  The ISA kernel computes all
  * count = (ho-1)*rs + wo flat outputs (the rs - wo columns between rows are computed and
  * dropped) into a staging row, which the driver copies out row by row.  Integer sums are
- * exact in any order, so every kernel equals the reference.
+ * exact in any order, so every kernel equals the reference.  The zeros of the planes depend on
+ * the geometry only: a run writes them for its first channel and then only the image spans.
  */
 #ifndef QRT_DWCONV2D_IMPL_H
 #define QRT_DWCONV2D_IMPL_H
@@ -92,17 +93,18 @@ static inline void qrt__dw_span(const qrt_dwconv2d_params *p, int64_t cbase, int
 }
 
 /** One slab row: padded row r (image row r - pad_top), columns j*sw + cbase (j < rs), of
- *  which [lo, hi) lie in the image (qrt__dw_span). */
-static inline void qrt__dw_plane_row(const qrt_dwconv2d_params *p, const uint8_t *xc, int64_t r,
+ *  which [lo, hi) lie in the image (qrt__dw_span).  The zeros (rows outside the image, columns
+ *  outside [lo, hi)) are the same for every channel: written only when `fill`. */
+__attribute__((always_inline)) static inline void qrt__dw_plane_row(const qrt_dwconv2d_params *p, const uint8_t *xc, int64_t r,
                                      int64_t cbase, int64_t rs, int64_t lo, int64_t hi,
-                                     int16_t *dst, qrt__dw_widen_fn widen) {
+                                     int16_t *dst, qrt__dw_widen_fn widen, int fill) {
     const int64_t iy = r - (int64_t)p->pad_top;
     if (iy < 0 || iy >= (int64_t)p->h) {
-        memset(dst, 0, (size_t)rs * 2u);
+        if (fill) memset(dst, 0, (size_t)rs * 2u);
         return;
     }
     const int64_t sw = p->sw, off = cbase - (int64_t)p->pad_left;
-    if (lo) memset(dst, 0, (size_t)lo * 2u);
+    if (fill && lo) memset(dst, 0, (size_t)lo * 2u);
     const uint8_t *xr = xc + iy * p->x_stride_h;
     const int32_t xz = p->input_zero;
     if (sw <= 2 && p->x_stride_w == 1 && widen) {
@@ -111,11 +113,11 @@ static inline void qrt__dw_plane_row(const qrt_dwconv2d_params *p, const uint8_t
         const int64_t xs = p->x_stride_w * sw, x0 = off * p->x_stride_w;
         for (int64_t j = lo; j < hi; ++j) dst[j] = (int16_t)((int32_t)xr[x0 + j * xs] - xz);
     }
-    if (rs > hi) memset(dst + hi, 0, (size_t)(rs - hi) * 2u);
+    if (fill && rs > hi) memset(dst + hi, 0, (size_t)(rs - hi) * 2u);
 }
 
 /** Units [u0, u1) of (n, c): planes per input channel, then its mult output channels. */
-static inline void qrt__dw_run(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
+__attribute__((always_inline)) static inline void qrt__dw_run(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
                                const qrt_conv1d_quant *q, uint8_t *y, void *scratch, int64_t u0,
                                int64_t u1, qrt__dw_kernel_fn kernel, qrt__dw_widen_fn widen) {
     const qrt__dw_geom g = qrt__dw_geom_of(p);
@@ -147,8 +149,9 @@ static inline void qrt__dw_run(const qrt_dwconv2d_params *p, const uint8_t *x, c
                 qrt__dw_span(p, cbase, rs, &lo, &hi);
                 int64_t r = g.row_a ? rsl : rsl * (int64_t)p->dh;
                 for (int64_t rr = 0; rr < g.rq; ++rr, r += p->sh)
-                    qrt__dw_plane_row(p, xc, r, cbase, rs, lo, hi, slab + rr * rs, widen);
-                memset(slab + g.rq * rs, 0, QRT__DW_TAIL * 2u);
+                    qrt__dw_plane_row(p, xc, r, cbase, rs, lo, hi, slab + rr * rs, widen,
+                                      u == u0);
+                if (u == u0) memset(slab + g.rq * rs, 0, QRT__DW_TAIL * 2u);
             }
         for (int64_t j = 0; j < p->mult; ++j) {
             const int64_t oc = c * p->mult + j;
