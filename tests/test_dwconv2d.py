@@ -18,10 +18,19 @@ IDS = [_conv1d.ISA_NAMES[v] for v in DW_VARIANTS]
 
 
 def test_dw_variants_listed():
+    from qrt import _cpu
     vs = _conv1d.dw_variants()
     assert vs[0] == 0 and _conv1d.dw_isa() in vs and _conv1d.dw_variant(0) == 0
     for v in vs:
         assert _conv1d.dw_variant(v) == v  # a supported variant can be forced
+    assert _cpu.selected()["dwconv2d"] == _conv1d.ISA_NAMES[_conv1d.dw_isa()]
+    f = _cpu.features()
+    if _cpu.force_ref:
+        assert vs == [0]
+    elif _cpu.compiled_for == "x86_64":
+        assert _conv1d.dw_isa() == (2 if f["avx512vnni"] else 1 if f["avx2"] else 0)
+    elif _cpu.compiled_for in ("aarch64", "armv7"):
+        assert _conv1d.dw_isa() == (3 if f["neon"] else 0)  # dot-product CPUs run NEON
 
 
 def _dw_case(rng, n, c, mult, h, w, k, s, p, d, *, per_channel, act, wzp=True):
