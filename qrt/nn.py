@@ -584,7 +584,7 @@ class Conv2d(_Base):
     weights packing, requantization and kernels as :class:`Conv1d`, so both are one family.
     A 1x1 stride-1 unpadded convolution reads its input in place (a conv1d of kernel 1 over
     H*W positions); a depthwise one (groups == in_channels, any channel multiplier) runs the
-    direct depthwise kernel (include/qrt/dwconv2d.h: no im2col, ~10x faster); every other one
+    direct depthwise kernel (include/qrt/dwconv2d.h: no im2col, 3-7x faster); every other one
     is a grouped conv1d of kernel 1 over the im2col layout [N, C*kh*kw, Ho*Wo] (a GEMM per
     group).  Tests can run depthwise layers through that GEMM (``_dw_direct = False``) or as a
     conv1d of kernel kh*kw and stride kh*kw over [N, C, Ho*Wo*kh*kw] (``_dw_taps``): the same
