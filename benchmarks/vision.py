@@ -5,7 +5,11 @@ vs torch (qnnpack engine, the exactness reference, and the x86/fbgemm engines) v
 medians, minimums and ratios to qrt, at one thread and at all threads.
 
 Usage: python benchmarks/vision.py [--arch mobilenet_v2|mobilenet_v3_large] [--threads 1 2]
-       [--rounds 7] [--calls 20] [--tflite-dir benchmarks/vision_peers/models]
+       [--rounds 7] [--calls 20] [--tflite-dir benchmarks/vision_peers/models] [--before]
+       [--profile-rounds 5]
+--before also times qrt with its depthwise layers run the old way (im2col + one GEMM per
+channel, ``qrt.nn.Conv2d._dw_direct = False``) in the same rounds, and profiles both per layer
+(depthwise layers before / after and the biggest 1x1 convs, GMAC/s).
 (needs torch and torchvision). Random weights, BatchNorm statistics re-estimated on random
 inputs (tests/_torch_models.py). Every timed call takes the float input and returns the float
 output (quantize and dequantize included). The qrt blob is checked exact vs torch qnnpack first.
@@ -122,6 +126,10 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count() or 1])
     ap.add_argument("--tflite-dir", default=os.path.join(HERE, "vision_peers", "models"))
     ap.add_argument("--no-fbgemm", action="store_true", help="leave out torch fbgemm (= x86)")
+    ap.add_argument("--before", action="store_true",
+                    help="also time qrt with depthwise as im2col + GEMM (the old path)")
+    ap.add_argument("--profile-rounds", type=int, default=5,
+                    help="interleaved profile passes (medians per layer)")
     a = ap.parse_args()
     import torch
     from _torch_models import torchvision
@@ -140,6 +148,13 @@ def main():
     with torch.inference_mode():
         want = tq(x).numpy()
     exact = float((q(xn) == want).mean())
+    q_before = None
+    if a.before:
+        import qrt.nn as qnn
+        qnn.Conv2d._dw_direct = False  # plans are made at the first call and kept
+        q_before = qrt.load(path)
+        assert (q_before(xn) == want).all()
+        qnn.Conv2d._dw_direct = True
     print(f"{a.arch} {a.size}x{a.size}: qrt vs torch qnnpack {100 * exact:.4f} % exact, "
           f"{rep.macs / 1e6:.2f} M MACs")
     engines = {"torch qnnpack": ("qnnpack", tq)}
@@ -168,6 +183,8 @@ def main():
         torch.set_num_threads(threads)
         qrt.set_num_threads(threads)
         fns = {"qrt": lambda: q(xn)}
+        if q_before is not None:
+            fns["qrt before (dw GEMM)"] = lambda: q_before(xn)
         fns.update({k: run_torch(*v) for k, v in engines.items()})
         if onnx_path is not None:
             fns["onnxruntime QDQ U8S8"] = ort_fn(onnx_path, threads, xn)
@@ -193,23 +210,67 @@ def main():
             print(f"  {k:20s} {med:8.2f} ms median ({min(ts):.2f} min)   {med / base:5.2f}x qrt's"
                   f"   {rep.macs / med / 1e6:6.1f} GMAC/s")
     qrt.set_num_threads(1)
-    prof = q.profile(xn)
-    by = {}
-    for r in prof.rows:
-        kind = r["op"] + (" dw" if r["op"].startswith("conv2d") and _dw(q, r["index"]) else "")
-        t, n = by.get(kind, (0.0, 0))
-        by[kind] = (t + r["us"], n + 1)
-    total = sum(t for t, _ in by.values())
-    print(f"qrt profile (1 thread): {total / 1e3:.2f} ms in ops")
-    for kind, (t, n) in sorted(by.items(), key=lambda kv: -kv[1][0]):
-        if t > 0:
-            print(f"  {kind:22s} x{n:3d} {t / 1e3:7.2f} ms  {100 * t / total:5.1f} %")
-    top = sorted(prof.rows, key=lambda r: -r["us"])[:8]
+    _profile(q, q_before, xn, a.profile_rounds)
+
+
+def _profile(q, q_before, xn, rounds):
+    """Per-op medians over `rounds` interleaved profile passes (1 thread): totals by op kind,
+    the depthwise layers (before / after with --before) and the biggest 1x1 convs."""
+    models = {"after": q} if q_before is None else {"before": q_before, "after": q}
+    runs = {k: [] for k in models}
+    for _ in range(rounds):
+        for k, m in models.items():
+            runs[k].append([r["us"] for r in m.profile(xn, iters=20, warmup=3).rows])
+    prof = q.profile(xn, iters=5, warmup=1)
+    med = {k: np.median(np.array(v), axis=0) for k, v in runs.items()}
+    for k in models:
+        by = {}
+        for r, us in zip(prof.rows, med[k]):
+            kind = r["op"] + (" dw" if r["op"].startswith("conv2d") and _dw(q, r["index"])
+                              else "")
+            t, n = by.get(kind, (0.0, 0))
+            by[kind] = (t + us, n + 1)
+        total = sum(t for t, _ in by.values())
+        print(f"qrt{'' if q_before is None else ' ' + k} profile (1 thread, medians of "
+              f"{rounds} passes): {total / 1e3:.2f} ms in ops")
+        for kind, (t, n) in sorted(by.items(), key=lambda kv: -kv[1][0]):
+            if t > 0:
+                print(f"  {kind:22s} x{n:3d} {t / 1e3:7.2f} ms  {100 * t / total:5.1f} %")
+    print("depthwise layers (1 thread): output shape, stride, us, GMAC/s"
+          + ("" if q_before is None else " (before -> after)"))
+    dws = [(i, r) for i, r in enumerate(prof.rows)
+           if r["op"].startswith("conv2d") and _dw(q, r["index"])]
+    sums = {k: 0.0 for k in models}
+    macs = 0
+    for i, r in dws:
+        node = q.graph.nodes[r["index"]]
+        macs += r["macs"]
+        cells = []
+        for k in models:
+            us = med[k][i]
+            sums[k] += us
+            cells.append(f"{us:8.1f} us {r['macs'] / us / 1e3:5.1f}")
+        print(f"  #{r['index']:3d} {str(tuple(r['shape'])):22s} s{node.attrs['stride'][0]}  "
+              + "  ->  ".join(cells))
+    print("  all depthwise: " + "  ->  ".join(
+        f"{sums[k] / 1e3:.2f} ms {macs / sums[k] / 1e3:.1f} GMAC/s" for k in models))
+    pw = [(i, r) for i, r in enumerate(prof.rows) if r["op"].startswith("conv2d")
+          and not _dw(q, r["index"]) and
+          tuple(q.graph.nodes[r["index"]].params["weight"].shape[2:]) == (1, 1)]
+    pw.sort(key=lambda ir: -ir[1]["macs"])
+    print("biggest 1x1 convs (1 thread):")
+    for i, r in pw[:5]:
+        w = q.graph.nodes[r["index"]].params["weight"]
+        us = med["after"][i]
+        print(f"  #{r['index']:3d} w{tuple(w.shape)} out {tuple(r['shape'])} {us:8.1f} us "
+              f"{r['macs'] / us / 1e3:5.1f} GMAC/s")
+    top = sorted(range(len(prof.rows)), key=lambda i: -med["after"][i])[:8]
     print("qrt slowest layers:")
-    for r in top:
+    for i in top:
+        r = prof.rows[i]
         node = q.graph.nodes[r["index"]]
         w = node.params.get("weight")
-        print(f"  #{r['index']:3d} {r['op']:14s} {r['us'] / 1e3:6.3f} ms  "
+        print(f"  #{r['index']:3d} {r['op']:14s} {med['after'][i] / 1e3:6.3f} ms  "
               f"w{tuple(w.shape) if w is not None else ''} groups={node.attrs.get('groups', 1)}")
 
 

@@ -498,6 +498,153 @@ cdef class Im2col:
             raise ValueError(f"im2col: kernel status {int(st)}")
 
 
+# ---- conv2d: the direct depthwise kernel (include/qrt/dwconv2d.h) -----------------------------
+cdef extern from "qrt/dwconv2d.h" nogil:
+    ctypedef struct qrt_dwconv2d_params:
+        uint32_t n, c_in, mult, h, w, ho, wo, kh, kw, sh, sw, dh, dw, pad_top, pad_left
+        int64_t x_stride_n, x_stride_c, x_stride_h, x_stride_w
+        int64_t y_stride_n, y_stride_c, y_stride_h
+        int32_t input_zero, output_zero, output_min, output_max
+    double qrt_dwconv2d_mt_min_work
+    qrt_status qrt_dwconv2d_check(const qrt_dwconv2d_params *p)
+    int qrt_dwconv2d_isa()
+    int qrt_dwconv2d_variant(int variant)
+    size_t qrt_dwconv2d_u8_scratch_size(const qrt_dwconv2d_params *p, int variant, int threads)
+    qrt_status qrt_dwconv2d_u8(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
+                               const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
+                               size_t scratch_size, int variant, int threads)
+
+
+def dw_isa():
+    """The QRT_ISA_* code of the depthwise conv2d variant this CPU runs."""
+    return qrt_dwconv2d_isa()
+
+
+def dw_variant(int requested=-1):
+    """The QRT_ISA_* code a depthwise call with ``variant=requested`` runs (0: reference)."""
+    return qrt_dwconv2d_variant(requested)
+
+
+def dw_variants():
+    """QRT_ISA_* codes of every depthwise conv2d variant this build and CPU run (ref first)."""
+    return sorted({0} | {qrt_dwconv2d_variant(v) for v in range(QRT_ISA_COUNT)})
+
+
+def _set_dw_mt_min_work(double v):
+    """Set the depthwise work threshold below which one thread is used; returns the old one."""
+    global qrt_dwconv2d_mt_min_work
+    old = qrt_dwconv2d_mt_min_work
+    qrt_dwconv2d_mt_min_work = v
+    return old
+
+
+cdef class DwPlan:
+    """A direct depthwise conv2d call prepared for a fixed geometry, strides and quantization:
+    ``run_u8(xbuf, xoff, ybuf, yoff)`` reads the [N, C, H, W] input at xbuf[xoff + ...]
+    (element strides) and writes the contiguous [N, C*mult, Ho, Wo] output at ybuf[yoff:]."""
+    cdef qrt_dwconv2d_params p
+    cdef qrt_conv1d_quant q
+    cdef const int8_t[:, ::1] w
+    cdef const int32_t[::1] weight_zero, bias_q
+    cdef const float[::1] scale
+    cdef uint8_t[::1] scratch
+    cdef size_t need
+    cdef int variant, threads
+    cdef bint busy
+    cdef Py_ssize_t x_lo, x_hi, y_n
+
+    def __init__(self, const int8_t[:, ::1] w, const int32_t[::1] weight_zero,
+                 const int32_t[::1] bias_q, const float[::1] scale, tuple x_shape,
+                 tuple x_strides, tuple kernel, tuple stride, tuple dilation, tuple pad,
+                 tuple out_hw, *, int input_zero=0, int output_zero=0, int output_min=0,
+                 int output_max=255, int variant=-1):
+        cdef long long lim = (<long long>1) << 31
+        vals = tuple(x_shape) + tuple(kernel) + tuple(stride) + tuple(dilation) + \
+            tuple(pad) + tuple(out_hw)
+        if len(vals) != 14 or any(not 0 < v < lim for v in vals[:10] + vals[12:]) or \
+                any(not 0 <= v < lim for v in vals[10:12]):
+            raise ValueError(f"dwconv2d: geometry {vals} is out of range")
+        n, c, h, wd = x_shape
+        c_out = w.shape[0]
+        if c_out % c or w.shape[1] != kernel[0] * kernel[1]:
+            raise ValueError(f"dwconv2d: weight {tuple(w.shape)[:2]} does not fit {c} input "
+                             f"channels and kernel {kernel}")
+        for name, arr in (("weight_zero", weight_zero), ("bias_q", bias_q), ("scale", scale)):
+            if arr.shape[0] != c_out:
+                raise ValueError(f"dwconv2d: {name} needs {c_out} entries, got {arr.shape[0]}")
+        self.p.n, self.p.c_in, self.p.mult = n, c, c_out // c
+        self.p.h, self.p.w = h, wd
+        self.p.ho, self.p.wo = out_hw
+        self.p.kh, self.p.kw = kernel
+        self.p.sh, self.p.sw = stride
+        self.p.dh, self.p.dw = dilation
+        self.p.pad_top, self.p.pad_left = pad
+        self.p.x_stride_n, self.p.x_stride_c, self.p.x_stride_h, self.p.x_stride_w = x_strides
+        ho, wo = out_hw
+        self.p.y_stride_h, self.p.y_stride_c, self.p.y_stride_n = wo, ho * wo, c_out * ho * wo
+        self.p.input_zero, self.p.output_zero = input_zero, output_zero
+        self.p.output_min, self.p.output_max = output_min, output_max
+        cdef qrt_status st = qrt_dwconv2d_check(&self.p)
+        if st != QRT_OK:
+            raise (OverflowError if st == QRT_ERR_OVERFLOW else ValueError)(
+                f"dwconv2d: the kernel refuses geometry {vals} (status {int(st)})")
+        self.w, self.weight_zero, self.bias_q, self.scale = w, weight_zero, bias_q, scale
+        self.q.weight_zero, self.q.bias_q, self.q.scale = &weight_zero[0], &bias_q[0], &scale[0]
+        self.q.bias_f = NULL
+        self.variant = variant
+        self.threads = qrt_pool_get_threads()
+        self._size_scratch()
+        self.busy = False
+        self.y_n = n * c_out * ho * wo
+        self.x_lo = self.x_hi = 0
+        for d, s in zip(x_shape, x_strides):
+            if s < 0:
+                self.x_lo += (d - 1) * s
+            else:
+                self.x_hi += (d - 1) * s
+
+    cdef int _size_scratch(self) except -1:
+        self.need = qrt_dwconv2d_u8_scratch_size(&self.p, self.variant, self.threads)
+        if self.need > MAX_COLUMN_BYTES:
+            raise ValueError(f"dwconv2d: this geometry needs {self.need} bytes of scratch, "
+                             f"more than qrt allows ({MAX_COLUMN_BYTES})")
+        import numpy as np
+        if self.scratch is None or <size_t>self.scratch.shape[0] < self.need:
+            self.scratch = np.empty(max(<Py_ssize_t>self.need, 1), np.uint8)
+        return 0
+
+    def run_u8(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
+               Py_ssize_t yoff):
+        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
+            raise ValueError("dwconv2d: input buffer too small for its shape and strides")
+        if yoff < 0 or yoff + self.y_n > ybuf.shape[0]:
+            raise ValueError("dwconv2d: output buffer too small")
+        cdef int threads = qrt_pool_get_threads()
+        cdef bint mine = not self.busy
+        cdef uint8_t[::1] scr
+        if mine:
+            if threads != self.threads:
+                self.threads = threads
+                self._size_scratch()
+            self.busy = True
+            scr = self.scratch
+        else:  # the same plan is running in another thread: a private scratch, one thread
+            import numpy as np
+            threads = 1
+            scr = np.empty(max(<Py_ssize_t>qrt_dwconv2d_u8_scratch_size(
+                &self.p, self.variant, 1), 1), np.uint8)
+        cdef qrt_status st
+        try:
+            with nogil:
+                st = qrt_dwconv2d_u8(&self.p, &xbuf[xoff], &self.w[0, 0], &self.q, &ybuf[yoff],
+                                     &scr[0], scr.shape[0], self.variant, threads)
+        finally:
+            if mine:
+                self.busy = False
+        if st != QRT_OK:
+            raise ValueError(f"dwconv2d: kernel status {int(st)}")
+
+
 # ---- recurrent layers (qrt/ops/rnn.py): the step loop around a hidden-projection plan --------
 cdef extern from "qrt/rnn.h" nogil:
     ctypedef struct qrt_rnn_args:

@@ -7,6 +7,9 @@ from qrt._kernels cimport (QRT_CPU_AVX2, QRT_CPU_AVX512VNNI, QRT_CPU_DOTPROD, QR
                            qrt_cpu_features_raw, qrt_isa_name, qrt_quant_isa)
 from qrt._ops_kernels cimport qrt_activation_isa, qrt_add_isa, qrt_pool1d_isa
 
+cdef extern from "qrt/dwconv2d.h":
+    int qrt_dwconv2d_isa()
+
 cdef extern from *:
     """
     #if defined(__aarch64__)
@@ -62,4 +65,5 @@ def selected():
         "add": _ISA_NAMES[qrt_add_isa()],
         "activation": _ISA_NAMES[qrt_activation_isa()],
         "pool1d": _ISA_NAMES[qrt_pool1d_isa()],
+        "dwconv2d": _ISA_NAMES[qrt_dwconv2d_isa()],
     }

@@ -582,10 +582,12 @@ class Conv2d(_Base):
     A conv1d over an im2col layout of the input (docs/architecture.md, "conv2d"): the same
     weights packing, requantization and kernels as :class:`Conv1d`, so both are one family.
     A 1x1 stride-1 unpadded convolution reads its input in place (a conv1d of kernel 1 over
-    H*W positions); every other one is a grouped conv1d of kernel 1 over the im2col layout
-    [N, C*kh*kw, Ho*Wo] (a GEMM per group; depthwise included, any channel multiplier).  The
-    alternative depthwise layout, a conv1d of kernel kh*kw and stride kh*kw over
-    [N, C, Ho*Wo*kh*kw] (``_dw_taps``), gives the same integers and is ~10x slower today.
+    H*W positions); a depthwise one (groups == in_channels, any channel multiplier) runs the
+    direct depthwise kernel (include/qrt/dwconv2d.h: no im2col, 3-7x faster); every other one
+    is a grouped conv1d of kernel 1 over the im2col layout [N, C*kh*kw, Ho*Wo] (a GEMM per
+    group).  Tests can run depthwise layers through that GEMM (``_dw_direct = False``) or as a
+    conv1d of kernel kh*kw and stride kh*kw over [N, C, Ho*Wo*kh*kw] (``_dw_taps``): the same
+    integers.
     Padded positions hold the input zero point, as qnnpack's zero buffer.
 
     Input ``[N, C_in, H, W]`` or unbatched ``[C_in, H, W]`` quint8 per-tensor QTensor, any
@@ -594,6 +596,7 @@ class Conv2d(_Base):
 
     _wshape_ndim = 4
     _dw_taps = False  # tests set True (on the class) to run depthwise as kernel kh*kw
+    _dw_direct = True  # tests set False (on the class) to run depthwise as im2col + GEMM
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros"):
@@ -731,6 +734,11 @@ class Conv2d(_Base):
         L = ho * wo
         y3, ys3 = (n, self._c_out, L), (self._c_out * L, L, 1)
         im = None
+        if self._cg2 == 1 and self._mode == "gemm" and self._dw_direct:
+            plan = self._dw_plan((n, c, h, w), st, (ho, wo), x._scale, x._zero_point)
+            key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+                   self.scale, self.zero_point, self._variant)
+            return self._remember(key, (None, plan, oshape, []))
         if self._mode == "direct" and (h == 1 or st[2] == w * st[3]):
             x3, xs3 = (n, c, h * w), (st[0], st[1], st[3])
         else:
@@ -748,6 +756,21 @@ class Conv2d(_Base):
         key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
                self.scale, self.zero_point, self._variant)
         return self._remember(key, (im, plan, oshape, []))
+
+    def _dw_plan(self, x_shape, x_strides, out_hw, in_scale, in_zp):
+        """The direct depthwise kernel's plan (include/qrt/dwconv2d.h) for this input."""
+        _check_scale(self.scale, "scale")
+        _check_zero_point(self.zero_point, quint8, "zero_point")
+        bq, rs = self._requant(in_scale)
+        oz = self.zero_point
+        lo, hi = (oz if self._relu else 0), 255
+        if self._clamp is not None:
+            lo, hi = self._clamp
+        t, _, l_, _ = self._pads
+        return _conv1d.DwPlan(self._w.reshape(self._c_out, -1), self._wzp, bq, rs, x_shape,
+                              x_strides, self._k2, self._s2, self._d2, (t, l_), out_hw,
+                              input_zero=in_zp, output_zero=oz, output_min=lo, output_max=hi,
+                              variant=self._variant)
 
     def extra_repr(self):
         return (f"{self._c_in2}, {self._c_out}, kernel_size={self._k2}, stride={self._s2}, "

@@ -271,8 +271,9 @@ class Conv1d(_Layer):
 
 @define
 class Conv2d(_Layer):
-    """conv2d: a conv1d over an im2col layout of the input (qrt.nn.Conv2d, docs/architecture.md
-    "conv2d"); padding is [top, bottom, left, right]."""
+    """conv2d: a conv1d over an im2col layout of the input, depthwise layers (groups ==
+    in_channels) on the direct kernel of include/qrt/dwconv2d.h (qrt.nn.Conv2d,
+    docs/architecture.md "conv2d"); padding is [top, bottom, left, right]."""
 
     name, code = "conv2d", 110
     doc = "quantized Conv2d / ConvReLU2d (eager, FX, QAT-converted); NCHW, quint8"

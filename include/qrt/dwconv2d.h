@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file dwconv2d.h
+ * @brief Direct depthwise quantized conv2d (groups == in_channels, any channel multiplier):
+ *        NCHW quint8 in and out, qnnpack's fp32 requantization (qrt/requant.h).
+ *
+ * Output channel oc = c * mult + j reads input channel c only:
+ *   acc = sum_{ky,kx} (x[n][c][iy][ix] - input_zero) * (w[oc][ky*kw + kx] - weight_zero[oc]),
+ *   iy = oy*sh + ky*dh - pad_top, ix = ox*sw + kx*dw - pad_left (outside the image x reads
+ *   input_zero, as qnnpack's zero buffer), then
+ *   y[n][oc][oy][ox] = qrt_requant_fp32_u8(wrap32(acc + bias_q[oc]), scale[oc], output_zero,
+ *                                          output_min, output_max).
+ * The reference (src/ref/dwconv2d_ref.c) is the specification; the variants (src/x86/,
+ * src/neon/) repack one input channel at a time into int16 "phase planes" (x - input_zero,
+ * padded with zeros, one plane per stride phase) so that every tap of every output position
+ * is one contiguous load, and are bit-exact with it (integer sums are exact; the
+ * requantization is the same instruction sequence).  Dispatch and threads: src/dwconv2d.c.
+ */
+#ifndef QRT_DWCONV2D_H
+#define QRT_DWCONV2D_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qrt/conv1d_params.h" /* qrt_conv1d_quant, QRT_CONV1D_MAX_TAPS */
+#include "qrt/types.h"
+
+/** Geometry and quantization of one call.  Field order is mirrored in qrt/_conv1d.pyx. */
+typedef struct {
+    uint32_t n, c_in, mult;         /**< batch, input channels, outputs per input channel */
+    uint32_t h, w, ho, wo;          /**< input and output height / width (all >= 1) */
+    uint32_t kh, kw, sh, sw, dh, dw; /**< kernel, stride, dilation (>= 1) */
+    uint32_t pad_top, pad_left;     /**< zero-point padding before the image */
+    int64_t x_stride_n, x_stride_c, x_stride_h, x_stride_w; /**< input element strides */
+    int64_t y_stride_n, y_stride_c, y_stride_h; /**< output element strides (width: 1) */
+    int32_t input_zero;  /**< 0..255 */
+    int32_t output_zero; /**< 0..255 */
+    int32_t output_min;  /**< clamp floor (relu: output_zero) */
+    int32_t output_max;  /**< clamp ceiling, <= 255 */
+} qrt_dwconv2d_params;
+
+/**
+ * @brief The precondition gate every entry point calls first (nothing is written on failure):
+ *        QRT_OK; QRT_ERR_ARG (a zero size, out-of-range zero point / clamp); QRT_ERR_OVERFLOW
+ *        (kh*kw > QRT_CONV1D_MAX_TAPS, or a size too large for the index arithmetic or the
+ *        variants' scratch).
+ */
+qrt_status qrt_dwconv2d_check(const qrt_dwconv2d_params *p);
+
+/** @brief The reference: w is [c_in*mult][kh*kw] int8, q's arrays [c_in*mult]. */
+qrt_status qrt_dwconv2d_u8_ref(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
+                               const qrt_conv1d_quant *q, uint8_t *y);
+
+/** The QRT_ISA_* code of the variant the best call runs on this CPU. */
+int qrt_dwconv2d_isa(void);
+
+/** Which variant a call with `variant` runs (-1: best; QRT_ISA_REF; a supported QRT_ISA_*
+ *  code, as tests force it; QRT_ISA_NEONDOT runs the NEON variant). */
+int qrt_dwconv2d_variant(int variant);
+
+/** Scratch bytes one call with `variant` on `threads` threads needs (0 for the reference). */
+size_t qrt_dwconv2d_u8_scratch_size(const qrt_dwconv2d_params *p, int variant, int threads);
+
+/**
+ * @brief Run the depthwise conv: the variant qrt_dwconv2d_variant(variant) on up to
+ *        `threads` threads of the qrt pool (split over batch x input channels).
+ * @return QRT_OK; the gate's error; QRT_ERR_ARG when the scratch is too small.
+ */
+qrt_status qrt_dwconv2d_u8(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
+                           const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
+                           size_t scratch_size, int variant, int threads);
+
+/** Work (multiply-accumulates) under which qrt_dwconv2d_u8 stays on the calling thread. */
+extern double qrt_dwconv2d_mt_min_work;
+
+#endif /* QRT_DWCONV2D_H */

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/** @file dwconv2d_x86.h
+ *  @brief The x86 depthwise conv2d variants (src/x86/dwconv2d_*.c): units [u0, u1) of
+ *         (n, c_in) of qrt_dwconv2d_u8() (src/dwconv2d.c), scratch from its geometry. */
+#ifndef QRT_X86_DWCONV2D_X86_H
+#define QRT_X86_DWCONV2D_X86_H
+
+#include "qrt/dwconv2d.h"
+
+void qrt_dwconv2d_u8__avx2(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
+                           const qrt_conv1d_quant *q, uint8_t *y, void *scratch, int64_t u0,
+                           int64_t u1);
+void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                 const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
+                                 void *scratch, int64_t u0, int64_t u1);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file dwconv2d_neon.c
+ * @brief NEON depthwise conv2d (qrt/dwconv2d.h; aarch64 and armv7 with NEON) over the phase
+ *        planes of src/dwconv2d_impl.h: 16 flat outputs per step, one vmlal (int16 x int16 ->
+ *        int32, exact) per tap and 4 outputs.  Requantization equals requant.h's: y =
+ *        f32(acc + bias) * scale in f32, rounded to nearest-even by the 1.5 * 2^23 trick on y
+ *        clamped to +-512 (rne and clamping commute), and y outside [-2^31, 2^31) -- where
+ *        x86's cvtps2dq gives INT32_MIN -- lands on the clamp floor as the reference does.
+ */
+#include <arm_neon.h>
+
+#include "../dwconv2d_impl.h"
+#include "qrt/neon/dwconv2d_neon.h"
+#include "qrt/requant.h"
+
+#if defined(__aarch64__)
+#define QRT_DWN_FN
+#else
+#define QRT_DWN_FN __attribute__((target("fpu=neon")))
+#endif
+
+static inline QRT_DWN_FN int16x4_t qrt__dwn_rq(int32x4_t acc, int32x4_t vb, float32x4_t vs,
+                                               int32x4_t vlo, int32x4_t vhi, int32x4_t vz) {
+    const float32x4_t y = vmulq_f32(vcvtq_f32_s32(vaddq_s32(acc, vb)), vs);
+    const uint32x4_t ok = vandq_u32(vcgeq_f32(y, vdupq_n_f32(-2147483648.0f)),
+                                    vcltq_f32(y, vdupq_n_f32(2147483648.0f)));
+    const float32x4_t yc = vminq_f32(vmaxq_f32(y, vdupq_n_f32(-512.0f)), vdupq_n_f32(512.0f));
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    int32x4_t r = vcvtq_s32_f32(vsubq_f32(vaddq_f32(yc, magic), magic));
+    r = vbslq_s32(ok, r, vdupq_n_s32(-512));
+    r = vaddq_s32(vminq_s32(vmaxq_s32(r, vlo), vhi), vz);
+    return vqmovn_s32(r);
+}
+
+static QRT_DWN_FN void qrt__dwn_kernel(const int16_t *const *src, const int16_t *wt,
+                                       const int32_t *wp, int64_t taps, int64_t count,
+                                       int32_t bias, float scale, int32_t zp, int32_t lo,
+                                       int32_t hi, uint8_t *stage) {
+    (void)wp;
+    const int32x4_t vb = vdupq_n_s32(bias), vlo = vdupq_n_s32(lo - zp),
+                    vhi = vdupq_n_s32(hi - zp), vz = vdupq_n_s32(zp);
+    const float32x4_t vs = vdupq_n_f32(scale);
+    for (int64_t f = 0; f < count; f += 16) {
+        int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t t = 0; t < taps; ++t) {
+            const int16_t *s = src[t] + f;
+            const int16_t wv = wt[t];
+            const int16x8_t x0 = vld1q_s16(s), x1 = vld1q_s16(s + 8);
+            a0 = vmlal_n_s16(a0, vget_low_s16(x0), wv);
+            a1 = vmlal_n_s16(a1, vget_high_s16(x0), wv);
+            a2 = vmlal_n_s16(a2, vget_low_s16(x1), wv);
+            a3 = vmlal_n_s16(a3, vget_high_s16(x1), wv);
+        }
+        const int16x8_t v0 = vcombine_s16(qrt__dwn_rq(a0, vb, vs, vlo, vhi, vz),
+                                          qrt__dwn_rq(a1, vb, vs, vlo, vhi, vz));
+        const int16x8_t v1 = vcombine_s16(qrt__dwn_rq(a2, vb, vs, vlo, vhi, vz),
+                                          qrt__dwn_rq(a3, vb, vs, vlo, vhi, vz));
+        vst1q_u8(stage + f, vcombine_u8(vqmovun_s16(v0), vqmovun_s16(v1)));
+    }
+}
+
+static QRT_DWN_FN void qrt__dwn_widen(const uint8_t *s, int16_t *d, int64_t len, int32_t xz,
+                                      int64_t step) {
+    const int16x8_t vz = vdupq_n_s16((int16_t)xz);
+    int64_t j = 0;
+    if (step == 1) {
+        for (; j + 8 <= len; j += 8)
+            vst1q_s16(d + j, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vld1_u8(s + j))), vz));
+    } else { /* step 2: vld2 splits even / odd bytes; reads s[2j .. 2j + 15] <= s[2 (len-1)] */
+        for (; j + 8 < len; j += 8)
+            vst1q_s16(d + j,
+                      vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vld2_u8(s + 2 * j).val[0])), vz));
+    }
+    for (; j < len; ++j) d[j] = (int16_t)((int32_t)s[j * step] - xz);
+}
+
+QRT_DWN_FN void qrt_dwconv2d_u8__neon(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                      const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
+                                      void *scratch, int64_t u0, int64_t u1) {
+    qrt__dw_run(p, x, w, q, y, scratch, u0, u1, qrt__dwn_kernel, qrt__dwn_widen);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file dwconv2d_avx512vnni.c
+ * @brief AVX-512 VNNI depthwise conv2d (qrt/dwconv2d.h) over the phase planes of
+ *        src/dwconv2d_impl.h: 64 flat outputs per step, taps in pairs with vpdpwssd (the
+ *        int16 pair dot product: exact, |sum| <= 2 * 255 * 255, no saturation).
+ *        Requantization is requant.h's sequence (cvtdq2ps, mulps, cvtps2dq, clamp), so every
+ *        output equals the reference's; the per-128-bit-lane order of unpack / pack cancels.
+ */
+#include <immintrin.h>
+
+#include "../dwconv2d_impl.h"
+#include "qrt/requant.h"
+#include "qrt/x86/dwconv2d_x86.h"
+
+#define QRT_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+static inline QRT_AVX512VNNI __m256i qrt__dwv_rq(__m512i lo, __m512i hi, __m512i vb, __m512 vs,
+                                                 __m512i vlo, __m512i vhi, __m512i vz) {
+    lo = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo, vb)), vs));
+    hi = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(hi, vb)), vs));
+    lo = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(lo, vlo), vhi), vz);
+    hi = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(hi, vlo), vhi), vz);
+    return _mm512_cvtepi16_epi8(_mm512_packs_epi32(lo, hi)); /* values 0..255: exact */
+}
+
+static QRT_AVX512VNNI void qrt__dwv_kernel(const int16_t *const *src, const int16_t *wt,
+                                           const int32_t *wp, int64_t taps, int64_t count,
+                                           int32_t bias, float scale, int32_t zp, int32_t lo,
+                                           int32_t hi, uint8_t *stage) {
+    (void)wt;
+    const __m512i vb = _mm512_set1_epi32(bias), vlo = _mm512_set1_epi32(lo - zp),
+                  vhi = _mm512_set1_epi32(hi - zp), vz = _mm512_set1_epi32(zp);
+    const __m512 vs = _mm512_set1_ps(scale);
+    const int64_t pairs = taps / 2;
+    int64_t f = 0;
+    for (; f + 32 < count; f += 64) {
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t i = 0; i < pairs; ++i) {
+            const int16_t *s0 = src[2 * i] + f, *s1 = src[2 * i + 1] + f;
+            const __m512i w2 = _mm512_set1_epi32(wp[i]);
+            const __m512i x0 = _mm512_loadu_si512(s0), y0 = _mm512_loadu_si512(s1);
+            const __m512i x1 = _mm512_loadu_si512(s0 + 32), y1 = _mm512_loadu_si512(s1 + 32);
+            a0 = _mm512_dpwssd_epi32(a0, _mm512_unpacklo_epi16(x0, y0), w2);
+            a1 = _mm512_dpwssd_epi32(a1, _mm512_unpackhi_epi16(x0, y0), w2);
+            a2 = _mm512_dpwssd_epi32(a2, _mm512_unpacklo_epi16(x1, y1), w2);
+            a3 = _mm512_dpwssd_epi32(a3, _mm512_unpackhi_epi16(x1, y1), w2);
+        }
+        if (taps & 1) {
+            const int16_t *s0 = src[taps - 1] + f;
+            const __m512i w2 = _mm512_set1_epi32(wp[pairs]), z = _mm512_setzero_si512();
+            const __m512i x0 = _mm512_loadu_si512(s0), x1 = _mm512_loadu_si512(s0 + 32);
+            a0 = _mm512_dpwssd_epi32(a0, _mm512_unpacklo_epi16(x0, z), w2);
+            a1 = _mm512_dpwssd_epi32(a1, _mm512_unpackhi_epi16(x0, z), w2);
+            a2 = _mm512_dpwssd_epi32(a2, _mm512_unpacklo_epi16(x1, z), w2);
+            a3 = _mm512_dpwssd_epi32(a3, _mm512_unpackhi_epi16(x1, z), w2);
+        }
+        _mm256_storeu_si256((__m256i *)(stage + f), qrt__dwv_rq(a0, a1, vb, vs, vlo, vhi, vz));
+        _mm256_storeu_si256((__m256i *)(stage + f + 32),
+                            qrt__dwv_rq(a2, a3, vb, vs, vlo, vhi, vz));
+    }
+    if (f < count) { /* the last <= 32 outputs */
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0;
+        for (int64_t i = 0; i < pairs; ++i) {
+            const __m512i w2 = _mm512_set1_epi32(wp[i]);
+            const __m512i x0 = _mm512_loadu_si512(src[2 * i] + f);
+            const __m512i y0 = _mm512_loadu_si512(src[2 * i + 1] + f);
+            a0 = _mm512_dpwssd_epi32(a0, _mm512_unpacklo_epi16(x0, y0), w2);
+            a1 = _mm512_dpwssd_epi32(a1, _mm512_unpackhi_epi16(x0, y0), w2);
+        }
+        if (taps & 1) {
+            const __m512i w2 = _mm512_set1_epi32(wp[pairs]), z = _mm512_setzero_si512();
+            const __m512i x0 = _mm512_loadu_si512(src[taps - 1] + f);
+            a0 = _mm512_dpwssd_epi32(a0, _mm512_unpacklo_epi16(x0, z), w2);
+            a1 = _mm512_dpwssd_epi32(a1, _mm512_unpackhi_epi16(x0, z), w2);
+        }
+        _mm256_storeu_si256((__m256i *)(stage + f), qrt__dwv_rq(a0, a1, vb, vs, vlo, vhi, vz));
+    }
+}
+
+static QRT_AVX512VNNI void qrt__dwv_widen(const uint8_t *s, int16_t *d, int64_t len,
+                                          int32_t xz, int64_t step) {
+    const __m512i vz = _mm512_set1_epi16((int16_t)xz);
+    if (step == 1) {
+        for (int64_t j = 0; j < len; j += 32) {
+            const int64_t m = len - j < 32 ? len - j : 32; /* masked tail: no byte past len */
+            const __mmask32 k = m == 32 ? ~(__mmask32)0 : (((__mmask32)1 << m) - 1);
+            const __m512i v =
+                _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, s + j)), vz);
+            _mm512_mask_storeu_epi16(d + j, k, v);
+        }
+        return;
+    }
+    const __m512i lowb = _mm512_set1_epi16(0xFF);
+    for (int64_t j = 0; j < len; j += 32) { /* step 2: bytes s[2j .. 2 (j + m - 1)] */
+        const int64_t m = len - j < 32 ? len - j : 32;
+        const __mmask32 k = m == 32 ? ~(__mmask32)0 : (((__mmask32)1 << m) - 1);
+        const int64_t nb = 2 * m - 1;
+        const __mmask64 kb = nb == 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
+        const __m512i v = _mm512_sub_epi16(
+            _mm512_and_si512(_mm512_maskz_loadu_epi8(kb, s + 2 * j), lowb), vz);
+        _mm512_mask_storeu_epi16(d + j, k, v);
+    }
+}
+
+QRT_AVX512VNNI void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                                const int8_t *w, const qrt_conv1d_quant *q,
+                                                uint8_t *y, void *scratch, int64_t u0,
+                                                int64_t u1) {
+    qrt__dw_run(p, x, w, q, y, scratch, u0, u1, qrt__dwv_kernel, qrt__dwv_widen);
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file dwconv2d_sanitize.c
+ * @brief Memory-safety and value driver for the depthwise conv2d kernels (qrt/dwconv2d.h):
+ *        random geometries (kernel, stride, dilation, padding up to the kernel's reach, 1x1
+ *        images, odd sizes, channel multipliers 1-3, NCHW and NHWC input strides, per-channel
+ *        weight zero points, relu / clamp bounds, huge requant scales), input, output and
+ *        scratch buffers malloc'ed to their exact size (AddressSanitizer sees any access past
+ *        them); every variant this CPU runs, on 1 and 3 threads, == the reference byte for
+ *        byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
+ *        qemu for the Arm variants).
+ *
+ * usage: dwconv2d_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/cpu.c"
+#include "../../src/threadpool.c"
+#include "../../src/dwconv2d.c"
+#include "../../src/ref/dwconv2d_ref.c"
+#ifdef QRT_HAVE_X86
+#include "../../src/x86/dwconv2d_avx2.c"
+#include "../../src/x86/dwconv2d_avx512vnni.c"
+#endif
+#ifdef QRT_HAVE_ARM
+#include "../../src/neon/dwconv2d_neon.c"
+#endif
+
+static uint64_t rs = 88172645463325252ull;
+static uint32_t rnd(uint32_t n) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs % n);
+}
+
+static uint32_t out_len(uint32_t in, uint32_t k, uint32_t s, uint32_t p0, uint32_t p1,
+                        uint32_t d) {
+    const int64_t span = (int64_t)in + p0 + p1 - (int64_t)d * (k - 1) - 1;
+    return span < 0 ? 0 : (uint32_t)(span / s + 1);
+}
+
+int main(int argc, char **argv) {
+    const int cases = argc > 1 ? atoi(argv[1]) : 300;
+    if (argc > 2) rs += (uint64_t)atoll(argv[2]);
+    qrt_dwconv2d_mt_min_work = 0; /* thread every call that has two units */
+    static const int isas[] = {QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON};
+    uint64_t checked = 0;
+    int done = 0;
+    while (done < cases) {
+        qrt_dwconv2d_params p;
+        memset(&p, 0, sizeof p);
+        const int big = rnd(8) == 0;
+        p.n = 1 + rnd(2);
+        p.c_in = 1 + rnd(big ? 40 : 6);
+        p.mult = 1 + (rnd(3) == 0 ? rnd(3) : 0);
+        p.kh = 1 + rnd(big ? 3 : 6);
+        p.kw = 1 + rnd(big ? 3 : 6);
+        p.sh = 1 + rnd(rnd(6) == 0 ? 9 : 3);
+        p.sw = 1 + rnd(rnd(6) == 0 ? 9 : 3);
+        p.dh = 1 + rnd(3);
+        p.dw = 1 + rnd(3);
+        const uint32_t reach_h = p.dh * (p.kh - 1) + 1, reach_w = p.dw * (p.kw - 1) + 1;
+        const uint32_t pt = rnd(reach_h + 1), pb = rnd(reach_h + 1), pl = rnd(reach_w + 1),
+                       pr = rnd(reach_w + 1);
+        p.h = 1 + rnd(big ? 70 : 12);
+        p.w = 1 + rnd(big ? 140 : 40);
+        p.pad_top = pt;
+        p.pad_left = pl;
+        p.ho = out_len(p.h, p.kh, p.sh, pt, pb, p.dh);
+        p.wo = out_len(p.w, p.kw, p.sw, pl, pr, p.dw);
+        if (!p.ho || !p.wo) continue;
+        const uint32_t c_out = p.c_in * p.mult;
+        const int nhwc = rnd(3) == 0;
+        if (nhwc) {
+            p.x_stride_c = 1;
+            p.x_stride_w = p.c_in;
+            p.x_stride_h = (int64_t)p.w * p.c_in;
+            p.x_stride_n = (int64_t)p.h * p.w * p.c_in;
+        } else {
+            p.x_stride_w = 1;
+            p.x_stride_h = p.w;
+            p.x_stride_c = (int64_t)p.h * p.w;
+            p.x_stride_n = (int64_t)p.c_in * p.h * p.w;
+        }
+        p.y_stride_h = p.wo;
+        p.y_stride_c = (int64_t)p.ho * p.wo;
+        p.y_stride_n = (int64_t)c_out * p.ho * p.wo;
+        p.input_zero = (int32_t)rnd(256);
+        p.output_zero = (int32_t)rnd(256);
+        const int act = (int)rnd(3);
+        p.output_min = act == 1 ? p.output_zero : act == 2 ? (int32_t)rnd(128) : 0;
+        p.output_max = act == 2 ? 128 + (int32_t)rnd(128) : 255;
+        const size_t xn = (size_t)p.n * p.c_in * p.h * p.w, yn = (size_t)p.n * c_out * p.ho * p.wo;
+        const size_t kk = (size_t)p.kh * p.kw;
+        uint8_t *x = malloc(xn), *y0 = malloc(yn), *y1 = malloc(yn);
+        int8_t *w = malloc(c_out * kk);
+        int32_t *wz = malloc(c_out * 4), *bq = malloc(c_out * 4);
+        float *sc = malloc(c_out * 4);
+        const int extreme = rnd(4) == 0;
+        for (size_t i = 0; i < xn; ++i) x[i] = extreme ? (rnd(2) ? 255 : 0) : (uint8_t)rnd(256);
+        for (size_t i = 0; i < c_out * kk; ++i)
+            w[i] = extreme ? (int8_t)(rnd(2) ? 127 : -128) : (int8_t)(rnd(256) - 128);
+        for (uint32_t i = 0; i < c_out; ++i) {
+            wz[i] = extreme ? (rnd(2) ? 127 : -128) : (rnd(2) ? 0 : (int32_t)rnd(256) - 128);
+            bq[i] = rnd(8) == 0 ? (int32_t)(2147483647u - rnd(1000)) : (int32_t)rnd(20001) - 10000;
+            sc[i] = rnd(10) == 0 ? 3e30f : 1.0f / (float)(1 + rnd(20000));
+        }
+        qrt_conv1d_quant q = {wz, bq, sc, NULL};
+        if (qrt_dwconv2d_u8_ref(&p, x, w, &q, y0) != QRT_OK) {
+            printf("reference refused case %d\n", done);
+            return 1;
+        }
+        for (size_t v = 0; v < sizeof isas / sizeof isas[0]; ++v) {
+            if (qrt_dwconv2d_variant(isas[v]) != isas[v]) continue;
+            for (int threads = 1; threads <= 3; threads += 2) {
+                const size_t need = qrt_dwconv2d_u8_scratch_size(&p, isas[v], threads);
+                void *scr = malloc(need ? need : 1);
+                memset(scr, 0x5A, need ? need : 1); /* the kernels write every zero they read */
+                memset(y1, 0xA5, yn);
+                const qrt_status st =
+                    qrt_dwconv2d_u8(&p, x, w, &q, y1, scr, need, isas[v], threads);
+                free(scr);
+                if (st != QRT_OK || memcmp(y0, y1, yn)) {
+                    size_t at = 0;
+                    while (at < yn && y0[at] == y1[at]) ++at;
+                    printf("mismatch case %d isa %s threads %d status %d at %zu: n%u c%u m%u "
+                           "%ux%u k%ux%u s%ux%u d%ux%u pad %u,%u -> %ux%u nhwc %d\n",
+                           done, qrt_isa_name(isas[v]), threads, (int)st, at, p.n, p.c_in,
+                           p.mult, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, pt, pl, p.ho,
+                           p.wo, nhwc);
+                    return 1;
+                }
+                checked += yn;
+            }
+        }
+        free(x), free(y0), free(y1), free(w), free(wz), free(bq), free(sc);
+        ++done;
+    }
+    printf("ok %d %llu\n", cases, (unsigned long long)checked);
+    return 0;
+}

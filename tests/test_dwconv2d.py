@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The direct depthwise conv2d kernel (include/qrt/dwconv2d.h): every variant == the reference
+== the im2col + GEMM path (itself == torch, tests/test_conv2d.py) on random and edge
+geometries without torch (these run under qemu on Arm); == torch qnnpack where torch is
+installed; threads; the ASan/UBSan C driver."""
+
+import numpy as np
+import pytest
+
+import qrt
+import qrt.nn as qnn
+from qrt import _conv1d
+
+from test_conv2d import _case, _torch
+
+DW_VARIANTS = [v for v in _conv1d.dw_variants() if v != 0]
+IDS = [_conv1d.ISA_NAMES[v] for v in DW_VARIANTS]
+
+
+def test_dw_variants_listed():
+    from qrt import _cpu
+    vs = _conv1d.dw_variants()
+    assert vs[0] == 0 and _conv1d.dw_isa() in vs and _conv1d.dw_variant(0) == 0
+    for v in vs:
+        assert _conv1d.dw_variant(v) == v  # a supported variant can be forced
+    assert _cpu.selected()["dwconv2d"] == _conv1d.ISA_NAMES[_conv1d.dw_isa()]
+    f = _cpu.features()
+    if _cpu.force_ref:
+        assert vs == [0]
+    elif _cpu.compiled_for == "x86_64":
+        assert _conv1d.dw_isa() == (2 if f["avx512vnni"] else 1 if f["avx2"] else 0)
+    elif _cpu.compiled_for in ("aarch64", "armv7"):
+        assert _conv1d.dw_isa() == (3 if f["neon"] else 0)  # dot-product CPUs run NEON
+
+
+def _dw_case(rng, n, c, mult, h, w, k, s, p, d, *, per_channel, act, wzp=True):
+    kh, kw = k
+    co = c * mult
+    wi = rng.integers(-128, 128, (co, 1, kh, kw)).astype(np.int8)
+    if rng.random() < 0.2:  # extreme weights and inputs: the widest accumulators
+        wi[:] = rng.choice([-128, 127], wi.shape)
+    if per_channel:
+        zp = rng.integers(-128, 128, co) if wzp else np.zeros(co, np.int64)
+        qw = qrt.from_int_repr_per_channel(wi, rng.uniform(0.002, 0.02, co), zp, 0, qrt.qint8)
+    else:
+        qw = qrt.from_int_repr(wi, 0.01, int(rng.integers(-128, 128)) if wzp else 0, qrt.qint8)
+    xi = rng.integers(0, 256, (n, c, h, w)).astype(np.uint8)
+    return dict(n=n, ci=c, co=co, k=k, s=s, p=p, d=d, g=c, relu=act == "relu", act=act, qw=qw,
+                bias=rng.standard_normal(co).astype(np.float32),
+                x=qrt.from_int_repr(xi, 0.02, int(rng.integers(0, 256))),
+                out=(0.05 * (1 + rng.random()), int(rng.integers(0, 256))))
+
+
+def _run(case, variant, direct=True, x=None):
+    old = qnn.Conv2d._dw_direct
+    qnn.Conv2d._dw_direct = direct
+    try:
+        m = (qnn.ConvReLU2d if case["relu"] else qnn.Conv2d)(
+            case["ci"], case["co"], case["k"], case["s"], case["p"], case["d"], case["g"])
+        m.set_weight_bias(case["qw"], case["bias"])
+        m._set_output_qparams(*case["out"])
+        if case.get("act") == "clamp":
+            m._clamp = (40, 200)
+        m._variant = variant
+        return np.asarray(m(case["x"] if x is None else x).int_repr())
+    finally:
+        qnn.Conv2d._dw_direct = old
+
+
+def _random_geometry(rng, big=False):
+    k = (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+    s = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    d = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+    reach = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
+    p = tuple(int(rng.integers(0, r + 1)) for r in (reach[0], reach[0], reach[1], reach[1]))
+    h = max(reach[0] - p[0] - p[1], 1) + int(rng.integers(0, 40 if big else 9))
+    w = max(reach[1] - p[2] - p[3], 1) + int(rng.integers(0, 70 if big else 9))
+    return h, w, k, s, p, d
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dw_random_variants_vs_reference(seed):
+    rng = np.random.default_rng(4400 + seed)
+    for i in range(40):
+        h, w, k, s, p, d = _random_geometry(rng, big=i % 5 == 0)
+        c = int(rng.integers(1, 40 if i % 4 == 0 else 6))
+        case = _dw_case(rng, int(rng.integers(1, 3)), c, int(rng.choice([1, 1, 2, 3])), h, w, k,
+                        s, p, d, per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3])
+        want = _run(case, 0, direct=False)  # im2col + the conv1d reference
+        cfg = (case["x"].shape, case["co"], k, s, p, d)
+        np.testing.assert_array_equal(_run(case, 0), want, err_msg=f"ref {cfg}")
+        for v in DW_VARIANTS:
+            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg}")
+
+
+# (n, c, mult, h, w, k, s, p(t, b, l, r), d): MobileNet layers, 1x1 images, tile edges
+# (flat outputs around 16 / 32 / 64), big channel counts, stride 2 with odd sizes, dilation
+EDGES = [
+    (1, 32, 1, 112, 112, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    (1, 96, 1, 112, 112, (3, 3), (2, 2), (0, 1, 0, 1), (1, 1)),
+    (1, 960, 1, 7, 7, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    (1, 8, 1, 1, 1, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    (1, 8, 2, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),
+    (2, 5, 2, 9, 31, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    (1, 3, 1, 4, 61, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    (1, 3, 1, 2, 63, (1, 3), (1, 1), (0, 0, 1, 2), (1, 1)),
+    (1, 3, 1, 5, 65, (3, 3), (1, 2), (1, 1, 1, 1), (1, 1)),
+    (1, 4, 1, 16, 16, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),
+    (1, 40, 1, 9, 9, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1)),
+    (1, 6, 3, 17, 17, (7, 7), (3, 3), (3, 3, 3, 3), (1, 1)),
+    (1, 2, 1, 3, 40, (2, 2), (5, 7), (2, 2, 2, 2), (1, 1)),  # stride > kernel
+    (1, 1, 4, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # c_in 1: a dense conv
+]
+
+
+@pytest.mark.parametrize("cfg", EDGES, ids=[str(i) for i in range(len(EDGES))])
+def test_dw_edges_variants_vs_reference(cfg):
+    rng = np.random.default_rng(hash(str(cfg)) % 2**32)
+    for pc, act in ((False, "none"), (True, "relu"), (True, "clamp")):
+        case = _dw_case(rng, *cfg, per_channel=pc, act=act)
+        want = _run(case, 0, direct=False)
+        np.testing.assert_array_equal(_run(case, 0), want, err_msg=str(cfg))
+        for v in DW_VARIANTS:
+            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{cfg} {v}")
+
+
+def test_dw_strided_and_unbatched_input():
+    """NHWC-strided (channels-last view) and unbatched [C, H, W] inputs read in place."""
+    rng = np.random.default_rng(5)
+    case = _dw_case(rng, 2, 12, 2, 11, 13, (3, 3), (2, 1), (1, 1, 1, 1), (1, 1),
+                    per_channel=True, act="relu")
+    want = _run(case, 0, direct=False)
+    x = case["x"]
+    nhwc = qrt.from_int_repr(np.ascontiguousarray(np.asarray(x.int_repr()).transpose(0, 2, 3, 1)),
+                             x.q_scale(), x.q_zero_point()).permute(0, 3, 1, 2)
+    assert not nhwc.is_contiguous()
+    x1 = qrt.from_int_repr(np.asarray(x.int_repr())[1], x.q_scale(), x.q_zero_point())
+    for v in [0] + DW_VARIANTS:
+        np.testing.assert_array_equal(_run(case, v, x=nhwc), want)
+        np.testing.assert_array_equal(_run(case, v, x=x1), want[1])
+
+
+def test_dw_threads():
+    rng = np.random.default_rng(6)
+    old_t, old_w = qrt.get_num_threads(), _conv1d._set_dw_mt_min_work(0)
+    try:
+        for cfg in EDGES[:3] + EDGES[5:6]:
+            case = _dw_case(rng, *cfg, per_channel=True, act="relu")
+            qrt.set_num_threads(1)
+            want = _run(case, 0)
+            for t in (2, 3, 5):
+                qrt.set_num_threads(t)
+                for v in DW_VARIANTS:
+                    np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{cfg} {t}")
+    finally:
+        qrt.set_num_threads(old_t)
+        _conv1d._set_dw_mt_min_work(old_w)
+
+
+def test_dw_vs_torch():
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    for i in range(24):
+        h, w, k, s, p, d = _random_geometry(rng, big=i % 4 == 0)
+        ph, pw = p[0], p[2]  # torch: symmetric padding
+        h = max(h, d[0] * (k[0] - 1) + 1 - 2 * ph)
+        w = max(w, d[1] * (k[1] - 1) + 1 - 2 * pw)
+        c, mult = int(rng.integers(1, 24)), int(rng.choice([1, 2]))
+        case = _case(rng, int(rng.integers(1, 3)), c, c * mult, h, w, k, s, (ph, pw), d, c,
+                     bool(i & 1), bool(i & 2))
+        want = _torch(case)
+        for v in [0] + DW_VARIANTS:
+            np.testing.assert_array_equal(_run(case, v), want, err_msg=str((case["x"].shape, k)))
+    for cfg in EDGES[:3]:
+        n, c, mult, h, w, k, s, p, d = cfg
+        case = _case(rng, n, c, c * mult, h, w, k, s, (p[0], p[2]), d, c, True, True)
+        if p[0] != p[1]:
+            continue
+        np.testing.assert_array_equal(_run(case, -1), _torch(case), err_msg=str(cfg))
+
+
+def test_dw_hostile_geometry():
+    w = np.zeros((2, 9), np.int8)
+    z = np.zeros(2, np.int32)
+    f = np.ones(2, np.float32)
+    with pytest.raises(ValueError):  # zero output size
+        _conv1d.DwPlan(w, z, z, f, (1, 2, 3, 3), (18, 9, 3, 1), (3, 3), (1, 1), (1, 1), (0, 0),
+                       (0, 1))
+    with pytest.raises(ValueError):  # weight does not match the kernel
+        _conv1d.DwPlan(w, z, z, f, (1, 2, 3, 3), (18, 9, 3, 1), (2, 2), (1, 1), (1, 1), (0, 0),
+                       (2, 2))
+    p = _conv1d.DwPlan(w, z, z, f, (1, 2, 3, 3), (18, 9, 3, 1), (3, 3), (1, 1), (1, 1),
+                       (1, 1), (3, 3))
+    with pytest.raises(ValueError):
+        p.run_u8(np.zeros(17, np.uint8), 0, np.zeros(18, np.uint8), 0)  # input too small
+    with pytest.raises(ValueError):
+        p.run_u8(np.zeros(18, np.uint8), 0, np.zeros(17, np.uint8), 0)  # output too small
+    out = np.full(18, 7, np.uint8)
+    p.run_u8(np.zeros(18, np.uint8), 0, out, 0)
+    assert (out == 0).all()
+
+
+def test_dw_c_driver_sanitized(tmp_path):
+    """tests/c/dwconv2d_sanitize.c under AddressSanitizer + UBSan: every variant this CPU runs,
+    on 1 and 3 threads, == the reference on exact-size buffers."""
+    import pathlib
+    import shutil
+    import subprocess
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    exe = tmp_path / "dwconv2d_sanitize"
+    cmd = [cc, "-std=c11", "-g", "-O1", "-ffp-contract=off", "-fsanitize=address,undefined",
+           "-fno-sanitize-recover=all", f"-I{root / 'include'}",
+           str(root / "tests" / "c" / "dwconv2d_sanitize.c"), "-o", str(exe), "-lpthread",
+           "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
+    r = subprocess.run([str(exe), "400", "9"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
