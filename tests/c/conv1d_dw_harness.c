@@ -16,7 +16,11 @@
  *
  * stdin:  uint32 mode, cases, seed, dot   (mode 0: random test, dot: also test __neondot;
  *         otherwise one run of a benchmark shape for instruction counts, see bench())
- * stdout: "ok <cases> <calls> <dw-calls>" or "MISMATCH ..." / "CANARY ..." (exit 1).
+ * GEMM cases (kernel 1, stride 1, groups 1: the microkernel path of src/neon/conv1d_neon_gemm.h
+ * on aarch64), cases / 4 + 1 of them, follow: see gemm_case().
+ *
+ * stdout: "ok <cases> <calls> <dw-calls> <gemm-calls>" or "MISMATCH ..." / "CANARY ..." /
+ *         "GEMM-MISMATCH ..." (exit 1).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -416,8 +420,10 @@ static void gemm_case(int c, int dot, long *calls) {
 }
 
 /* One benchmark shape once (for instruction counts): mode % 10 = 1: reference, 2: __neon,
- * 3: __neondot; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1, groups 64),
- * 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4); 9: setup only. */
+ * 3: __neondot, 9: setup only; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1,
+ * groups 64), 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4), 2..5:
+ * MobileNetV2's 1x1 convs as kernel-1 GEMMs (c_in -> c_out @ positions: 16 -> 96 @ 12544,
+ * 144 -> 24 @ 3136, 96 -> 576 @ 196, 320 -> 1280 @ 49). */
 static void bench(int mode) {
     static uint8_t x[320000], y[1300000];
     static int8_t bw[409600];
@@ -487,13 +493,14 @@ static void run(void) {
     }
     setup_arena();
     setup_gemm();
-    long calls = 0, dw = 0;
+    long calls = 0, dw = 0, gcalls = 0;
     for (uint32_t c = 0; c < in[1]; ++c) dw += one_case((int)c, (int)in[3], &calls);
-    for (uint32_t c = 0; c < in[1] / 4 + 1; ++c) gemm_case((int)c, (int)in[3], &calls);
+    for (uint32_t c = 0; c < in[1] / 4 + 1; ++c) gemm_case((int)c, (int)in[3], &gcalls);
     out("ok ");
     outi(in[1]);
     outi(calls);
     outi(dw);
+    outi(gcalls);
     out("\n");
 }
 
