@@ -113,7 +113,7 @@ qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void
 }
 
 /** The GEMM path of qrt_conv1d_u8__neon() (p checked, qrt__conv1d_gemm_ok(p)). */
-QRT_NEON_FN static void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const uint8_t *x,
+QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const uint8_t *x,
                                                const int8_t *w, const qrt_conv1d_quant *q,
                                                void *out) {
     int16_t wq[QRT__GEMM_MAX_CIN * 8]; /* [ci][8 channels] w - w_zero */
@@ -122,11 +122,39 @@ QRT_NEON_FN static void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const
     qrt__gemm_rq rq;
     qrt__gemm_rq_init(p, &rq);
     for (int64_t oc0 = 0; oc0 < p->c_out; oc0 += 8) {
+        const int8_t *wr[8];
+        int8x8_t wzv[8];
         for (int r = 0; r < 8; ++r) {
             const int64_t oc = oc0 + r < p->c_out ? oc0 + r : p->c_out - 1;
-            const int8_t *wr = w + oc * ci_n;
-            const int32_t wz = q->weight_zero[oc];
-            for (int64_t ci = 0; ci < ci_n; ++ci) wq[ci * 8 + r] = (int16_t)(wr[ci] - wz);
+            wr[r] = w + oc * ci_n;
+            wzv[r] = vdup_n_s8((int8_t)q->weight_zero[oc]);
+        }
+        int64_t c8 = 0;
+        for (; c8 + 8 <= ci_n; c8 += 8) { /* 8 x 8 int16 transpose of w - wz */
+            int16x8_t v[8];
+            for (int r = 0; r < 8; ++r) v[r] = vsubl_s8(vld1_s8(wr[r] + c8), wzv[r]);
+            int16x8_t t[8];
+            for (int r = 0; r < 8; r += 2)
+                t[r] = vtrn1q_s16(v[r], v[r + 1]), t[r + 1] = vtrn2q_s16(v[r], v[r + 1]);
+            int32x4_t u[8];
+#define QRT__T32(a, b, i, j)                                                                       \
+    u[i] = vtrn1q_s32(vreinterpretq_s32_s16(t[a]), vreinterpretq_s32_s16(t[b]));                   \
+    u[j] = vtrn2q_s32(vreinterpretq_s32_s16(t[a]), vreinterpretq_s32_s16(t[b]))
+            QRT__T32(0, 2, 0, 2); /* u0: columns 0, 4; u2: 2, 6 (rows 0..3) */
+            QRT__T32(1, 3, 1, 3); /* u1: 1, 5; u3: 3, 7 */
+            QRT__T32(4, 6, 4, 6);
+            QRT__T32(5, 7, 5, 7);
+#undef QRT__T32
+            int16_t *d = wq + c8 * 8;
+            for (int c = 0; c < 4; ++c) {
+                const int64x2_t lo = vreinterpretq_s64_s32(u[c]), hi = vreinterpretq_s64_s32(u[c + 4]);
+                vst1q_s16(d + 8 * c, vreinterpretq_s16_s64(vtrn1q_s64(lo, hi)));
+                vst1q_s16(d + 8 * (c + 4), vreinterpretq_s16_s64(vtrn2q_s64(lo, hi)));
+            }
+        }
+        for (int r = 0; r < 8; ++r) {
+            const int32_t wz = q->weight_zero[oc0 + r < p->c_out ? oc0 + r : p->c_out - 1];
+            for (int64_t ci = c8; ci < ci_n; ++ci) wq[ci * 8 + r] = (int16_t)(wr[r][ci] - wz);
         }
         int32_t bias[8];
         int small = 1;
