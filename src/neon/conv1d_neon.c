@@ -5,6 +5,7 @@
  *        armv7: this translation unit alone is compiled with -mfpu=neon (meson.build).
  */
 #include "conv1d_neon_common.h"
+#include "conv1d_neon_gemm.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Depthwise path: lanes over time                                                           */
@@ -340,6 +341,12 @@ QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uin
         qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
         return QRT_OK;
     }
+#if defined(__aarch64__)
+    if (qrt__conv1d_gemm_ok(p)) { /* kernel-1 GEMM (1x1 conv2d): conv1d_neon_gemm.h */
+        qrt__conv1d_gemm__neon(p, x, w, q, out);
+        return QRT_OK;
+    }
+#endif
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const int64_t taps = cg * (int64_t)p->kernel;
     if (taps < 16) /* no full vector per output: the plain loop is faster */

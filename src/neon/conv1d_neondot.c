@@ -6,6 +6,7 @@
  */
 #include <arm_neon.h>
 #include "conv1d_neon_common.h"
+#include "conv1d_neon_gemm.h"
 #include "qrt/neon/conv1d_neondot.h"
 
 #define QRT_NEONDOT_FN __attribute__((target("arch=armv8.2-a+dotprod")))
@@ -47,6 +48,128 @@ QRT_NEONDOT_FN static inline int32_t qrt__conv1d_dot__neondot(const uint8_t *xs,
     return (int32_t)acc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* GEMM path (conv1d_neon_gemm.h's case): sdot over 4-channel groups                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Output channels whose sum_ci w is kept per pass (stack). */
+#define QRT__GEMM_OC_CHUNK 1024
+
+/**
+ * The GEMM path of qrt_conv1d_u8__neondot() (p checked, qrt__conv1d_gemm_ok(p)).  Per block of
+ * 8 positions the input is packed once as x' = x ^ 0x80 = x - 128 (int8) in [ci/4][8 pos][4]
+ * order, zero past c_in up to a multiple of 16 (xp), with sum_ci (x - xz) per position.  Each
+ * tile of 8 output channels then reads 16 weights of each channel in place (one int8x16 per
+ * channel: four 4-channel groups) and runs 8 indexed sdots per group and position quad:
+ *   sum (x - xz)(w - wz) = sum x' w + (128 - xz) sum w - wz sum (x - xz)   (mod 2^32).
+ * Weight bytes read past a row's c_in belong to the next row and meet x' = 0; the last row,
+ * whose rounded-up read would leave the array, is read from a zero-padded copy.
+ */
+QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
+                                                     const uint8_t *x, const int8_t *w,
+                                                     const qrt_conv1d_quant *q, void *out) {
+    int8_t xp[QRT__GEMM_MAX_CIN * 8] __attribute__((aligned(16)));
+    int8_t wlast[QRT__GEMM_MAX_CIN] __attribute__((aligned(16)));
+    uint32_t kc[QRT__GEMM_OC_CHUNK + 8]; /* (128 - xz) sum w + bias, per output channel */
+    uint8_t small[QRT__GEMM_OC_CHUNK / 8]; /* qrt__gemm_small_y for all, per block of 8 */
+    uint8_t wzany[QRT__GEMM_OC_CHUNK / 8]; /* some w_zero != 0, per block of 8 */
+    const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15, len = p->len_out;
+    const int64_t co_n = p->c_out;
+    const int32_t xz = p->input_zero;
+    const int8x16_t ones = vdupq_n_s8(1);
+    const uint8x8_t flip = vdup_n_u8(0x80);
+    qrt__gemm_rq rq;
+    qrt__gemm_rq_init(p, &rq);
+    for (int64_t i = 0; i < c16; ++i) wlast[i] = i < ci_n ? w[(co_n - 1) * ci_n + i] : 0;
+    for (int64_t i = ci_n; i < c16; ++i) /* the padded channels of xp stay 0 */
+        for (int j = 0; j < 8; ++j) xp[(i >> 2) * 32 + j * 4 + (i & 3)] = 0;
+    for (int64_t ocb = 0; ocb < co_n; ocb += QRT__GEMM_OC_CHUNK) {
+        const int64_t oce = ocb + QRT__GEMM_OC_CHUNK < co_n ? ocb + QRT__GEMM_OC_CHUNK : co_n;
+        for (int64_t oc = ocb; oc < oce; ++oc) {
+            const int8_t *wr = oc == co_n - 1 ? wlast : w + oc * ci_n;
+            int32x4_t s = vdupq_n_s32(0);
+            int64_t i = 0;
+            for (; i + 16 <= ci_n; i += 16) s = vdotq_s32(s, vld1q_s8(wr + i), ones);
+            int32_t ws = vaddvq_s32(s);
+            for (; i < ci_n; ++i) ws += wr[i];
+            kc[oc - ocb] = (uint32_t)(128 - xz) * (uint32_t)ws + (uint32_t)q->bias_q[oc];
+            const int64_t b = (oc - ocb) / 8;
+            if ((oc - ocb) % 8 == 0) small[b] = 1, wzany[b] = 0;
+            if (!qrt__gemm_small_y(ci_n, q->bias_q[oc], q->scale[oc])) small[b] = 0;
+            if (q->weight_zero[oc] != 0) wzany[b] = 1;
+        }
+        for (int64_t oc = oce; oc < oce + 8; ++oc) kc[oc - ocb] = 0; /* rows not stored */
+        for (int64_t n = 0; n < p->n; ++n) {
+            const uint8_t *xn = x + n * p->x_stride_n;
+            for (int64_t t0 = 0; t0 < len; t0 += 8) {
+                const int64_t t = t0 + 8 <= len ? t0 : len - 8;
+                /* pack: four rows of 8 bytes -> 32 bytes [pos][4 channels], x ^ 0x80 */
+                int32x4_t sx0 = vdupq_n_s32(0), sx1 = vdupq_n_s32(0);
+                for (int64_t g = 0; g * 4 < ci_n; ++g) {
+                    uint8x8_t r[4];
+                    for (int k = 0; k < 4; ++k)
+                        r[k] = g * 4 + k < ci_n
+                                   ? veor_u8(vld1_u8(xn + (g * 4 + k) * p->x_stride_c + t), flip)
+                                   : vdup_n_u8(0);
+                    const uint8x16_t ab = vcombine_u8(vzip1_u8(r[0], r[1]), vzip2_u8(r[0], r[1]));
+                    const uint8x16_t cd = vcombine_u8(vzip1_u8(r[2], r[3]), vzip2_u8(r[2], r[3]));
+                    const int8x16_t lo = vreinterpretq_s8_u16(
+                        vzip1q_u16(vreinterpretq_u16_u8(ab), vreinterpretq_u16_u8(cd)));
+                    const int8x16_t hi = vreinterpretq_s8_u16(
+                        vzip2q_u16(vreinterpretq_u16_u8(ab), vreinterpretq_u16_u8(cd)));
+                    vst1q_s8(xp + g * 32, lo);
+                    vst1q_s8(xp + g * 32 + 16, hi);
+                    sx0 = vdotq_s32(sx0, lo, ones);
+                    sx1 = vdotq_s32(sx1, hi, ones);
+                }
+                /* sum (x - xz) = sum x' + (128 - xz) c_in, mod 2^32 */
+                const int32x4_t off = vdupq_n_s32((int32_t)((uint32_t)(128 - xz) * (uint32_t)ci_n));
+                sx0 = vaddq_s32(sx0, off);
+                sx1 = vaddq_s32(sx1, off);
+                for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8) {
+                    const int8_t *wr[8];
+                    if (oc0 + 8 < co_n) /* the last row (wlast) is not in this tile */
+                        for (int r = 0; r < 8; ++r) wr[r] = w + (oc0 + r) * ci_n;
+                    else
+                        for (int r = 0; r < 8; ++r) {
+                            const int64_t oc = oc0 + r < co_n ? oc0 + r : co_n - 1;
+                            wr[r] = oc == co_n - 1 ? wlast : w + oc * ci_n;
+                        }
+                    int32x4_t acc[16];
+                    const uint32_t *kt = kc + (oc0 - ocb);
+                    for (int r = 0; r < 8; ++r) /* start: (128 - xz) sum w + bias */
+                        acc[2 * r] = acc[2 * r + 1] = vdupq_n_s32((int32_t)kt[r]);
+                    const int8_t *xq = xp;
+                    for (int64_t i = 0; i < c16; i += 16, xq += 128) {
+                        int8x16_t wv[8];
+                        for (int r = 0; r < 8; ++r) wv[r] = vld1q_s8(wr[r] + i);
+#define QRT__DOT(g)                                                                                \
+    do {                                                                                           \
+        const int8x16_t x0_ = vld1q_s8(xq + 32 * (g)), x1_ = vld1q_s8(xq + 32 * (g) + 16);         \
+        for (int r = 0; r < 8; ++r) {                                                              \
+            acc[2 * r] = vdotq_laneq_s32(acc[2 * r], x0_, wv[r], g);                               \
+            acc[2 * r + 1] = vdotq_laneq_s32(acc[2 * r + 1], x1_, wv[r], g);                       \
+        }                                                                                          \
+    } while (0)
+                        QRT__DOT(0);
+                        QRT__DOT(1);
+                        QRT__DOT(2);
+                        QRT__DOT(3);
+#undef QRT__DOT
+                    }
+                    if (wzany[(oc0 - ocb) / 8])
+                        for (int r = 0; r < 8; ++r) { /* - wz sum (x - xz) */
+                            const int32_t wz = q->weight_zero[oc0 + r < oce ? oc0 + r : oce - 1];
+                            acc[2 * r] = vmlsq_n_s32(acc[2 * r], sx0, wz);
+                            acc[2 * r + 1] = vmlsq_n_s32(acc[2 * r + 1], sx1, wz);
+                        }
+                    qrt__gemm_store_tile(p, q, out, n, oc0, oce, t, acc, &rq, small[(oc0 - ocb) / 8]);
+                }
+            }
+        }
+    }
+}
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(); sdot inner products.  Bit-exact with _ref.
  * @param[in]  p   geometry, strides, zero points (checked here by qrt_conv1d_check)
@@ -63,6 +186,10 @@ QRT_NEONDOT_FN qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params *p, con
     if (st != QRT_OK) return st;
     if (qrt__conv1d_dw_ok(p)) { /* depthwise / c_in = 1: conv1d_neon.h's lanes over time */
         qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
+        return QRT_OK;
+    }
+    if (qrt__conv1d_gemm_ok(p)) { /* kernel-1 GEMM (1x1 conv2d): conv1d_neon_gemm.h */
+        qrt__conv1d_gemm__neondot(p, x, w, q, out);
         return QRT_OK;
     }
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;

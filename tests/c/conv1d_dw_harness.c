@@ -16,7 +16,11 @@
  *
  * stdin:  uint32 mode, cases, seed, dot   (mode 0: random test, dot: also test __neondot;
  *         otherwise one run of a benchmark shape for instruction counts, see bench())
- * stdout: "ok <cases> <calls> <dw-calls>" or "MISMATCH ..." / "CANARY ..." (exit 1).
+ * GEMM cases (kernel 1, stride 1, groups 1: the microkernel path of src/neon/conv1d_neon_gemm.h
+ * on aarch64), cases / 4 + 1 of them, follow: see gemm_case().
+ *
+ * stdout: "ok <cases> <calls> <dw-calls> <gemm-calls>" or "MISMATCH ..." / "CANARY ..." /
+ *         "GEMM-MISMATCH ..." (exit 1).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -323,26 +327,134 @@ static int one_case(int c, int dot, long *calls) {
     return qrt__conv1d_dw_ok(&p);
 }
 
+/* GEMM-shaped cases (kernel 1, stride 1, groups 1: a 1x1 conv2d as [C_in][H*W]; the NEON
+ * microkernel path of conv1d_neon_gemm.h): c_in 16..300 (not only multiples of 4 / 16), c_out
+ * 1..40 and lengths 8..200 around the 8 x 8 tiles.  The input ends right before a PROT_NONE
+ * page, and so do the weights (their last row is the one a 16-byte read would overrun). */
+#define GX_PAGES 32
+#define GW_PAGES 4
+static uint8_t *gx_area, *gw_area;
+static void setup_gemm(void) {
+    const long a = sys6(SYS_MMAP, 0, (GX_PAGES + GW_PAGES + 2) * PAGE, 3, 0x22, -1, 0);
+    if (a < 0 && a > -4096) die("mmap failed");
+    gx_area = (uint8_t *)a;
+    gw_area = gx_area + (GX_PAGES + 1) * PAGE;
+    if (sys6(SYS_MPROTECT, (long)(gx_area + GX_PAGES * PAGE), PAGE, 0, 0, 0, 0) != 0 ||
+        sys6(SYS_MPROTECT, (long)(gw_area + GW_PAGES * PAGE), PAGE, 0, 0, 0, 0) != 0)
+        die("mprotect failed");
+}
+static const uint32_t GEDGE[] = {8, 9, 15, 16, 17, 23, 24, 25, 31, 49, 56, 63, 64, 65, 196, 200};
+static void gemm_case(int c, int dot, long *calls) {
+    qrt_conv1d_params p;
+    memset(&p, 0, sizeof p);
+    static const uint32_t CI[] = {16, 17, 19, 20, 24, 28, 31, 32, 33, 47, 48, 63, 96, 144, 161};
+    static int32_t gwz[64], gbq[64];
+    static float gsc[64], gbf[64];
+    p.n = 1 + rnd(2);
+    p.c_in = rnd(4) == 0 ? 16 + rnd(285) : CI[rnd(sizeof CI / sizeof CI[0])];
+    p.c_out = rnd(3) == 0 ? 1 + rnd(40) : 8 * (1 + rnd(4)) + rnd(3) - 1;
+    p.len_out = rnd(3) == 0 ? 8 + rnd(193) : GEDGE[rnd(sizeof GEDGE / sizeof GEDGE[0])];
+    p.len_in = p.len_out + (rnd(3) == 0 ? rnd(5) : 0);
+    while ((int64_t)p.n * p.c_in * p.len_in > GX_PAGES * PAGE) p.len_out = p.len_in /= 2;
+    if (p.len_out < 8) p.len_out = p.len_in = 8, p.n = 1;
+    if (p.c_out * p.c_in > GW_PAGES * PAGE) p.c_out = GW_PAGES * PAGE / p.c_in;
+    p.kernel = 1, p.stride = 1, p.dilation = 1 + rnd(2), p.groups = 1;
+    p.x_stride_t = 1, p.x_stride_c = p.len_in, p.x_stride_n = (int64_t)p.c_in * p.len_in;
+    const int64_t nx = p.x_stride_n * p.n;
+    uint8_t *x0 = gx_area + GX_PAGES * PAGE - nx;
+    const int xfew = rnd(4) == 0; /* few distinct values: saturated sums */
+    for (int64_t i = 0; i < nx; ++i) x0[i] = xfew ? (rnd(2) ? 255 : 0) : (uint8_t)rnd(256);
+    int8_t *w0 = (int8_t *)(gw_area + GW_PAGES * PAGE - (int64_t)p.c_out * p.c_in);
+    for (int64_t i = 0; i < (int64_t)p.c_out * p.c_in; ++i)
+        w0[i] = rnd(8) == 0 ? (rnd(2) ? -128 : 127) : (int8_t)((int)rnd(256) - 128);
+    p.out_kind = QRT_CONV1D_OUT_U8;
+    p.y_stride_t = 1;
+    p.y_stride_c = p.len_out + YGAP + rnd(3);
+    p.y_stride_n = p.y_stride_c * p.c_out;
+    p.input_zero = rnd(4) == 0 ? (rnd(2) ? 0 : 255) : (int32_t)rnd(256);
+    p.output_zero = (int32_t)rnd(256);
+    p.output_min = rnd(3) == 0 ? p.output_zero : (int32_t)rnd(p.output_zero + 1);
+    p.output_max = rnd(3) == 0 ? 255 : p.output_min + (int32_t)rnd(256 - p.output_min);
+    const int asym = rnd(3) != 0;
+    const float shared = rand_scale();
+    const int per_channel = rnd(2);
+    for (uint32_t o = 0; o < p.c_out; ++o) {
+        gwz[o] = asym ? (rnd(6) == 0 ? (rnd(2) ? -128 : 127) : (int32_t)rnd(256) - 128) : 0;
+        gbq[o] = rand_bias();
+        gsc[o] = per_channel ? rand_scale() : (rnd(2) ? shared : 1.0f / (float)(1 + rnd(20000)));
+        gbf[o] = 0;
+    }
+    const qrt_conv1d_quant q = {gwz, gbq, gsc, gbf};
+    const size_t ny = (size_t)(p.y_stride_n * p.n);
+    if (ny + 16 > sizeof ybuf_ref) die("output buffer too small");
+    memset(ybuf_ref, CANARY, ny + 16);
+    if (qrt_conv1d_u8_ref(&p, x0, w0, &q, ybuf_ref) != QRT_OK) die("reference rejected a case");
+    conv_fn fns[2] = {qrt_conv1d_u8__neon, 0};
+#if defined(__aarch64__)
+    if (dot) fns[1] = qrt_conv1d_u8__neondot;
+#else
+    (void)dot;
+#endif
+    for (int f = 0; f < 2 && fns[f]; ++f) {
+        memset(ybuf_got, CANARY, ny + 16);
+        const qrt_status st = fns[f](&p, x0, w0, &q, ybuf_got);
+        ++*calls;
+        for (size_t i = 0; i < ny + 16; ++i)
+            if (st != QRT_OK || ybuf_got[i] != ybuf_ref[i]) {
+                out("GEMM-MISMATCH case");
+                outi(c);
+                out("fn");
+                outi(f);
+                out("byte");
+                outi((int64_t)i);
+                out("want");
+                outi(ybuf_ref[i]);
+                out("got");
+                outi(ybuf_got[i]);
+                out(": n c_in c_out L L_out xz");
+                outi(p.n), outi(p.c_in), outi(p.c_out), outi(p.len_in), outi(p.len_out);
+                outi(p.input_zero);
+                die("");
+            }
+    }
+}
+
 /* One benchmark shape once (for instruction counts): mode % 10 = 1: reference, 2: __neon,
- * 3: __neondot; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1, groups 64),
- * 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4); 9: setup only. */
+ * 3: __neondot, 9: setup only; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1,
+ * groups 64), 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4), 2..5:
+ * MobileNetV2's 1x1 convs as kernel-1 GEMMs (c_in -> c_out @ positions: 16 -> 96 @ 12544,
+ * 144 -> 24 @ 3136, 96 -> 576 @ 196, 320 -> 1280 @ 49). */
 static void bench(int mode) {
-    static uint8_t x[64000], y[256000];
+    static uint8_t x[320000], y[1300000];
+    static int8_t bw[409600];
     const int af = mode / 10 == 1;
+    /* 2..5: MobileNetV2's 1x1 convs (kernel-1 GEMM): 16->96 @112x112, 144->24 @56x56,
+     * 96->576 @14x14, 320->1280 @7x7 */
+    static const uint32_t G[4][3] = {{16, 96, 12544}, {144, 24, 3136}, {96, 576, 196},
+                                     {320, 1280, 49}};
+    const int gm = mode / 10 >= 2 && mode / 10 <= 5;
     qrt_conv1d_params p;
     memset(&p, 0, sizeof p);
     p.n = 1, p.c_in = af ? 1 : 64, p.c_out = af ? 16 : 64, p.len_in = af ? 16000 : 1000;
     p.len_out = p.len_in, p.kernel = af ? 9 : 3, p.pad_left = af ? 4 : 1;
     p.stride = 1, p.dilation = 1, p.groups = af ? 1 : 64;
     p.x_stride_n = (int64_t)p.c_in * p.len_in, p.x_stride_c = p.len_in, p.x_stride_t = 1;
+    if (gm) {
+        const uint32_t *g = G[mode / 10 - 2];
+        p.c_in = g[0], p.c_out = g[1], p.len_in = p.len_out = g[2];
+        p.kernel = 1, p.pad_left = 0, p.groups = 1;
+        p.x_stride_n = (int64_t)p.c_in * p.len_in, p.x_stride_c = p.len_in;
+    }
     p.y_stride_n = (int64_t)p.c_out * p.len_out, p.y_stride_c = p.len_out, p.y_stride_t = 1;
     p.input_zero = 128, p.output_zero = 120, p.output_min = 0, p.output_max = 255;
     const int nx = (int)(p.c_in * p.len_in), ny = (int)(p.c_out * p.len_out);
     for (int i = 0; i < nx; ++i) x[i] = (uint8_t)rnd(256);
-    for (uint32_t i = 0; i < p.c_out * p.kernel; ++i) wbuf[i] = (int8_t)((int)rnd(256) - 128);
-    static int32_t bwz[64], bbq[64];
-    static float bsc[64], bbf[64];
-    for (int o = 0; o < 64; ++o)
+    const int8_t *wts = gm ? bw : wbuf;
+    for (uint32_t i = 0; i < p.c_out * (gm ? p.c_in : p.kernel); ++i)
+        (gm ? bw : wbuf)[i] = (int8_t)((int)rnd(256) - 128);
+    static int32_t bwz[1280], bbq[1280];
+    static float bsc[1280], bbf[1280];
+    for (int o = 0; o < 1280; ++o)
         bwz[o] = 0, bbq[o] = (int32_t)rnd(2001) - 1000, bsc[o] = 1e-3f, bbf[o] = 0;
     const qrt_conv1d_quant q = {bwz, bbq, bsc, bbf};
     /* called through a volatile pointer, as the library calls them: with run-time parameters,
@@ -356,7 +468,7 @@ static void bench(int mode) {
     else if (mode % 10 == 3)
         fn = qrt_conv1d_u8__neondot;
 #endif
-    const qrt_status st = fn ? fn(&p, x, wbuf, &q, y) : QRT_ERR_ARG;
+    const qrt_status st = fn ? fn(&p, x, wts, &q, y) : QRT_ERR_ARG;
     uint32_t h = 0;
     for (int i = 0; i < ny; ++i) h = h * 31u + y[i];
     out("bench");
@@ -380,12 +492,15 @@ static void run(void) {
         return;
     }
     setup_arena();
-    long calls = 0, dw = 0;
+    setup_gemm();
+    long calls = 0, dw = 0, gcalls = 0;
     for (uint32_t c = 0; c < in[1]; ++c) dw += one_case((int)c, (int)in[3], &calls);
+    for (uint32_t c = 0; c < in[1] / 4 + 1; ++c) gemm_case((int)c, (int)in[3], &gcalls);
     out("ok ");
     outi(in[1]);
     outi(calls);
     outi(dw);
+    outi(gcalls);
     out("\n");
 }
 

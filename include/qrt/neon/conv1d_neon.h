@@ -30,6 +30,16 @@
  * qrt__neon_requant16 and qrt__neon_cvt_rne.  Other cases with under 16 taps (strided input,
  * float output, stride > 2) still fill no vector, so they run the reference.
  *
+ * GEMM path (aarch64; kernel 1, stride 1, groups 1, no padding, unit time strides, uint8
+ * output, 16 <= c_in <= 1024, len_out >= 8: a 1x1 stride-1 conv2d read as [C_in][H*W], or an
+ * im2col'd conv): out[oc][t] = sum_ci w[oc][ci] x[ci][t] as 8 x 8 register tiles (16 int32x4
+ * accumulators starting at the bias).  Per block of 8 output channels, w - w_zero is packed once
+ * on the stack as int16 [c_in][8]; per input channel the 8 bytes x[ci][t..t+8) are loaded in
+ * place, widened to x - x_zero (vsubl_u8) and multiply-accumulated by the 8 channels' weights
+ * (vmlal(_high)_laneq_s16): exact, as above.  Requantization is vectorized (fcvtns and
+ * saturating narrowings) and bit-exact with qrt_requant_fp32_u8.  See
+ * src/neon/conv1d_neon_gemm.h.
+ *
  * armv7: Debian armhf's baseline has no NEON, so src/neon/conv1d_neon.c alone is compiled with
  * -mfpu=neon (its functions also keep target("fpu=neon")), and src/conv1d.c only calls them
  * when AT_HWCAP reports NEON.  aarch64: NEON is the baseline.

@@ -16,6 +16,15 @@
  * true sum fits int32 (qrt_conv1d_check), so the wrapped result equals the reference exactly.
  * Depthwise calls (qrt__conv1d_dw_ok) take conv1d_neon.h's depthwise path: one tap per output
  * position leaves nothing for a 4-byte dot product.
+ *
+ * GEMM calls (kernel 1, stride 1, groups 1: a 1x1 conv2d; see conv1d_neon.h's GEMM path for
+ * the exact case) run 8 x 8 register tiles instead: per block of 8 positions the input is
+ * packed once on the stack as x' in [c_in/4][8 positions][4] order (zero past c_in), with each
+ * position's sum of (x - xz); each tile of 8 output channels reads 16 weights per channel in
+ * place and runs indexed sdots (vdotq_laneq_s32: one 4-channel group of one channel against 4
+ * positions), so one sdot does 16 MACs.  The zero-point terms are folded as above, per output
+ * channel ((128 - xz) sum w + bias, computed once per call) and per position (wz sum (x - xz),
+ * skipped when the 8 channels' w_zero are all 0).  See src/neon/conv1d_neondot.c.
  */
 #ifndef QRT_CONV1D_NEONDOT_H
 #define QRT_CONV1D_NEONDOT_H

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file conv1d_neon_gemm.h
+ * @brief Private to src/neon (aarch64 only): the GEMM-shaped conv1d case (kernel 1, stride 1,
+ *        groups 1, no padding, unit time strides, uint8 output; a 1x1 stride-1 conv2d read as
+ *        [C_in][H*W]) as a register-blocked microkernel, out[oc][t] = sum_ci w[oc][ci] x[ci][t].
+ *
+ * Tiles of 8 output channels x 8 positions are held in 16 int32x4 accumulators.  The last
+ * position block of a row starts at len_out - 8 (it overlaps the previous one and rewrites the
+ * same bytes), so no position tail exists; output channels past c_out reuse the last channel's
+ * weights and are not stored.  Requantization is vectorized and bit-exact with
+ * qrt_requant_fp32_u8 (qrt__gemm_rq8).  Accumulation is exact modulo 2^32 and the exact sum fits
+ * int32 (qrt_conv1d_check), so the int32 lanes equal the reference's wrapped acc + bias.
+ *
+ * NEON (no dot product, qrt__conv1d_gemm__neon): for each block of 8 output channels,
+ * w - w_zero is packed once as int16 [c_in][8] on the stack; per input channel the 8 input bytes
+ * x[ci][t..t+8) are loaded in place and widened to x - x_zero (vsubl_u8), then 16
+ * vmlal(_high)_laneq_s16 add them times the 8 channels' weights.  The dot-product variant is in
+ * conv1d_neondot.c (qrt__conv1d_gemm__neondot).
+ */
+#ifndef QRT_SRC_CONV1D_NEON_GEMM_H
+#define QRT_SRC_CONV1D_NEON_GEMM_H
+
+#include "conv1d_neon_common.h"
+
+#if defined(__aarch64__)
+
+/** Largest c_in of the GEMM path (its stack buffers are sized by it). */
+#define QRT__GEMM_MAX_CIN 1024
+
+/** Whether p is the GEMM-shaped case the microkernels take (p already checked). */
+static inline int qrt__conv1d_gemm_ok(const qrt_conv1d_params *p) {
+    return p->groups == 1 && p->kernel == 1 && p->stride == 1 && p->pad_left == 0 &&
+           p->x_stride_t == 1 && p->y_stride_t == 1 && p->out_kind == QRT_CONV1D_OUT_U8 &&
+           p->len_out >= 8 && p->len_out <= p->len_in && p->c_in >= 16 &&
+           p->c_in <= QRT__GEMM_MAX_CIN;
+}
+
+/** Output constants of the GEMM path's requantization. */
+typedef struct {
+    int16x8_t zero;
+    uint8x8_t lo, hi;
+} qrt__gemm_rq;
+
+QRT_NEON_FN static inline void qrt__gemm_rq_init(const qrt_conv1d_params *p, qrt__gemm_rq *c) {
+    c->zero = vdupq_n_s16((int16_t)p->output_zero);
+    c->lo = vdup_n_u8((uint8_t)p->output_min);
+    c->hi = vdup_n_u8((uint8_t)p->output_max);
+}
+
+/**
+ * Whether every y = f32(f32(v) * scale) of an output channel has |y| < 2^22, v the wrapped
+ * acc + bias: |acc| <= c_in * 255 * 255, so |v| <= B = |bias| + c_in * 65025 (v = acc + bias
+ * when B < 2^31, and |v| <= 2^31 <= B otherwise), f32(v) rounds to at most B (1 + 2^-24) and
+ * |y| <= B (1 + 2^-24)^2 |scale|; tested with (1 + 2^-20)^2 in double.  NaN / inf fail it.
+ */
+static inline int qrt__gemm_small_y(int64_t c_in, int32_t bias, float scale) {
+    const double b = (double)(bias < 0 ? -(int64_t)bias : (int64_t)bias) + (double)c_in * 65025.0;
+    const double sc = scale < 0 ? -(double)scale : (double)scale;
+    const double g = 1.0 + 1.0 / 1048576.0;
+    return b * g * g * sc < 4194304.0;
+}
+
+/**
+ * 8 wrapped accumulators (bias included) of one output channel -> 8 uint8, bit-exact with
+ * qrt_requant_fp32_u8: y = f32(f32(acc) * scale) (scvtf and fmul round to nearest even, no
+ * flush to zero on aarch64 Linux), r = rne(y) (fcvtns) where |y| < 2^31, else INT32_MIN (the
+ * range select, as qrt_cvt_f32_s32_rne; skipped when `small`: qrt__gemm_small_y), then
+ * clamp(r + zero, lo, hi) through saturating narrowings (int32 -> int16, + zero in int16,
+ * int16 -> uint8, then the clamp): each saturation is monotone and the identity on 0..255,
+ * which holds [lo, hi], so the result equals the reference's.
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) uint8x8_t
+qrt__gemm_rq8(int32x4_t a, int32x4_t b, float32x4_t scale, const qrt__gemm_rq *c,
+              const int small) {
+    const float32x4_t ya = vmulq_f32(vcvtq_f32_s32(a), scale);
+    const float32x4_t yb = vmulq_f32(vcvtq_f32_s32(b), scale);
+    int32x4_t ra = vcvtnq_s32_f32(ya), rb = vcvtnq_s32_f32(yb);
+    if (!small) {
+        const float32x4_t lim = vdupq_n_f32(2147483648.0f);
+        const int32x4_t imin = vdupq_n_s32(INT32_MIN);
+        ra = vbslq_s32(vcaltq_f32(ya, lim), ra, imin);
+        rb = vbslq_s32(vcaltq_f32(yb, lim), rb, imin);
+    }
+    const int16x8_t h = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(ra), rb), c->zero);
+    return vmin_u8(vmax_u8(vqmovun_s16(h), c->lo), c->hi);
+}
+
+/**
+ * Requantize and store one 8 x 8 tile, output channel oc0 + r at acc[2r] (t..t+3), acc[2r+1];
+ * channels from oce on are not stored.  `small`: qrt__gemm_small_y holds for all 8 channels.
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *out, int64_t n,
+                     int64_t oc0, int64_t oce, int64_t t, const int32x4_t *acc,
+                     const qrt__gemm_rq *rq, int small) {
+    uint8_t *y = (uint8_t *)out + n * p->y_stride_n + oc0 * p->y_stride_c + t;
+    const int64_t ys = p->y_stride_c;
+    const float *sc = q->scale + oc0;
+    if (oc0 + 8 <= oce && small) { /* constant trip counts: the tile stays in registers */
+        for (int r = 0; r < 8; ++r)
+            vst1_u8(y + r * ys,
+                    qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 1));
+    } else if (oc0 + 8 <= oce) {
+        for (int r = 0; r < 8; ++r)
+            vst1_u8(y + r * ys,
+                    qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 0));
+    } else {
+        for (int r = 0; r < 8 && oc0 + r < oce; ++r)
+            vst1_u8(y + r * ys,
+                    qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 0));
+    }
+}
+
+/** The GEMM path of qrt_conv1d_u8__neon() (p checked, qrt__conv1d_gemm_ok(p)). */
+QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const uint8_t *x,
+                                               const int8_t *w, const qrt_conv1d_quant *q,
+                                               void *out) {
+    int16_t wq[QRT__GEMM_MAX_CIN * 8]; /* [ci][8 channels] w - w_zero */
+    const int64_t ci_n = p->c_in, len = p->len_out;
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)p->input_zero);
+    qrt__gemm_rq rq;
+    qrt__gemm_rq_init(p, &rq);
+    for (int64_t oc0 = 0; oc0 < p->c_out; oc0 += 8) {
+        const int8_t *wr[8];
+        int8x8_t wzv[8];
+        for (int r = 0; r < 8; ++r) {
+            const int64_t oc = oc0 + r < p->c_out ? oc0 + r : p->c_out - 1;
+            wr[r] = w + oc * ci_n;
+            wzv[r] = vdup_n_s8((int8_t)q->weight_zero[oc]);
+        }
+        int64_t c8 = 0;
+        for (; c8 + 8 <= ci_n; c8 += 8) { /* 8 x 8 int16 transpose of w - wz */
+            int16x8_t v[8];
+            for (int r = 0; r < 8; ++r) v[r] = vsubl_s8(vld1_s8(wr[r] + c8), wzv[r]);
+            int16x8_t t[8];
+            for (int r = 0; r < 8; r += 2)
+                t[r] = vtrn1q_s16(v[r], v[r + 1]), t[r + 1] = vtrn2q_s16(v[r], v[r + 1]);
+            int32x4_t u[8];
+#define QRT__T32(a, b, i, j)                                                                       \
+    u[i] = vtrn1q_s32(vreinterpretq_s32_s16(t[a]), vreinterpretq_s32_s16(t[b]));                   \
+    u[j] = vtrn2q_s32(vreinterpretq_s32_s16(t[a]), vreinterpretq_s32_s16(t[b]))
+            QRT__T32(0, 2, 0, 2); /* u0: columns 0, 4; u2: 2, 6 (rows 0..3) */
+            QRT__T32(1, 3, 1, 3); /* u1: 1, 5; u3: 3, 7 */
+            QRT__T32(4, 6, 4, 6);
+            QRT__T32(5, 7, 5, 7);
+#undef QRT__T32
+            int16_t *d = wq + c8 * 8;
+            for (int c = 0; c < 4; ++c) {
+                const int64x2_t lo = vreinterpretq_s64_s32(u[c]), hi = vreinterpretq_s64_s32(u[c + 4]);
+                vst1q_s16(d + 8 * c, vreinterpretq_s16_s64(vtrn1q_s64(lo, hi)));
+                vst1q_s16(d + 8 * (c + 4), vreinterpretq_s16_s64(vtrn2q_s64(lo, hi)));
+            }
+        }
+        for (int r = 0; r < 8; ++r) {
+            const int32_t wz = q->weight_zero[oc0 + r < p->c_out ? oc0 + r : p->c_out - 1];
+            for (int64_t ci = c8; ci < ci_n; ++ci) wq[ci * 8 + r] = (int16_t)(wr[r][ci] - wz);
+        }
+        int32_t bias[8];
+        int small = 1;
+        for (int r = 0; r < 8; ++r) {
+            const int64_t oc = oc0 + r < p->c_out ? oc0 + r : p->c_out - 1;
+            bias[r] = q->bias_q[oc];
+            small &= qrt__gemm_small_y(ci_n, q->bias_q[oc], q->scale[oc]);
+        }
+        for (int64_t n = 0; n < p->n; ++n) {
+            const uint8_t *xn = x + n * p->x_stride_n;
+            for (int64_t t0 = 0; t0 < len; t0 += 8) {
+                const int64_t t = t0 + 8 <= len ? t0 : len - 8;
+                int32x4_t acc[16];
+                for (int r = 0; r < 8; ++r) acc[2 * r] = acc[2 * r + 1] = vdupq_n_s32(bias[r]);
+                const uint8_t *xp = xn + t;
+                const int16_t *wp = wq;
+                for (int64_t ci = 0; ci < ci_n; ++ci, xp += p->x_stride_c, wp += 8) {
+                    const int16x8_t xv = vreinterpretq_s16_u16(vsubl_u8(vld1_u8(xp), vxz));
+                    const int16x4_t xl = vget_low_s16(xv);
+                    const int16x8_t wv = vld1q_s16(wp);
+#define QRT__MAC(r)                                                                                \
+    acc[2 * r] = vmlal_laneq_s16(acc[2 * r], xl, wv, r);                                           \
+    acc[2 * r + 1] = vmlal_high_laneq_s16(acc[2 * r + 1], xv, wv, r)
+                    QRT__MAC(0);
+                    QRT__MAC(1);
+                    QRT__MAC(2);
+                    QRT__MAC(3);
+                    QRT__MAC(4);
+                    QRT__MAC(5);
+                    QRT__MAC(6);
+                    QRT__MAC(7);
+#undef QRT__MAC
+                }
+                qrt__gemm_store_tile(p, q, out, n, oc0, p->c_out, t, acc, &rq, small);
+            }
+        }
+    }
+}
+
+#endif /* __aarch64__ */
+#endif /* QRT_SRC_CONV1D_NEON_GEMM_H */
