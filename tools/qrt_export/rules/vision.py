@@ -148,3 +148,43 @@ def adaptive_max_pool2d_fn(cx, node, target):
     a = _args(node, ("output_size", "return_indices"))
     _adaptive2d(cx, node, "adaptive_max_pool2d", a.get("output_size"),
                 a.get("return_indices", False))
+
+
+# ---- transposed conv (qrt/ops/conv_transpose.py) -------------------------------------------
+@module(lambda: (_conv_types()[1].ConvTranspose2d,), "quantized ConvTranspose2d (eager, FX; "
+        "every stride, padding, output_padding, dilation, groups; per-tensor weights, or "
+        "per output channel with groups=1)")
+def conv_transpose2d(cx, node, m):
+    import numpy as np
+    import torch
+    if getattr(m, "padding_mode", "zeros") != "zeros":
+        cx.unsupported(node, f"ConvTranspose2d(padding_mode={m.padding_mode!r})")
+    w = m.weight()
+    c_out, g = int(m.out_channels), int(m.groups)
+    if w.dtype != torch.qint8:
+        cx.unsupported(node, f"ConvTranspose2d with {w.dtype} weights")
+    ints = w.int_repr().numpy().copy()
+    if w.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        scales = np.full(c_out, w.q_scale(), np.float64)
+        zps = np.full(c_out, w.q_zero_point(), np.int32)
+        qs = "per_tensor_affine"
+    elif w.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric) and \
+            w.q_per_channel_axis() == 1 and g == 1:
+        # qnnpack reads one requantization scale per output channel: axis 1 of [C_in, C_out,
+        # kh, kw] (axis 0 makes torch fail: "requantization scale must be finite")
+        scales = w.q_per_channel_scales().numpy().astype(np.float64)
+        zps = w.q_per_channel_zero_points().numpy().astype(np.int32)
+        qs = "per_channel_affine"
+    else:
+        cx.unsupported(node, "ConvTranspose2d with per-channel weights other than along the "
+                       "output channels (axis 1) of an ungrouped layer")
+    arrays = {"weight": ints, "weight_scale": scales, "weight_zero_point": zps}
+    b = m.bias()
+    if b is not None:
+        arrays["bias"] = b.detach().to(torch.float32).numpy().copy()
+    params = [cx.b.constant(f"{node.name}.{k}", v) for k, v in arrays.items()]
+    attrs = {"stride": [int(v) for v in m.stride], "padding": [int(v) for v in m.padding],
+             "output_padding": [int(v) for v in m.output_padding],
+             "dilation": [int(v) for v in m.dilation], "groups": g,
+             "weight_qscheme": qs, "activation": "none"}
+    cx.emit("conv_transpose2d", node, [node.args[0]], params, attrs)

