@@ -90,3 +90,77 @@ def test_conv_transpose2d_per_channel_output_axis(tmp_path):
     c.set_weight_bias(qw, torch.randn(6))
     assert isinstance(c, nnq.ConvTranspose2d)
     _export_check(tm, torch.randn(2, 4, 5, 5), tmp_path, (torch.randn(1, 4, 3, 6),))
+
+
+# ---- ShuffleNetV2: qnnpack's global mean --------------------------------------------------------
+def _shufflenet(size):
+    from _torch_models import bn_recalibrate, torchvision
+    tv = torchvision()
+    from torchvision.models import quantization as tvq
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(0)
+    m = tvq.shufflenet_v2_x1_0(weights=None, quantize=False)
+    m = bn_recalibrate(m, (4, 3, size, size)).eval()
+    m.fuse_model()
+    m.qconfig = get_default_qconfig("qnnpack")
+    prepare(m, inplace=True)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _ in range(2):
+            m(torch.randn(2, 3, size, size, generator=g))
+    convert(m, inplace=True)
+    assert tv is not None
+    return m
+
+
+def _check_shufflenet(tmp_path, size, others=()):
+    tm = _shufflenet(size)
+    g = torch.Generator().manual_seed(5)
+    m = _export_check(tm, torch.randn(1, 3, size, size, generator=g), tmp_path,
+                      tuple(torch.randn(2, 3, s, s, generator=g) for s in (size,) + others))
+    kinds = [n.kind for n in m.graph.nodes]
+    assert "adaptive_avg_pool2d" in kinds and "squeeze" in kinds
+
+
+def test_shufflenet_v2_eager_exact_64(tmp_path):
+    """torchvision's quantizable ShuffleNetV2 (fuse_model, prepare, convert): its
+    ``x.mean([2, 3])`` of a channels-last conv output is qnnpack's global average pool on the
+    qnnpack engine (mean_out_quantized_cpu), exported as adaptive_avg_pool2d(1) + squeeze."""
+    _check_shufflenet(tmp_path, 64)
+
+
+@pytest.mark.slow
+def test_shufflenet_v2_eager_exact_224(tmp_path):
+    _check_shufflenet(tmp_path, 224)
+
+
+@pytest.mark.parametrize("shape,dims,keep", [((2, 5, 7, 3), [2, 3], False),
+                                             ((1, 3, 1, 1), [2, 3], True),
+                                             ((2, 16, 9, 9), [2, 3], True)])
+def test_qnnpack_mean_2_3(tmp_path, shape, dims, keep):
+    """x.mean([2, 3]) of a quint8 tensor, contiguous or channels-last (a conv output)."""
+    torch.manual_seed(0)
+
+    class P(nn.Module):   # one mean of the quantize output, one of a conv output
+        def __init__(self):
+            super().__init__()
+            self.q, self.dq = QuantStub(), DeQuantStub()
+            self.c = nn.Conv2d(shape[1], shape[1], 1)
+
+        def forward(self, x):
+            x = self.q(x)
+            return self.dq(x.mean(dims, keepdim=keep)), self.dq(self.c(x).mean(dims,
+                                                                              keepdim=keep))
+    tm = _quantized(P(), shape)
+    x = torch.randn(*shape) * 3
+    path = tmp_path / "m.bin"
+    rep = qrt_export.export(tm, x, path, verbose=False)
+    ag = rep.agreement["qnnpack"]
+    assert ag["exact"] == ag["total"] > 0
+    m = qrt.load(path)
+    for x2 in (x, torch.randn(shape[0], shape[1], 4, 6) * 3):
+        with torch.no_grad():
+            want = tm(x2)
+        got = m(x2.numpy())
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b.numpy())
