@@ -164,3 +164,103 @@ def test_qnnpack_mean_2_3(tmp_path, shape, dims, keep):
         got = m(x2.numpy())
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b.numpy())
+
+
+# ---- upsampling ----------------------------------------------------------------------------------
+class Up(nn.Module):
+    """F.interpolate of the quantize output (contiguous NCHW) and of a conv output
+    (channels-last: torch's NHWC kernel) in one net."""
+
+    def __init__(self, c, **kw):
+        super().__init__()
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.kw = kw
+
+    def forward(self, x):
+        x = self.q(x)
+        F = nn.functional
+        return self.dq(F.interpolate(x, **self.kw)), self.dq(F.interpolate(self.conv(x),
+                                                                           **self.kw))
+
+
+UP_CASES = [  # mode, kwargs, C, (H, W)
+    ("nearest", dict(scale_factor=2), 3, (5, 4)),
+    ("nearest", dict(scale_factor=3), 1, (1, 1)),
+    ("nearest", dict(scale_factor=1.7), 9, (1, 1)),
+    ("nearest", dict(size=(7, 3)), 17, (4, 6)),
+    ("nearest-exact", dict(scale_factor=2.5), 5, (3, 7)),
+    ("nearest-exact", dict(size=(1, 9)), 8, (2, 3)),
+    ("bilinear", dict(scale_factor=2, align_corners=False), 3, (5, 4)),
+    ("bilinear", dict(scale_factor=2, align_corners=True), 20, (4, 5)),
+    ("bilinear", dict(scale_factor=3, align_corners=False), 13, (1, 1)),
+    ("bilinear", dict(scale_factor=1.5, align_corners=False, recompute_scale_factor=True),
+     11, (6, 5)),
+    ("bilinear", dict(size=(9, 13), align_corners=False), 24, (7, 7)),
+    ("bilinear", dict(size=(9, 1), align_corners=True), 7, (3, 8)),
+    ("bilinear", dict(size=(5, 5), align_corners=False), 1, (5, 5)),
+    ("bilinear", dict(scale_factor=(0.7, 2.3), align_corners=False), 33, (10, 6)),
+]
+
+
+@pytest.mark.parametrize("case", UP_CASES)
+def test_upsample_equals_torch(tmp_path, case):
+    mode, kw, c, (h, w) = case
+    torch.manual_seed(len(str(case)))
+    tm = _quantized(Up(c, mode=mode, **kw), (2, c, h, w))
+    x = torch.randn(2, c, h, w) * 3
+    path = tmp_path / "m.bin"
+    rep = qrt_export.export(tm, x, path, verbose=False)
+    ag = rep.agreement["qnnpack"]
+    assert ag["exact"] == ag["total"] > 0
+    m = qrt.load(path)
+    shapes = [(h, w), (h + 2, w + 3)] + ([(1, 1)] if "size" in kw else [])
+    for hw in shapes:
+        x2 = torch.randn(3, c, *hw) * 3
+        with torch.no_grad():
+            want = tm(x2)
+        for a, b in zip(m(x2.numpy()), want):
+            np.testing.assert_array_equal(a, b.numpy())
+
+
+def _upsample_op(x_codes, zp, attrs, out_shape, tmp_path):
+    """quantize -> upsample2d -> dequantize at scale 1/16 (codes round-trip exactly)."""
+    from qrt_export import BlobBuilder
+    b = BlobBuilder()
+    shp = x_codes.shape
+    x = b.activation("x", "float32", shp)
+    q = b.activation("xq", "quint8", shp, scale=0.0625, zero_point=zp)
+    p = b.activation("p", "quint8", out_shape, scale=0.0625, zero_point=zp)
+    y = b.activation("y", "float32", out_shape)
+    b.op("quantize", "quant", [x], [q])
+    b.op("upsample2d", "up", [q], [p], attrs=attrs)
+    b.op("dequantize", "dequant", [p], [y])
+    b.inputs, b.outputs = [x], [y]
+    path = tmp_path / "u.bin"
+    path.write_bytes(b.to_bytes())
+    m = qrt.load(path)
+    xf = ((x_codes.astype(np.float32) - zp) * np.float32(0.0625)).astype(np.float32)
+    return np.rint(m(xf) / np.float32(0.0625) + zp).astype(np.int64)
+
+
+def test_upsample_bilinear_random_layouts(tmp_path):
+    """The op alone on random geometries and zero points, NCHW and channels-last inputs (both
+    torch kernels, the NHWC one's vector lanes and scalar tail, 1x1 images), == torch."""
+    import torch.nn.functional as F
+    rng = np.random.default_rng(0)
+    for t in range(40):
+        c = int(rng.integers(1, 40))
+        h, w = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+        ac = bool(rng.integers(0, 2))
+        size = (int(rng.integers(1, 20)), int(rng.integers(1, 20)))
+        zp = int(rng.integers(0, 256))
+        qi = rng.integers(0, 256, (2, c, h, w)).astype(np.uint8)
+        q = torch._make_per_tensor_quantized_tensor(torch.from_numpy(qi), 0.0625, zp)
+        for layout in ("nchw", "nhwc"):
+            tq = q if layout == "nchw" else q.contiguous(memory_format=torch.channels_last)
+            want = F.interpolate(tq, size=size, mode="bilinear", align_corners=ac)
+            got = _upsample_op(qi, zp, {"mode": "bilinear", "align_corners": ac,
+                                        "size": list(size), "layout": layout},
+                               tuple(want.shape), tmp_path)
+            np.testing.assert_array_equal(got, want.int_repr().numpy(),
+                                          err_msg=str((t, layout, c, h, w, ac, size)))

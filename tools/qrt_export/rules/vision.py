@@ -188,3 +188,72 @@ def conv_transpose2d(cx, node, m):
              "dilation": [int(v) for v in m.dilation], "groups": g,
              "weight_qscheme": qs, "activation": "none"}
     cx.emit("conv_transpose2d", node, [node.args[0]], params, attrs)
+
+
+# ---- upsampling (qrt/ops/upsample.py) ------------------------------------------------------
+_MODES = {"nearest": "nearest", "nearest-exact": "nearest_exact", "bilinear": "bilinear"}
+
+
+def _upsample(cx, node, x, size, scale_factor, mode, align_corners, recompute, antialias=False):
+    import torch
+    from torch._prims_common import suggest_memory_format
+    xv = cx.value(x)
+    if not isinstance(xv, torch.Tensor) or xv.dim() != 4:
+        cx.unsupported(node, "interpolate of a tensor that is not 4-d NCHW")
+    if xv.is_quantized and xv.dtype not in (torch.quint8, torch.qint8):
+        cx.unsupported(node, f"interpolate of a {xv.dtype} tensor")
+    if not xv.is_quantized and xv.dtype != torch.float32:
+        cx.unsupported(node, f"interpolate of a {xv.dtype} tensor")
+    if mode not in _MODES:
+        cx.unsupported(node, f"interpolate mode {mode!r} (qrt: nearest, nearest-exact, "
+                       "bilinear)")
+    if antialias:
+        cx.unsupported(node, "interpolate(antialias=True)")
+    for v in (size, scale_factor):
+        if hasattr(v, "op") or (isinstance(v, (tuple, list)) and any(hasattr(i, "op")
+                                                                      for i in v)):
+            cx.unsupported(node, "interpolate size / scale_factor computed in forward()")
+    attrs = {"mode": _MODES[mode], "align_corners": bool(align_corners) if mode == "bilinear"
+             else False,
+             "layout": "nhwc" if suggest_memory_format(xv) == torch.channels_last else "nchw"}
+    if size is not None:
+        s = list(size) if isinstance(size, (tuple, list)) else [size, size]
+        if len(s) != 2 or any(type(i) is not int or i < 1 for i in s):
+            cx.unsupported(node, f"interpolate size={size!r}")
+        attrs["size"] = s
+    elif scale_factor is not None:
+        f = list(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
+            [scale_factor, scale_factor]
+        if len(f) != 2 or any(not isinstance(i, (int, float)) or not i > 0 for i in f):
+            cx.unsupported(node, f"interpolate scale_factor={scale_factor!r}")
+        attrs["scale_h"], attrs["scale_w"] = float(f[0]), float(f[1])
+        attrs["kernel_scales"] = not recompute
+    else:
+        cx.unsupported(node, "interpolate without size or scale_factor")
+    cx.emit("upsample2d", node, [x], attrs=attrs)
+
+
+@module(lambda: (_nn().Upsample,), "nn.Upsample / UpsamplingNearest2d / UpsamplingBilinear2d "
+        "(nearest, nearest-exact, bilinear; quantized exact, float32)")
+def upsample_module(cx, node, m):
+    _upsample(cx, node, node.args[0], m.size, m.scale_factor, m.mode, m.align_corners,
+              m.recompute_scale_factor)
+
+
+@function(lambda: (_fn()[1].interpolate, _fn()[1].upsample), "F.interpolate / F.upsample "
+          "(nearest, nearest-exact, bilinear; 4-d)")
+def interpolate_fn(cx, node, target):
+    a = _args(node, ("size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
+                     "antialias"))
+    _upsample(cx, node, node.args[0], a.get("size"), a.get("scale_factor"),
+              a.get("mode", "nearest"), a.get("align_corners"),
+              a.get("recompute_scale_factor"), a.get("antialias", False))
+
+
+@function(lambda: (_fn()[1].upsample_nearest, _fn()[1].upsample_bilinear),
+          "F.upsample_nearest / F.upsample_bilinear (align_corners=True)")
+def upsample_fn(cx, node, target):
+    a = _args(node, ("size", "scale_factor"))
+    bil = target is _fn()[1].upsample_bilinear
+    _upsample(cx, node, node.args[0], a.get("size"), a.get("scale_factor"),
+              "bilinear" if bil else "nearest", bil, None)
