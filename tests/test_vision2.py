@@ -264,3 +264,121 @@ def test_upsample_bilinear_random_layouts(tmp_path):
                                tuple(want.shape), tmp_path)
             np.testing.assert_array_equal(got, want.int_repr().numpy(),
                                           err_msg=str((t, layout, c, h, w, ac, size)))
+
+
+# ---- 2-d pads and Conv2d padding modes --------------------------------------------------------
+class Pad2(nn.Module):
+    def __init__(self, c, pads, mode, value=0.0):
+        super().__init__()
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.pads, self.mode, self.value = pads, mode, value
+
+    def forward(self, x):
+        x = self.q(x)
+        F = nn.functional
+        kw = {"value": self.value} if self.mode == "constant" else {}
+        return (self.dq(F.pad(x, self.pads, mode=self.mode, **kw)),
+                self.dq(F.pad(self.conv(x), self.pads, mode=self.mode, **kw)))
+
+
+@pytest.mark.parametrize("pads,mode", [((1, 2, 0, 3), "constant"), ((2, 2, 1, 1), "reflect"),
+                                       ((-1, 2, 3, -2), "constant"), ((0, 1, 2, 0), "reflect"),
+                                       ((1, 1, 1, 1), "constant")])
+def test_pad2d_quantized_equals_torch(tmp_path, pads, mode):
+    torch.manual_seed(0)
+    tm = _quantized(Pad2(3, pads, mode, value=0.7), (2, 3, 5, 6))
+    x = torch.randn(2, 3, 5, 6)
+    path = tmp_path / "m.bin"
+    rep = qrt_export.export(tm, x, path, verbose=False)
+    ag = rep.agreement["qnnpack"]
+    assert ag["exact"] == ag["total"] > 0
+    m = qrt.load(path)
+    assert any(n.kind == "pad" and len(n.attrs["pads"]) == 4 for n in m.graph.nodes)
+    x2 = torch.randn(1, 3, 7, 4)
+    with torch.no_grad():
+        want = tm(x2)
+    for a, b in zip(m(x2.numpy()), want):
+        np.testing.assert_array_equal(a, b.numpy())
+
+
+class ConvPM(nn.Module):
+    def __init__(self, mode, padding):
+        super().__init__()
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=padding, padding_mode=mode)
+        self.c2 = nn.Conv2d(8, 4, (3, 5), stride=2, padding=(1, 2), padding_mode=mode)
+
+    def forward(self, x):
+        return self.dq(self.c2(torch.relu(self.c1(self.q(x)))))
+
+
+@pytest.mark.parametrize("padding", [1, (2, 1)])
+def test_conv2d_reflect_padding_mode(tmp_path, padding):
+    """torch's quantized Conv2d(padding_mode='reflect') is F.pad(reflect) + the conv with
+    padding 0: lowered as pad -> conv2d, exact (torch's convert refuses replicate / circular:
+    "'padding_mode' replicate is not supported by quantized convolution")."""
+    torch.manual_seed(1)
+    tm = _quantized(ConvPM("reflect", padding), (2, 3, 9, 10))
+    m = _export_check(tm, torch.randn(2, 3, 9, 10), tmp_path, (torch.randn(1, 3, 6, 7),))
+    kinds = [n.kind for n in m.graph.nodes]
+    assert kinds.count("pad") == 2 and kinds.count("conv2d") == 2
+
+
+def test_pad_attribute_lengths(tmp_path):
+    """A 2-value pad (older files) and a 4-value pad load; 3 values are a FormatError."""
+    from qrt_export import BlobBuilder
+    for pads, ok in (([1, 2], True), ([1, 2, 0, 1], True), ([1, 2, 3], False)):
+        b = BlobBuilder()
+        x = b.activation("x", "float32", (1, 2, 3, 4))
+        o = (1, 2, 3 + (sum(pads[2:]) if len(pads) == 4 else 0), 4 + pads[0] + pads[1])
+        y = b.activation("y", "float32", o)
+        b.op("pad", "p", [x], [y], attrs={"pads": pads, "mode": "constant", "value": 0.5})
+        b.inputs, b.outputs = [x], [y]
+        path = tmp_path / "p.bin"
+        path.write_bytes(b.to_bytes())
+        if ok:
+            xi = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+            want = torch.nn.functional.pad(torch.from_numpy(xi), pads, value=0.5).numpy()
+            np.testing.assert_array_equal(qrt.load(path)(xi), want)
+        else:
+            with pytest.raises(qrt.FormatError, match="pads"):
+                qrt.load(path)
+
+
+# ---- float sections --------------------------------------------------------------------------
+class FloatNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Upsample(scale_factor=2, mode="nearest")
+        self.up2 = nn.Upsample(size=(11, 9), mode="bilinear", align_corners=False)
+        self.up3 = nn.UpsamplingBilinear2d(scale_factor=1.5)
+
+    def forward(self, x):
+        F = nn.functional
+        y = x * 2
+        outs = [self.up1(y), self.up2(y), self.up3(y),
+                F.interpolate(y, scale_factor=3, mode="nearest-exact")]
+        for mode in ("constant", "reflect", "replicate", "circular"):
+            outs.append(F.pad(y, (1, 2, 2, 1), mode=mode))
+        return tuple(outs)
+
+
+def test_float_upsample_and_pad2d(tmp_path):
+    """Float sections: nearest copies and pads are exact; bilinear within the float bound."""
+    torch.manual_seed(0)
+    net = FloatNet().eval()
+    x = torch.randn(2, 3, 8, 7)
+    path = tmp_path / "f.bin"
+    qrt_export.export(net, x, path, verbose=False, keep_float=True)
+    m = qrt.load(path)
+    x2 = torch.randn(1, 3, 6, 9)
+    with torch.no_grad():
+        want = net(x2)
+    got = m(x2.numpy())
+    for k, (a, b) in enumerate(zip(got, want)):
+        b = b.numpy()
+        if k in (1, 2):
+            assert np.abs(a - b).max() <= 4 * np.finfo(np.float32).eps * np.abs(b).max(), k
+        else:
+            np.testing.assert_array_equal(a, b)

@@ -15,11 +15,15 @@ def _conv_types():
 
 
 def _conv2d(cx, node, kind, m):
+    """padding_mode 'reflect': torch pads the quantized input with F.pad and convolves with
+    padding 0 (torch/ao/nn/quantized/modules/conv.py): lowered as pad -> conv2d."""
     mode = getattr(m, "padding_mode", "zeros")
-    if mode != "zeros":
-        cx.unsupported(node, f"quantized Conv2d with padding_mode={mode!r} (qrt pads 2-d "
-                       "convolutions with the zero point only)")
-    cx.layer("conv2d", node, kind, m)
+    if mode == "zeros":
+        cx.layer("conv2d", node, kind, m)
+        return
+    from qrt_export.rules.layout import conv2d_padding
+    x, m0 = conv2d_padding(cx, node, m, mode)
+    cx.layer("conv2d", node, kind, m0, x=x)
 
 
 @module(lambda: (_conv_types()[0].ConvReLU2d,), "quantized ConvReLU2d (eager fused, FX, "
