@@ -382,3 +382,84 @@ def test_float_upsample_and_pad2d(tmp_path):
             assert np.abs(a - b).max() <= 4 * np.finfo(np.float32).eps * np.abs(b).max(), k
         else:
             np.testing.assert_array_equal(a, b)
+
+
+# ---- a small U-Net (ConvTranspose2d + Upsample decoder) ----------------------------------------
+def _cbr(ci, co):
+    return nn.Sequential(nn.Conv2d(ci, co, 3, padding=1, bias=False), nn.BatchNorm2d(co),
+                         nn.ReLU(inplace=True))
+
+
+class TinyUNet(nn.Module):
+    """The U-Net shape (Ronneberger et al. 2015) at small widths: two down steps (double 3x3
+    conv-BN-ReLU, max pool), a bottleneck, an up step by ConvTranspose2d(2, stride 2) and one
+    by bilinear Upsample, skip connections by cat, a 1x1 classifier. torchvision's own
+    segmentation models (FCN, DeepLabV3, LR-ASPP) have no quantizable variants: this is what
+    a user quantizes instead."""
+
+    def __init__(self, c=3, k=4, w=8, eager=True):
+        super().__init__()
+        self.eager = eager
+        self.q, self.dq = QuantStub(), DeQuantStub()
+        self.d1 = nn.Sequential(_cbr(c, w), _cbr(w, w))
+        self.d2 = nn.Sequential(_cbr(w, 2 * w), _cbr(2 * w, 2 * w))
+        self.mid = nn.Sequential(_cbr(2 * w, 4 * w), _cbr(4 * w, 4 * w))
+        self.pool = nn.MaxPool2d(2)
+        self.up2 = nn.ConvTranspose2d(4 * w, 2 * w, 2, stride=2)
+        self.u2 = nn.Sequential(_cbr(4 * w, 2 * w), _cbr(2 * w, 2 * w))
+        self.up1 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.u1 = nn.Sequential(_cbr(3 * w, w), _cbr(w, w))
+        self.head = nn.Conv2d(w, k, 1)
+        self.cat1 = torch.ao.nn.quantized.FloatFunctional()
+        self.cat2 = torch.ao.nn.quantized.FloatFunctional()
+
+    def forward(self, x):
+        if self.eager:
+            x = self.q(x)
+        s1 = self.d1(x)
+        s2 = self.d2(self.pool(s1))
+        y = self.mid(self.pool(s2))
+        y = self.u2(self.cat2.cat([self.up2(y), s2], 1))
+        y = self.u1(self.cat1.cat([self.up1(y), s1], 1))
+        y = self.head(y)
+        return self.dq(y) if self.eager else y
+
+    def fuse_model(self):
+        for seq in (self.d1, self.d2, self.mid, self.u2, self.u1):
+            for m in seq:
+                torch.ao.quantization.fuse_modules(m, ["0", "1", "2"], inplace=True)
+
+
+def _unet(eager, size):
+    from _torch_models import bn_recalibrate
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(0)
+    net = bn_recalibrate(TinyUNet(eager=eager), (4, 3, size, size)).eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [torch.randn(2, 3, size, size, generator=g) for _ in range(2)]
+    if eager:
+        net.fuse_model()
+        net.qconfig = get_default_qconfig("qnnpack")
+        prepare(net, inplace=True)
+        with torch.no_grad():
+            for c in calib:
+                net(c)
+        return convert(net, inplace=True)
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    p = prepare_fx(net, torch.ao.quantization.get_default_qconfig_mapping("qnnpack"),
+                   (calib[0],))
+    with torch.no_grad():
+        for c in calib:
+            p(c)
+    return convert_fx(p)
+
+
+@pytest.mark.parametrize("eager", [True, False], ids=["eager", "fx"])
+def test_tiny_unet_exact(tmp_path, eager):
+    tm = _unet(eager, 32)
+    g = torch.Generator().manual_seed(7)
+    m = _export_check(tm, torch.randn(1, 3, 32, 32, generator=g), tmp_path,
+                      (torch.randn(2, 3, 32, 32, generator=g),
+                       torch.randn(1, 3, 48, 40, generator=g)))
+    kinds = [n.kind for n in m.graph.nodes]
+    assert "conv_transpose2d" in kinds and "upsample2d" in kinds
