@@ -44,17 +44,22 @@ _RANGE = {"quint8": (0, 255), "qint8": (-128, 127)}
 
 def fmaf(a, b, c):
     """float32 fused multiply-add, one rounding: the float64 product of two float32 is exact;
-    the float64 sum is made round-to-odd (TwoSum error, then the last bit forced odd when
-    inexact), so its rounding to float32 is the correctly rounded a * b + c."""
+    the float64 sum is made round-to-odd (its TwoSum error says whether it is inexact; an
+    inexact sum with an even last bit moves one ulp toward the exact value), so its rounding
+    to float32 is the correctly rounded a * b + c (53 >= 24 + 2 bits)."""
     p = np.multiply(np.asarray(a, _F32), np.asarray(b, _F32), dtype=_F64)
     c = np.asarray(c, _F64)
     s = p + c
     bb = s - p
     e = (p - (s - bb)) + (c - bb)
-    bits = s.view(np.int64) if isinstance(s, np.ndarray) else np.array(s).view(np.int64)
-    fix = (e != 0) & ((bits & 1) == 0)
-    if np.any(fix):
-        s = np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+    inexact = e != 0
+    if inexact.any():
+        bits = np.array(s, _F64).view(np.int64)
+        fix = inexact & ((bits & 1) == 0)
+        # toward e: +1 in the bit pattern grows the magnitude, so the step is +1 when e and s
+        # have the same sign, -1 otherwise (s != 0 here: an exact zero sum has e == 0)
+        step = np.where((e > 0) == (s > 0), 1, -1) * fix
+        s = (bits + step).view(_F64)
     return np.asarray(s, _F64).astype(_F32)
 
 
