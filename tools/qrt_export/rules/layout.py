@@ -442,6 +442,11 @@ def _same_dim(cx, x, t, d):
                 x2.shape[k] != t2.shape[d]:
             continue
         cands.append(k)
+    k = xv.dim() - (tv.dim() - d)
+    if xv.dim() != tv.dim() and d > 0 and k in cands:
+        # t of another rank (the 4-d input of a channel-shuffle view of a 5-d tensor, where
+        # groups, H and W may all be 2): its trailing dims are x's trailing dims
+        return k
     if d in cands:
         return d
     return cands[0] if len(cands) == 1 else None
