@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith,float_conv}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
@@ -385,3 +385,58 @@ def lut_channels(const uint8_t[:, ::1] lut, const uint8_t[:, :, ::1] x,
         return
     with nogil:
         qrt_lut_channels_8_ref(&lut[0, 0], &x[0, 0, 0], o, c, n, &out[0, 0, 0])
+
+
+# ---- float32 depthwise conv2d ------------------------------------------------------------
+cdef int _dw_params(qrt_dwconv2d_f32_params *p, tuple xs, tuple ws, tuple ys, Py_ssize_t sh,
+                    Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw) except -1:
+    if len(xs) != 4 or len(ws) != 3 or len(ys) != 4 or xs[0] != ys[0] or xs[1] == 0 or \
+            ws[0] != ys[1] or ys[1] % xs[1]:
+        raise ValueError("dwconv2d_f32: shapes of xp, w and y do not match")
+    if sh < 1 or sw < 1 or dh < 1 or dw < 1:
+        raise ValueError("dwconv2d_f32: strides and dilations must be >= 1")
+    p.n, p.c_in, p.mult = xs[0], xs[1], ys[1] // xs[1]
+    p.hp, p.wp, p.ho, p.wo = xs[2], xs[3], ys[2], ys[3]
+    p.kh, p.kw, p.sh, p.sw, p.dh, p.dw = ws[1], ws[2], sh, sw, dh, dw
+    return 0
+
+
+def dwconv2d_f32_scratch(tuple xp_shape, tuple w_shape, tuple y_shape, Py_ssize_t sh,
+                         Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw):
+    """Floats of scratch dwconv2d_f32 uses for these shapes (0: none)."""
+    cdef qrt_dwconv2d_f32_params p
+    _dw_params(&p, xp_shape, w_shape, y_shape, sh, sw, dh, dw)
+    return qrt_dwconv2d_f32_scratch(&p)
+
+
+def dwconv2d_f32(const float[:, :, :, ::1] xp, const float[:, :, ::1] w, bias,
+                 float[:, :, :, ::1] y, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
+                 Py_ssize_t dw, scratch=None):
+    """y = the depthwise conv of the padded input ``xp`` [N, C, Hp, Wp] with ``w``
+    [C * mult, kh, kw] (+ ``bias``: None or float32 [C * mult]), include/qrt/float_conv.h;
+    ``scratch``: None or a float32 buffer of dwconv2d_f32_scratch(...) floats."""
+    cdef qrt_dwconv2d_f32_params p
+    cdef const float[::1] bv
+    cdef float[::1] sv
+    cdef const float *bp = NULL
+    cdef float *sp = NULL
+    cdef size_t slen = 0
+    cdef qrt_status st
+    _dw_params(&p, (xp.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]),
+               (w.shape[0], w.shape[1], w.shape[2]), (y.shape[0], y.shape[1], y.shape[2],
+                                                       y.shape[3]), sh, sw, dh, dw)
+    if bias is not None:
+        bv = bias
+        if bv.shape[0] != y.shape[1]:
+            raise ValueError("dwconv2d_f32: one bias per output channel")
+        bp = &bv[0]
+    if scratch is not None:
+        sv = scratch
+        slen = sv.shape[0]
+        if slen:
+            sp = &sv[0]
+    if y.size == 0:
+        return
+    with nogil:
+        st = qrt_dwconv2d_f32(&p, &xp[0, 0, 0, 0], &w[0, 0, 0], bp, &y[0, 0, 0, 0], sp, slen)
+    _check(st, "dwconv2d_f32")
