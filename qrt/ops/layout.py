@@ -66,12 +66,32 @@ def pad_index(L, left, right, mode):
     return c0 + np.mod(np.arange(L + left + right, dtype=np.int64) - max(left, 0), lc)
 
 
+def _pad_dim(L, left, right, mode, what):
+    """Output size of one padded dim (ShapeError where torch's F.pad refuses)."""
+    lo = L + left + right
+    if lo < 1:
+        raise ShapeError(f"padding {left, right} of a {what} of size {L} leaves {lo} outputs")
+    if mode == "reflect" and not (max(left, right) < L):
+        raise ShapeError(f"reflect padding {left, right} must be smaller than the {what} "
+                         f"size {L}")
+    lc = L + min(left, 0) + min(right, 0)
+    if mode == "circular" and not (max(left, right) <= lc and lc >= 1):
+        raise ShapeError(f"circular padding {left, right} must be at most the (cropped) "
+                         f"{what} size {lc}")
+    if mode == "replicate" and L < 1:
+        raise ShapeError("replicate padding needs a non-empty input")
+    return lo
+
+
 @define
 class Pad(_Copy):
     name, code = "pad", 21
-    doc = ("F.pad over the last dim (constant, reflect, replicate, circular; negative = crop) "
-           "and the padding of a quantized Conv1d with padding_mode != 'zeros'")
-    attrs = {"pads": Ints(2, -_BIG, _BIG, doc="[left, right] of the last dim"),
+    doc = ("F.pad over the last dim or the last two (constant, reflect, replicate, circular; "
+           "negative = crop) and the padding of a quantized Conv1d / Conv2d with "
+           "padding_mode != 'zeros'")
+    attrs = {"pads": Ints(None, -_BIG, _BIG, min_len=2, max_len=4,
+                          doc="[left, right] of the last dim, then [top, bottom] of the one "
+                              "before (F.pad's order); 2 or 4 values"),
              "mode": Choice("constant", "reflect", "replicate", "circular",
                             default="constant"),
              "value": Float(default=0.0, doc="constant mode: the value (float32 tensors)"),
@@ -82,6 +102,9 @@ class Pad(_Copy):
     def validate(self, node):
         super().validate(node)
         x, a = node.inputs[0], node.attrs
+        if len(a["pads"]) not in (2, 4):
+            raise node.fail(f"attribute 'pads' must hold 2 or 4 integers, got "
+                            f"{len(a['pads'])}", "R25")
         if a["mode"] == "constant" and x.dtype != "float32":
             lo, hi = {"quint8": (0, 255), "qint8": (-128, 127)}.get(
                 x.dtype, (-(1 << 31), INT_MAX))
@@ -99,45 +122,49 @@ class Pad(_Copy):
 
     def infer(self, node, shapes):
         x = tuple(shapes[0])
-        if not x:
-            raise ShapeError("cannot pad a 0-d tensor")
-        L = x[-1]
-        left, right = node.attrs["pads"]
+        pads = node.attrs["pads"]
+        nd = len(pads) // 2
+        if len(x) < nd:
+            raise ShapeError(f"cannot pad the last {nd} dims of a {len(x)}-d tensor")
         mode = node.attrs["mode"]
-        lo = L + left + right
-        if lo < 1:
-            raise ShapeError(f"padding {left, right} of a length-{L} input leaves {lo} outputs")
-        if mode == "reflect" and not (max(left, right) < L):
-            raise ShapeError(f"reflect padding {left, right} must be smaller than the input "
-                             f"length {L}")
-        lc = L + min(left, 0) + min(right, 0)
-        if mode == "circular" and not (max(left, right) <= lc and lc >= 1):
-            raise ShapeError(f"circular padding {left, right} must be at most the (cropped) "
-                             f"input length {lc}")
-        if mode == "replicate" and L < 1:
-            raise ShapeError("replicate padding needs a non-empty input")
-        return [x[:-1] + (lo,)]
+        out = list(x)
+        for k in range(nd):  # k = 0: the last dim
+            out[-1 - k] = _pad_dim(x[-1 - k], pads[2 * k], pads[2 * k + 1], mode,
+                                   "last dim" if k == 0 else "second-last dim")
+        return [tuple(out)]
 
     def bind(self, node, ins, outs):
         x, y = _arr(ins[0]), _arr(outs[0])
-        left, right = node.attrs["pads"]
-        L, lo = x.shape[-1], y.shape[-1]
+        pads = node.attrs["pads"]
+        nd = len(pads) // 2
         mode = node.attrs["mode"]
         if mode == "constant":
             v = np.float32(node.attrs["value"]) if x.dtype == np.float32 else \
                 y.dtype.type(self.fill_code(node))
-            s0, s1 = max(left, 0), lo - max(right, 0)      # output interior
-            i0 = max(-left, 0)                              # input start
-            dst, src = y[..., s0:s1], x[..., i0:i0 + (s1 - s0)]
-            head, tail = y[..., :s0], y[..., s1:]
+            dst, src = [Ellipsis], [Ellipsis]
+            for k in range(nd):   # the output interior and the input part it shows
+                left, right = pads[2 * k], pads[2 * k + 1]
+                lo = y.shape[-1 - k]
+                s0, s1 = max(left, 0), lo - max(right, 0)
+                i0 = max(-left, 0)
+                dst.insert(1, slice(s0, s1))
+                src.insert(1, slice(i0, i0 + (s1 - s0)))
+            d, sv = y[tuple(dst)], x[tuple(src)]
 
             def run():
-                head.fill(v)
-                tail.fill(v)
-                np.copyto(dst, src)
+                y.fill(v)
+                np.copyto(d, sv)
             return run, (), {}
-        idx = pad_index(L, left, right, mode)
-        return np.take, (x, idx), {"axis": -1, "out": y, "mode": "clip"}
+        idx_w = pad_index(x.shape[-1], pads[0], pads[1], mode)
+        if nd == 1:
+            return np.take, (x, idx_w), {"axis": -1, "out": y, "mode": "clip"}
+        idx_h = pad_index(x.shape[-2], pads[2], pads[3], mode)
+        tmp = np.empty(x.shape[:-1] + (y.shape[-1],), x.dtype)
+
+        def run2():
+            np.take(x, idx_w, axis=-1, out=tmp, mode="clip")
+            np.take(tmp, idx_h, axis=-2, out=y, mode="clip")
+        return run2, (), {}
 
 
 # ---- permute -----------------------------------------------------------------------------------

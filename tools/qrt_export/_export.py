@@ -392,6 +392,14 @@ def _run_nodes(gm, inputs, refused: Optional[Dict[str, str]] = None) -> Dict[str
         # quantized mean of a permuted tensor takes another path): such views stay as they are.
         if not isinstance(v, torch.Tensor):
             return v
+        if v.is_quantized and v.dim() == 4 and v.is_contiguous() and \
+                v.is_contiguous(memory_format=torch.channels_last):
+            # both at once (H == W == 1 or C == 1): keep what torch's suggest_memory_format
+            # sees (a 1x1 conv output is channels-last; rules/vision.py upsampling reads it)
+            from torch._prims_common import suggest_memory_format
+            if suggest_memory_format(v) == torch.channels_last:
+                return v.clone(memory_format=torch.channels_last)
+            return v.clone()
         if v.is_quantized and not v.is_contiguous():
             # a channels-last one (every qnnpack conv2d output) is copied as channels-last:
             # an in-place ReLU6 follows it in torchvision, and rules/lut.py reads its layout

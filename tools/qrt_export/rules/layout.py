@@ -67,7 +67,7 @@ _MODES = ("constant", "reflect", "replicate", "circular")
 def _pad_attrs(cx, node, x, pads, mode, value):
     import torch
     xv = cx.value(x)
-    attrs = {"pads": [int(pads[0]), int(pads[1])], "mode": mode}
+    attrs = {"pads": [int(p) for p in pads], "mode": mode}
     if mode == "constant":
         value = 0.0 if value is None else float(value)
         attrs["value"] = value
@@ -89,7 +89,7 @@ def refuse_conv_padding_modes(model):
     from qrt_export._export import UnsupportedError
     for name, m in model.named_modules():
         mode = getattr(m, "padding_mode", "zeros")
-        if isinstance(m, nnq.Conv1d) and mode not in ("zeros", "reflect"):
+        if isinstance(m, (nnq.Conv1d, nnq.Conv2d)) and mode not in ("zeros", "reflect"):
             raise UnsupportedError(
                 f"module {name} ({type(m).__name__}): padding_mode={mode!r} on a quantized "
                 "conv, which torch 2.13 cannot run (its quantized F.pad has no "
@@ -121,6 +121,35 @@ def conv_padding(cx, node, m, mode):
     return t, m0
 
 
+def conv2d_padding(cx, node, m, mode):
+    """conv_padding for a quantized Conv2d: torch runs ``F.pad(x, [pw, pw, ph, ph], mode)``
+    (``_reversed_padding_repeated_twice``) then the conv with padding 0."""
+    if isinstance(m.padding, str) or len(m.padding) != 2:
+        cx.unsupported(node, f"quantized Conv2d with padding={m.padding!r} and "
+                       f"padding_mode={mode!r}")
+    if mode != "reflect":
+        cx.unsupported(node, f"quantized Conv2d with padding_mode={mode!r} (torch 2.13 runs "
+                       "'zeros' and 'reflect' only)")
+    ph, pw = int(m.padding[0]), int(m.padding[1])
+    x = node.args[0]
+    m0 = copy.copy(m)
+    m0.padding = (0, 0)
+    if (ph, pw) == (0, 0):
+        return x, m0
+    pads = [pw, pw, ph, ph]
+    F = _F()
+    try:
+        t, _ = _mid(cx, f"{node.name}.pad", lambda v: F.pad(v, pads, mode=mode), x)
+    except (RuntimeError, NotImplementedError) as e:
+        cx.unsupported(node, f"quantized Conv2d with padding_mode={mode!r} (torch itself "
+                       f"cannot pad this input: {str(e).splitlines()[0][:120]})")
+    from qrt_export._export import _source
+    # its own name: the export check compares an op with the torch value of its name's node
+    cx.b.op("pad", f"{node.name}.pad", [cx.tensor(x)], [t], [],
+            _pad_attrs(cx, node, x, pads, mode, None), _source(node, cx.gm))
+    return t, m0
+
+
 def float_conv_pad(cx, node, m):
     """(padded input tensor, 0): torch's float Conv1d with padding_mode != 'zeros' runs
     ``F.pad(x, m._reversed_padding_repeated_twice, mode)`` then the conv with padding 0; with
@@ -142,15 +171,16 @@ def _pad_fns():
     return (_F().pad, getattr(_torch()._C._nn, "pad", _F().pad))
 
 
-@function(_pad_fns, "F.pad over the last dim (constant, reflect, replicate, circular; "
-          "negative pads crop), quantized or float32")
+@function(_pad_fns, "F.pad over the last dim or the last two (constant, reflect, replicate, "
+          "circular; negative pads crop), quantized or float32")
 def pad_fn(cx, node, target):
     x = node.args[0]
     pads = _arg(node, 1, "pad")
     mode = _arg(node, 2, "mode", "constant") or "constant"
     value = _arg(node, 3, "value", None)
-    if _is_node(pads) or len(pads) != 2:
-        cx.unsupported(node, f"F.pad with pad={pads!r} (qrt pads the last dim: [left, right])")
+    if _is_node(pads) or len(pads) not in (2, 4):
+        cx.unsupported(node, f"F.pad with pad={pads!r} (qrt pads the last dim or the last "
+                       "two: [left, right] or [left, right, top, bottom])")
     if mode not in _MODES:
         cx.unsupported(node, f"F.pad mode {mode!r}")
     pads = [_int(cx, node, p, "pad") for p in pads]
@@ -158,13 +188,17 @@ def pad_fn(cx, node, target):
 
 
 @module(lambda: (_torch().nn.ConstantPad1d, _torch().nn.ReflectionPad1d,
-                 _torch().nn.ReplicationPad1d, _torch().nn.CircularPad1d),
-        "nn.ConstantPad1d / ReflectionPad1d / ReplicationPad1d / CircularPad1d")
+                 _torch().nn.ReplicationPad1d, _torch().nn.CircularPad1d,
+                 _torch().nn.ConstantPad2d, _torch().nn.ReflectionPad2d,
+                 _torch().nn.ReplicationPad2d, _torch().nn.CircularPad2d),
+        "nn.ConstantPad1d/2d (ZeroPad2d) / ReflectionPad1d/2d / ReplicationPad1d/2d / "
+        "CircularPad1d/2d")
 def pad_module(cx, node, m):
     nn = _torch().nn
-    mode = ("constant" if isinstance(m, nn.ConstantPad1d) else
-            "reflect" if isinstance(m, nn.ReflectionPad1d) else
-            "replicate" if isinstance(m, nn.ReplicationPad1d) else "circular")
+    mode = ("constant" if isinstance(m, (nn.ConstantPad1d, nn.ConstantPad2d)) else
+            "reflect" if isinstance(m, (nn.ReflectionPad1d, nn.ReflectionPad2d)) else
+            "replicate" if isinstance(m, (nn.ReplicationPad1d, nn.ReplicationPad2d))
+            else "circular")
     x = node.args[0]
     cx.emit("pad", node, [x], attrs=_pad_attrs(cx, node, x, tuple(m.padding), mode,
                                                getattr(m, "value", None)))
@@ -408,6 +442,11 @@ def _same_dim(cx, x, t, d):
                 x2.shape[k] != t2.shape[d]:
             continue
         cands.append(k)
+    k = xv.dim() - (tv.dim() - d)
+    if xv.dim() != tv.dim() and d > 0 and k in cands:
+        # t of another rank (the 4-d input of a channel-shuffle view of a 5-d tensor, where
+        # groups, H and W may all be 2): its trailing dims are x's trailing dims
+        return k
     if d in cands:
         return d
     return cands[0] if len(cands) == 1 else None

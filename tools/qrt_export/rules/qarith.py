@@ -65,6 +65,8 @@ def _mean(cx, node):
         dim = dim[0]
     if xv.dtype not in (torch.quint8, torch.qint8, torch.qint32):
         cx.unsupported(node, f"quantized mean of a {xv.dtype} tensor")
+    if _qnnpack_global_mean(cx, node, x, xv, dim, keep):
+        return
     if not xv.is_contiguous():
         # torch takes its integer qmean_inner_dim kernel only for contiguous tensors; a
         # permuted or sliced one goes through dequantize -> float mean -> quantize
@@ -77,11 +79,39 @@ def _mean(cx, node):
     cx.emit("mean", node, [x], attrs={"keepdim": "true" if keep else "false"})
 
 
-@function(lambda: (__import__("torch").mean,), "quantized torch.mean over the last (time) dim")
+def _qnnpack_global_mean(cx, node, x, xv, dim, keep):
+    """torch 2.13's mean_out_quantized_cpu: on the qnnpack engine, a 4-d quint8 tensor
+    reduced over dim=[2, 3] exactly as written (the literal list, not [-2, -1]) takes
+    qnnpack's global average pooling whatever its memory layout (ShuffleNetV2's
+    ``x.mean([2, 3])`` on a channels-last conv output): acc = sum(x - zp) over H*W,
+    y = rne(f32(acc) * f32(s / f32(s * H*W))) + zp, the qparams kept. That is qrt's
+    adaptive_avg_pool2d to 1x1 (QNNPACK's average pool with kernel = stride = H, W), then a
+    squeeze unless keepdim."""
+    import torch
+    if node.kwargs.get("dtype") is not None or xv.dtype != torch.quint8 or xv.dim() != 4 or \
+            not isinstance(dim, (tuple, list)) or len(dim) != 2 or \
+            any(type(d) is not int for d in dim) or tuple(dim) != (2, 3):
+        return False
+    from qrt_export.rules.layout import _mid
+    if keep:
+        cx.emit("adaptive_avg_pool2d", node, [x], attrs={"output_size": [1, 1]})
+        return True
+    from qrt_export._export import _source
+    t, _ = _mid(cx, f"{node.name}.pool", lambda v: torch.mean(v, [2, 3], keepdim=True), x)
+    # its own name: the export check compares an op with the torch value of its name's node
+    cx.b.op("adaptive_avg_pool2d", f"{node.name}.pool", [cx.tensor(x)], [t], [],
+            {"output_size": [1, 1]}, _source(node, cx.gm))
+    cx.emit("squeeze", node, [t], attrs={"dims": [2, 3]})
+    return True
+
+
+@function(lambda: (__import__("torch").mean,), "quantized torch.mean over the last (time) dim; "
+          "over dims [2, 3] of a 4-d quint8 tensor (qnnpack's global average pool)")
 def mean_fn(cx, node, target):
     _mean(cx, node)
 
 
-@method(("mean",), "quantized Tensor.mean over the last (time) dim")
+@method(("mean",), "quantized Tensor.mean over the last (time) dim; over dims [2, 3] of a "
+        "4-d quint8 tensor (qnnpack's global average pool)")
 def mean_method(cx, node, name):
     _mean(cx, node)
