@@ -44,7 +44,7 @@ PINNED_CODES = {
     "conv_transpose1d": 100, "adaptive_max_pool1d": 101, "embedding": 102,
     "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105,
     "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,
-    "adaptive_max_pool2d": 114, "rnn_dynamic": 130,
+    "adaptive_max_pool2d": 114, "rnn_dynamic": 130, "rnn_float": 131,
 }
 
 
