@@ -418,12 +418,19 @@ def linear_f32_isa():
     return qrt_linear_f32_isa()
 
 
-def linear_f32(const float[:, ::1] x, const float[:, ::1] w, b, float[:, ::1] y,
+cdef Py_ssize_t _panels(Py_ssize_t n, Py_ssize_t k):
+    return (n + 7) // 8 * k * 8
+
+
+def linear_f32(const float[:, ::1] x, const float[::1] wp, Py_ssize_t n, b, float[:, ::1] y,
                int variant=-1):
-    """y[r, o] = dot(w[o], x[r]) (+ b[o]) in the fixed order of include/qrt/rnn_float.h."""
-    cdef Py_ssize_t rows = x.shape[0], k = x.shape[1], n = w.shape[0]
-    if w.shape[1] != k or y.shape[0] != rows or y.shape[1] != n or k < 1:
-        raise ValueError("linear_f32: x [rows, k], w [n, k >= 1] and y [rows, n] disagree")
+    """y[r, o] = dot(w[o], x[r]) (+ b[o]) in the fixed order of include/qrt/rnn_float.h;
+    ``wp``: w [n, k] packed by qrt.ops.rnn_float.pack."""
+    cdef Py_ssize_t rows = x.shape[0], k = x.shape[1]
+    if k < 1 or n < 1 or wp.shape[0] != _panels(n, k) or y.shape[0] != rows or \
+            y.shape[1] != n:
+        raise ValueError("linear_f32: x [rows, k >= 1], packed w (n, k) and y [rows, n] "
+                         "disagree")
     cdef const float[::1] bv
     cdef const float *bp = NULL
     if b is not None:
@@ -431,10 +438,10 @@ def linear_f32(const float[:, ::1] x, const float[:, ::1] w, b, float[:, ::1] y,
         if bv.shape[0] != n:
             raise ValueError("linear_f32: bias must have n entries")
         bp = &bv[0]
-    if rows == 0 or n == 0:
+    if rows == 0:
         return
     with nogil:
-        qrt_linear_f32(&x[0, 0], k, rows, &w[0, 0], k, n, bp, &y[0, 0], n, variant)
+        qrt_linear_f32(&x[0, 0], k, rows, &wp[0], k, n, bp, &y[0, 0], n, variant)
 
 
 cdef int _rows_in(Py_ssize_t off, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t n2, Py_ssize_t s2,
@@ -455,7 +462,7 @@ cdef int _rows_in(Py_ssize_t off, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t n2, P
 
 
 def rnn_float_run(int mode, Py_ssize_t batch, Py_ssize_t hidden, Py_ssize_t proj,
-                  const float[:, ::1] w_hh, const float[::1] b_hh, w_hr,
+                  const float[::1] w_hh, const float[::1] b_hh, w_hr,
                   const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
                   y, Py_ssize_t y_off, Py_ssize_t y_st, Py_ssize_t y_sb,
                   float[::1] h, c, float[::1] gh, hf, Py_ssize_t steps, bint reverse,
@@ -465,14 +472,14 @@ def rnn_float_run(int mode, Py_ssize_t batch, Py_ssize_t hidden, Py_ssize_t proj
     ``gi``: the input projection (b_ih included), row (t, b) at gi_off + t*gi_st + b*gi_sb;
     ``y``: float32 buffer or None; ``h`` [B*R] (R = proj or hidden) and for LSTM ``c`` [B*H]
     hold the initial state and get the final one; ``gh`` [B*G*H] and ``hf`` [B*H] (proj)
-    are scratch."""
+    are scratch; ``w_hh`` and ``w_hr`` packed (qrt.ops.rnn_float.pack)."""
     if mode < 0 or mode > 3 or batch < 1 or hidden < 1 or steps < 1 or proj < 0 or \
             (proj and mode != 0):
         raise ValueError("rnn_float: bad mode, sizes or projection")
     cdef Py_ssize_t G = (4, 3, 1, 1)[mode], H = hidden, B = batch
     cdef Py_ssize_t R = proj if proj else H
-    if w_hh.shape[0] != G * H or w_hh.shape[1] != R or b_hh.shape[0] != G * H:
-        raise ValueError("rnn_float: w_hh must be [G*H, R] and b_hh [G*H]")
+    if w_hh.shape[0] != _panels(G * H, R) or b_hh.shape[0] != G * H:
+        raise ValueError("rnn_float: w_hh must be [G*H, R] (packed) and b_hh [G*H]")
     if h.shape[0] != B * R or gh.shape[0] != B * G * H:
         raise ValueError("rnn_float: h needs B*R and gh B*G*H elements")
     _rows_in(gi_off, steps, gi_st, B, gi_sb, G * H, gi.shape[0], "gi")
@@ -480,7 +487,7 @@ def rnn_float_run(int mode, Py_ssize_t batch, Py_ssize_t hidden, Py_ssize_t proj
     cdef float[::1] yv
     cdef float[::1] cv
     cdef float[::1] hfv
-    cdef const float[:, ::1] wr
+    cdef const float[::1] wr
     a.y = NULL
     a.c = NULL
     a.hf = NULL
@@ -497,16 +504,17 @@ def rnn_float_run(int mode, Py_ssize_t batch, Py_ssize_t hidden, Py_ssize_t proj
     if proj:
         wr = w_hr
         hfv = hf
-        if wr.shape[0] != proj or wr.shape[1] != H or hfv.shape[0] != B * H:
-            raise ValueError("rnn_float: w_hr must be [P, H] and hf hold B*H elements")
-        a.w_hr = &wr[0, 0]
+        if wr.shape[0] != _panels(proj, H) or hfv.shape[0] != B * H:
+            raise ValueError("rnn_float: w_hr must be [P, H] (packed) and hf hold B*H "
+                             "elements")
+        a.w_hr = &wr[0]
         a.hf = &hfv[0]
     a.mode, a.reverse = mode, reverse
     a.batch, a.hidden, a.proj, a.steps, a.gates = B, H, proj, steps, G
     a.gi, a.gi_st, a.gi_sb = &gi[gi_off], gi_st, gi_sb
     a.y_st, a.y_sb = y_st, y_sb
     a.h, a.gh = &h[0], &gh[0]
-    a.w_hh, a.b_hh = &w_hh[0, 0], &b_hh[0]
+    a.w_hh, a.b_hh = &w_hh[0], &b_hh[0]
     a.variant = variant
     with nogil:
         qrt_rnn_float(&a)

@@ -16,28 +16,17 @@
 #include "qrt/rnn.h"
 #include "qrt/rnn_gates.h"
 
-/* The specification: lane l = i mod 8 accumulates fmaf(w[i], x[i], .), a partial block pads
- * with fmaf(0, 0, .) (as a zero-filled vector load does), then a fixed tree. */
-static inline float qrt_dot_f32_ref(const float *w, const float *x, size_t k)
-{
-    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    size_t i = 0;
-    for (; i + 8 <= k; i += 8)
-        for (int l = 0; l < 8; l++) acc[l] = fmaf(w[i + l], x[i + l], acc[l]);
-    if (i < k)
-        for (size_t l = 0; l < 8; l++)
-            acc[l] = i + l < k ? fmaf(w[i + l], x[i + l], acc[l]) : fmaf(0.0f, 0.0f, acc[l]);
-    const float t0 = acc[0] + acc[4], t1 = acc[1] + acc[5], t2 = acc[2] + acc[6],
-                t3 = acc[3] + acc[7];
-    return (t0 + t2) + (t1 + t3);
-}
-
-void qrt_linear_f32_ref(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
+/* The specification: per output one fmaf chain in input order, then + bias. */
+void qrt_linear_f32_ref(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
                         size_t n, const float *b, float *y, size_t ldy)
 {
+    const size_t NR = QRT_LF32_NR;
     for (size_t r = 0; r < rows; r++)
         for (size_t o = 0; o < n; o++) {
-            const float s = qrt_dot_f32_ref(w + o * k, x + r * ldx, k);
+            const float *w = wp + (o / NR) * k * NR + o % NR;
+            const float *xr = x + r * ldx;
+            float s = 0.0f;
+            for (size_t i = 0; i < k; i++) s = fmaf(w[i * NR], xr[i], s);
             y[r * ldy + o] = b ? s + b[o] : s;
         }
 }
@@ -55,6 +44,7 @@ int qrt_linear_f32_isa(void)
 
 void qrt_linear_f32(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
                     size_t n, const float *b, float *y, size_t ldy, int variant)
+/* w: the packed weights (rnn_float.h) */
 {
     if (variant != QRT_ISA_REF) {
 #ifdef QRT_HAVE_X86

@@ -217,8 +217,9 @@ def test_simd_dot_is_the_reference_bit_for_bit():
             b = rng.standard_normal(n).astype(np.float32)
             for bias in (b, None):
                 y0, y1 = np.empty((3, n), np.float32), np.empty((3, n), np.float32)
-                _ops.linear_f32(x, w, bias, y0, 0)
-                _ops.linear_f32(x, w, bias, y1, -1)
+                wp = RF.pack(w)
+                _ops.linear_f32(x, wp, n, bias, y0, 0)
+                _ops.linear_f32(x, wp, n, bias, y1, -1)
                 assert np.array_equal(y0.view(np.int32), y1.view(np.int32)), (k, n)
                 want = x.astype(np.float64) @ w.T.astype(np.float64) + \
                     (0 if bias is None else b)
@@ -332,7 +333,7 @@ def test_unbatched_input_is_refused_with_a_reason(tmp_path):
 
 
 def test_rnn_float_run_checks_its_buffers():
-    w_hh, b_hh = np.zeros((8, 2), np.float32), np.zeros(8, np.float32)
+    w_hh, b_hh = RF.pack(np.zeros((8, 2), np.float32)), np.zeros(8, np.float32)
     h, c, gh = np.zeros(6, np.float32), np.zeros(6, np.float32), np.zeros(24, np.float32)
     gi = np.zeros(5 * 24, np.float32)
     # LSTM, B=3, H=2: 4 steps fit, 6 do not
@@ -351,5 +352,5 @@ def test_rnn_float_run_checks_its_buffers():
         _ops.rnn_float_run(0, 3, 2, 1, w_hh, b_hh, None, gi, 0, 24, 8, None, 0, 0, 0, h, c,
                            gh, None, 5, False)   # projection without w_hr
     with pytest.raises(ValueError, match="linear_f32"):
-        _ops.linear_f32(np.zeros((2, 3), np.float32), np.zeros((4, 2), np.float32), None,
-                        np.zeros((2, 4), np.float32))
+        _ops.linear_f32(np.zeros((2, 3), np.float32), RF.pack(np.zeros((4, 2), np.float32)),
+                        4, None, np.zeros((2, 4), np.float32))

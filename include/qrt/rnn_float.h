@@ -5,11 +5,12 @@
  *        nn.LSTM / nn.GRU / nn.RNN and the cells, one layer and direction per call.
  *        Normative text: qrt/ops/rnn_float.py and docs/float-ops.md "Float recurrent layers".
  *
- * The matrix products are qrt_linear_f32(): one dot product per output in a fixed order, the
- * specification being qrt_dot_f32_ref() (src/rnn_float.c): lane l = i mod 8 accumulates
- * fmaf(w[i], x[i], acc[l]) over i (a tail pads with fmaf(0, 0, acc)), then
- * ((acc0+acc4) + (acc2+acc6)) + ((acc1+acc5) + (acc3+acc7)), then + bias.  The AVX2+FMA
- * (x86-64) and NEON (aarch64) variants compute the same bits (tested).  The gates are
+ * The matrix products are qrt_linear_f32(): per output one fused multiply-add chain in input
+ * order, s = fmaf(w[o][i], x[i], s) for i = 0..k-1 from s = 0, then s + bias (the
+ * specification: qrt_linear_f32_ref()).  Weights are packed in panels of QRT_LF32_NR outputs,
+ * wp[(o / NR) * k * NR + i * NR + o % NR] = w[o][i] (zero rows pad the last panel), so that the
+ * AVX2+FMA (x86-64) and NEON (aarch64) variants run one output per vector lane, with no
+ * horizontal sum: the same bits (tested).  The gates are
  * include/qrt/rnn_gates.h, the step order torch's (aten RNN.cpp LSTMCell / GRUCell /
  * SimpleCell, with LSTM projections).  The C code trusts its caller (qrt/_ops.pyx checks
  * extents).
@@ -23,24 +24,27 @@
 #include "qrt/cpu.h"
 #include "qrt/types.h"
 
+#define QRT_LF32_NR 8 /**< outputs per weight panel */
+
 /** @brief Which variant qrt_linear_f32() runs on this CPU (QRT_ISA_REF, _AVX2 or _NEON). */
 int qrt_linear_f32_isa(void);
 
 /**
- * @brief y[r*ldy + o] = dot(w + o*k, x + r*ldx, k) (+ b[o]) for r < rows, o < n.
- * @param b  bias [n] or NULL; @param variant -1: best, QRT_ISA_REF: the reference.
+ * @brief y[r*ldy + o] = dot(w[o], x + r*ldx) (+ b[o]) for r < rows, o < n.
+ * @param wp the packed weights (ceil(n / NR) * k * NR floats); @param b bias [n] or NULL;
+ * @param variant -1: best, QRT_ISA_REF: the reference.
  */
-void qrt_linear_f32(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
+void qrt_linear_f32(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
                     size_t n, const float *b, float *y, size_t ldy, int variant);
 
-void qrt_linear_f32_ref(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
+void qrt_linear_f32_ref(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
                         size_t n, const float *b, float *y, size_t ldy);
 #ifdef QRT_HAVE_X86
-void qrt_linear_f32__avx2(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
+void qrt_linear_f32__avx2(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
                           size_t n, const float *b, float *y, size_t ldy);
 #endif
 #if defined(QRT_HAVE_ARM) && defined(__aarch64__)
-void qrt_linear_f32__neon(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
+void qrt_linear_f32__neon(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
                           size_t n, const float *b, float *y, size_t ldy);
 #endif
 
@@ -60,9 +64,9 @@ typedef struct {
     float *c;          /**< [B*H] LSTM cell state (in and out) */
     float *gh;         /**< [B*G*H] scratch */
     float *hf;         /**< [B*H] scratch: o*tanh(c) before the projection (proj > 0) */
-    const float *w_hh; /**< [G*H, R] */
+    const float *w_hh; /**< [G*H, R], packed (qrt_linear_f32) */
     const float *b_hh; /**< [G*H] */
-    const float *w_hr; /**< [P, H] (proj > 0) */
+    const float *w_hr; /**< [P, H] (proj > 0), packed */
     int variant;
 } qrt_rnn_float_args;
 

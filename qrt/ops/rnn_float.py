@@ -38,6 +38,16 @@ MAX_LAYERS = 64
 _VARIANT = -1
 
 
+def pack(w):
+    """w [n, k] float32 -> the panel layout of include/qrt/rnn_float.h (8 outputs per panel,
+    zero rows padding the last): wp[(o // 8) * k * 8 + i * 8 + o % 8] = w[o, i]."""
+    n, k = w.shape
+    p = -(-n // 8)
+    wz = np.zeros((p * 8, k), np.float32)
+    wz[:n] = w
+    return np.ascontiguousarray(wz.reshape(p, 8, k).transpose(0, 2, 1)).reshape(-1)
+
+
 def slot_names(num_layers, directions, proj):
     """Parameter names in blob order: l{l}[_reverse].{slot}."""
     slots = _SLOTS + (("w_hr",) if proj else ())
@@ -186,10 +196,11 @@ class RnnFloat(OpDef):
         for layer in range(a["num_layers"]):
             for d in range(dirs):
                 pre = f"l{layer}{'_reverse' if d else ''}."
-                groups.append(tuple(
-                    None if s == "w_hr" and not a["proj_size"] else
-                    np.ascontiguousarray(node.array(pre + s), np.float32)
-                    for s in _SLOTS + ("w_hr",)))
+                g = {s: np.ascontiguousarray(node.array(pre + s), np.float32)
+                     for s in _SLOTS + (("w_hr",) if a["proj_size"] else ())}
+                groups.append((pack(g["w_ih"]), g["w_ih"].shape[0], g["b_ih"],
+                               pack(g["w_hh"]), g["b_hh"],
+                               pack(g["w_hr"]) if a["proj_size"] else None))
         return groups
 
     def bind(self, node, ins, outs):
@@ -238,10 +249,10 @@ class RnnFloat(OpDef):
         linear, rnn = _ops.linear_f32, _ops.rnn_float_run
 
         def run():
-            for src, in_cols, (w_ih, b_ih, w_hh, b_hh, w_hr), dst, d, k in steps:
+            for src, in_cols, (w_ih, n_ih, b_ih, w_hh, b_hh, w_hr), dst, d, k in steps:
                 src2 = src.reshape(t_len * b, in_cols) if src.flags.c_contiguous else \
                     np.ascontiguousarray(src).reshape(t_len * b, in_cols)
-                linear(src2, w_ih, b_ih, gi, variant)
+                linear(src2, w_ih, n_ih, b_ih, gi, variant)
                 hs = h_out[k]
                 if h0 is None:
                     hs.fill(0.0)

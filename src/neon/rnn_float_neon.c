@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file rnn_float_neon.c
- * @brief qrt_linear_f32__neon (aarch64): the float32 dot products of qrt_linear_f32_ref()
- *        with two float32x4 FMA accumulators per output (lanes 0-3 and 4-7 of the reference),
- *        four outputs at a time, the tail through zero-padded copies (fmaf(0, 0, acc) as the
- *        reference pads), the same reduction tree.  Bit-exact with the reference.  armv7 has
- *        no fused vector multiply-add in its baseline NEON: it runs the reference.
+ * @brief qrt_linear_f32__neon (aarch64): qrt_linear_f32_ref()'s fmaf chains with one output
+ *        per vector lane (a weight panel of 8 outputs is two float32x4 per input i), x[r][i]
+ *        broadcast; tiles of 1 or 2 rows x 4 panels.  Bit-exact with the reference.  armv7
+ *        has no fused vector multiply-add in its baseline NEON: it runs the reference.
  */
 #include "qrt/rnn_float.h"
 
@@ -13,59 +12,68 @@
 #include <arm_neon.h>
 #include <string.h>
 
-static inline float hsum(float32x4_t lo, float32x4_t hi)
-{
-    const float32x4_t t = vaddq_f32(lo, hi);                         /* l, l+4 */
-    const float32x2_t u = vadd_f32(vget_low_f32(t), vget_high_f32(t)); /* t0+t2, t1+t3 */
-    return vget_lane_f32(u, 0) + vget_lane_f32(u, 1);
-}
+#define NR QRT_LF32_NR
 
-void qrt_linear_f32__neon(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
-                          size_t n, const float *b, float *y, size_t ldy)
+static inline void tile(const float *x, size_t ldx, const float *wp, size_t k, size_t n,
+                        const float *b, float *y, size_t ldy, size_t p0, const int RB,
+                        const int PG)
 {
-    const size_t kb = k & ~(size_t)7, rem = k - kb;
-    float xt[8], wt[4][8];
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float *yr = y + r * ldy;
-        memset(xt, 0, sizeof xt);
-        memcpy(xt, xr + kb, rem * sizeof(float));
-        const float32x4_t xt0 = vld1q_f32(xt), xt1 = vld1q_f32(xt + 4);
-        size_t o = 0;
-        for (; o < n; o += 4) {
-            const size_t nr = n - o < 4 ? n - o : 4;
-            float32x4_t lo[4], hi[4];
-            for (size_t q = 0; q < 4; q++) lo[q] = hi[q] = vdupq_n_f32(0.0f);
-            const float *w0 = w + o * k;
-            if (nr == 4) {
-                for (size_t i = 0; i < kb; i += 8) {
-                    const float32x4_t x0 = vld1q_f32(xr + i), x1 = vld1q_f32(xr + i + 4);
-                    for (size_t q = 0; q < 4; q++) {
-                        lo[q] = vfmaq_f32(lo[q], vld1q_f32(w0 + q * k + i), x0);
-                        hi[q] = vfmaq_f32(hi[q], vld1q_f32(w0 + q * k + i + 4), x1);
-                    }
-                }
-            } else {
-                for (size_t i = 0; i < kb; i += 8) {
-                    const float32x4_t x0 = vld1q_f32(xr + i), x1 = vld1q_f32(xr + i + 4);
-                    for (size_t q = 0; q < nr; q++) {
-                        lo[q] = vfmaq_f32(lo[q], vld1q_f32(w0 + q * k + i), x0);
-                        hi[q] = vfmaq_f32(hi[q], vld1q_f32(w0 + q * k + i + 4), x1);
-                    }
-                }
-            }
-            if (rem)
-                for (size_t q = 0; q < nr; q++) {
-                    memset(wt[q], 0, sizeof wt[q]);
-                    memcpy(wt[q], w0 + q * k + kb, rem * sizeof(float));
-                    lo[q] = vfmaq_f32(lo[q], vld1q_f32(wt[q]), xt0);
-                    hi[q] = vfmaq_f32(hi[q], vld1q_f32(wt[q] + 4), xt1);
-                }
-            for (size_t q = 0; q < nr; q++) {
-                const float s = hsum(lo[q], hi[q]);
-                yr[o + q] = b ? s + b[o + q] : s;
+    float32x4_t lo[2][4], hi[2][4];
+    for (int r = 0; r < RB; r++)
+        for (int p = 0; p < PG; p++) lo[r][p] = hi[r][p] = vdupq_n_f32(0.0f);
+    const float *w0 = wp + p0 * k * NR;
+    for (size_t i = 0; i < k; i++) {
+        float32x4_t wl[4], wh[4];
+        for (int p = 0; p < PG; p++) {
+            wl[p] = vld1q_f32(w0 + (p * k + i) * NR);
+            wh[p] = vld1q_f32(w0 + (p * k + i) * NR + 4);
+        }
+        for (int r = 0; r < RB; r++) {
+            const float32x4_t xb = vdupq_n_f32(x[r * ldx + i]);
+            for (int p = 0; p < PG; p++) {
+                lo[r][p] = vfmaq_f32(lo[r][p], wl[p], xb);
+                hi[r][p] = vfmaq_f32(hi[r][p], wh[p], xb);
             }
         }
     }
+    for (int p = 0; p < PG; p++) {
+        const size_t o = (p0 + p) * NR, m = n - o < NR ? n - o : NR;
+        float bb[NR] = {0};
+        if (b) memcpy(bb, b + o, m * sizeof(float));
+        const float32x4_t bl = vld1q_f32(bb), bh = vld1q_f32(bb + 4);
+        for (int r = 0; r < RB; r++) {
+            float t[NR];
+            vst1q_f32(t, b ? vaddq_f32(lo[r][p], bl) : lo[r][p]);
+            vst1q_f32(t + 4, b ? vaddq_f32(hi[r][p], bh) : hi[r][p]);
+            memcpy(y + r * ldy + o, t, m * sizeof(float));
+        }
+    }
+}
+
+void qrt_linear_f32__neon(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
+                          size_t n, const float *b, float *y, size_t ldy)
+{
+    const size_t panels = (n + NR - 1) / NR;
+    size_t r = 0;
+    for (; r + 2 <= rows; r += 2)
+        for (size_t p = 0; p < panels; p += 4) {
+            const size_t pg = panels - p < 4 ? panels - p : 4;
+            switch (pg) {
+            case 4: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 2, 4); break;
+            case 3: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 2, 3); break;
+            case 2: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 2, 2); break;
+            default: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 2, 1); break;
+            }
+        }
+    for (; r < rows; r++)
+        for (size_t p = 0; p < panels; p += 4) {
+            const size_t pg = panels - p < 4 ? panels - p : 4;
+            switch (pg) {
+            case 4: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 1, 4); break;
+            case 3: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 1, 3); break;
+            case 2: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 1, 2); break;
+            default: tile(x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p, 1, 1); break;
+            }
+        }
 }
 #endif

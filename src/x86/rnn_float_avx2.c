@@ -1,70 +1,88 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file rnn_float_avx2.c
- * @brief qrt_linear_f32__avx2 (compiled with -mavx2 -mfma): the float32 dot products of
- *        qrt_linear_f32_ref() with one 8-lane FMA accumulator per output (lane l takes
- *        i = l mod 8, as the reference), four outputs at a time to hide the FMA latency, the
- *        tail by a masked load (zeros: fmaf(0, 0, acc) as the reference pads), the same
- *        reduction tree.  Bit-exact with the reference (tests/test_rnn_float.py).
+ * @brief qrt_linear_f32__avx2 (compiled with -mavx2 -mfma): qrt_linear_f32_ref()'s fmaf
+ *        chains with one output per vector lane (a weight panel of 8 outputs is one vector per
+ *        input i), x[r][i] broadcast.  Register tiles: 1 row x 8 panels (8 independent chains
+ *        hide the FMA latency) or 2 rows x 4 panels.  The order of every chain is the
+ *        reference's: bit-exact with it (tests/test_rnn_float.py).
  */
 #include <immintrin.h>
+#include <string.h>
 
 #include "qrt/rnn_float.h"
 
 #define QRT_TGT __attribute__((target("avx2,fma")))
+#define NR QRT_LF32_NR
 
-static const int32_t tail_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+/* rows r0..r0+RB-1, panels p0..p0+PG-1 (outputs p*8.., the last one possibly partial) */
+#define TILE(RB, PG)                                                                           \
+    QRT_TGT static void tile_##RB##_##PG(const float *x, size_t ldx, const float *wp, size_t k,  \
+                                         size_t n, const float *b, float *y, size_t ldy,       \
+                                         size_t p0)                                            \
+    {                                                                                          \
+        __m256 acc[RB][PG];                                                                    \
+        for (int r = 0; r < RB; r++)                                                           \
+            for (int p = 0; p < PG; p++) acc[r][p] = _mm256_setzero_ps();                      \
+        const float *w0 = wp + p0 * k * NR;                                                    \
+        for (size_t i = 0; i < k; i++) {                                                       \
+            __m256 wv[PG];                                                                     \
+            for (int p = 0; p < PG; p++) wv[p] = _mm256_loadu_ps(w0 + (p * k + i) * NR);       \
+            for (int r = 0; r < RB; r++) {                                                     \
+                const __m256 xb = _mm256_broadcast_ss(x + r * ldx + i);                        \
+                for (int p = 0; p < PG; p++) acc[r][p] = _mm256_fmadd_ps(wv[p], xb, acc[r][p]); \
+            }                                                                                  \
+        }                                                                                      \
+        for (int p = 0; p < PG; p++) {                                                         \
+            const size_t o = (p0 + p) * NR, m = n - o < NR ? n - o : NR;                       \
+            float bb[NR] = {0};                                                                \
+            if (b) memcpy(bb, b + o, m * sizeof(float));                                       \
+            const __m256 bv = _mm256_loadu_ps(bb);                                             \
+            for (int r = 0; r < RB; r++) {                                                     \
+                const __m256 v = b ? _mm256_add_ps(acc[r][p], bv) : acc[r][p];                 \
+                if (m == NR) {                                                                 \
+                    _mm256_storeu_ps(y + r * ldy + o, v);                                      \
+                } else {                                                                       \
+                    float t[NR];                                                               \
+                    _mm256_storeu_ps(t, v);                                                    \
+                    memcpy(y + r * ldy + o, t, m * sizeof(float));                             \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
 
-QRT_TGT static inline float hsum(__m256 v)
-{
-    __m128 t = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l, l+4 */
-    t = _mm_add_ps(t, _mm_movehl_ps(t, t)); /* (t0 + t2), (t1 + t3) */
-    t = _mm_add_ss(t, _mm_shuffle_ps(t, t, 1));
-    return _mm_cvtss_f32(t);
-}
+TILE(1, 1)
+TILE(1, 2)
+TILE(1, 3)
+TILE(1, 4)
+TILE(1, 5)
+TILE(1, 6)
+TILE(1, 7)
+TILE(1, 8)
+TILE(2, 1)
+TILE(2, 2)
+TILE(2, 3)
+TILE(2, 4)
 
-QRT_TGT void qrt_linear_f32__avx2(const float *x, size_t ldx, size_t rows, const float *w,
+typedef void (*tile_fn)(const float *, size_t, const float *, size_t, size_t, const float *,
+                        float *, size_t, size_t);
+static const tile_fn tiles1[9] = {0, tile_1_1, tile_1_2, tile_1_3, tile_1_4,
+                                  tile_1_5, tile_1_6, tile_1_7, tile_1_8};
+static const tile_fn tiles2[5] = {0, tile_2_1, tile_2_2, tile_2_3, tile_2_4};
+
+QRT_TGT void qrt_linear_f32__avx2(const float *x, size_t ldx, size_t rows, const float *wp,
                                   size_t k, size_t n, const float *b, float *y, size_t ldy)
 {
-    const size_t kb = k & ~(size_t)7, rem = k - kb;
-    const __m256i m = _mm256_loadu_si256((const __m256i *)(tail_mask + 8 - rem));
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float *yr = y + r * ldy;
-        size_t o = 0;
-        for (; o + 4 <= n; o += 4) {
-            const float *w0 = w + o * k, *w1 = w0 + k, *w2 = w1 + k, *w3 = w2 + k;
-            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            for (size_t i = 0; i < kb; i += 8) {
-                const __m256 xv = _mm256_loadu_ps(xr + i);
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + i), xv, a0);
-                a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + i), xv, a1);
-                a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + i), xv, a2);
-                a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + i), xv, a3);
-            }
-            if (rem) {
-                const __m256 xv = _mm256_maskload_ps(xr + kb, m);
-                a0 = _mm256_fmadd_ps(_mm256_maskload_ps(w0 + kb, m), xv, a0);
-                a1 = _mm256_fmadd_ps(_mm256_maskload_ps(w1 + kb, m), xv, a1);
-                a2 = _mm256_fmadd_ps(_mm256_maskload_ps(w2 + kb, m), xv, a2);
-                a3 = _mm256_fmadd_ps(_mm256_maskload_ps(w3 + kb, m), xv, a3);
-            }
-            const float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
-            yr[o] = b ? s0 + b[o] : s0;
-            yr[o + 1] = b ? s1 + b[o + 1] : s1;
-            yr[o + 2] = b ? s2 + b[o + 2] : s2;
-            yr[o + 3] = b ? s3 + b[o + 3] : s3;
+    const size_t panels = (n + NR - 1) / NR;
+    size_t r = 0;
+    for (; r + 2 <= rows; r += 2)
+        for (size_t p = 0; p < panels; p += 4) {
+            const size_t pg = panels - p < 4 ? panels - p : 4;
+            tiles2[pg](x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p);
         }
-        for (; o < n; o++) {
-            const float *w0 = w + o * k;
-            __m256 a0 = _mm256_setzero_ps();
-            for (size_t i = 0; i < kb; i += 8)
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + i), _mm256_loadu_ps(xr + i), a0);
-            if (rem)
-                a0 = _mm256_fmadd_ps(_mm256_maskload_ps(w0 + kb, m),
-                                     _mm256_maskload_ps(xr + kb, m), a0);
-            const float s0 = hsum(a0);
-            yr[o] = b ? s0 + b[o] : s0;
+    for (; r < rows; r++)
+        for (size_t p = 0; p < panels; p += 8) {
+            const size_t pg = panels - p < 8 ? panels - p : 8;
+            tiles1[pg](x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p);
         }
-    }
 }
