@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qrt/rnn.h"
+#include "qrt/rnn_float.h"
+
 static inline float qrt_gate_expf(float x)
 {
     x = x == x ? x : 0.0f; /* NaN: computed on 0, replaced by the callers */
@@ -61,6 +64,58 @@ static inline float qrt_gate_tanh(float x)
     const float small = p * z * x + x;
     const float r = a > 0.625f ? big : small;
     return x == x ? r : x;
+}
+
+/* One batch row's gates, torch's order: g holds gh (b_hh included), gi the input projection;
+ * h_in the state (GRU), h_out where the new h goes, c the LSTM cell state. */
+static inline void qrt_gates_row(int mode, size_t H, float *g, const float *gi,
+                                 const float *h_in, float *h_out, float *c)
+{
+    if (mode == QRT_RNN_LSTM) {
+        float *gg_i = g, *gg_f = g + H, *gg_g = g + 2 * H, *gg_o = g + 3 * H;
+        for (size_t j = 0; j < 4 * H; j++) g[j] = g[j] + gi[j];
+        for (size_t j = 0; j < 2 * H; j++) g[j] = qrt_gate_sigmoid(g[j]);
+        for (size_t j = 0; j < H; j++) gg_g[j] = qrt_gate_tanh(gg_g[j]);
+        for (size_t j = 0; j < H; j++) gg_o[j] = qrt_gate_sigmoid(gg_o[j]);
+        for (size_t j = 0; j < H; j++) {
+            const float fc = gg_f[j] * c[j];
+            const float icg = gg_i[j] * gg_g[j];
+            c[j] = fc + icg;
+        }
+        for (size_t j = 0; j < H; j++) h_out[j] = gg_o[j] * qrt_gate_tanh(c[j]);
+    } else if (mode == QRT_RNN_GRU) {
+        float *r = g, *zg = g + H, *gn = g + 2 * H;
+        const float *gin = gi + 2 * H;
+        for (size_t j = 0; j < 2 * H; j++) g[j] = qrt_gate_sigmoid(g[j] + gi[j]);
+        for (size_t j = 0; j < H; j++) {
+            const float hn = gn[j] * r[j];
+            gn[j] = qrt_gate_tanh(gin[j] + hn);
+        }
+        for (size_t j = 0; j < H; j++) {
+            const float n = gn[j];
+            const float dz = (h_in[j] - n) * zg[j];
+            h_out[j] = dz + n;
+        }
+    } else if (mode == QRT_RNN_TANH) {
+        for (size_t j = 0; j < H; j++) h_out[j] = qrt_gate_tanh(g[j] + gi[j]);
+    } else {
+        for (size_t j = 0; j < H; j++) {
+            const float v = g[j] + gi[j];
+            h_out[j] = v < 0.0f ? 0.0f : v; /* NaN stays NaN, as torch's relu */
+        }
+    }
+}
+
+/* The gates of step t for all B rows of a float layer (h_out: hf with a projection). */
+static inline void qrt_gates_step(const qrt_rnn_float_args *a, size_t t)
+{
+    const size_t H = a->hidden, GH = (size_t)a->gates * H, R = a->proj ? a->proj : H;
+    for (size_t b = 0; b < a->batch; b++) {
+        const float *gi = a->gi + (ptrdiff_t)t * a->gi_st + (ptrdiff_t)b * a->gi_sb;
+        float *h = a->h + b * R;
+        float *c = a->c ? a->c + b * H : NULL;
+        qrt_gates_row(a->mode, H, a->gh + b * GH, gi, h, a->proj ? a->hf + b * H : h, c);
+    }
 }
 
 #endif /* QRT_RNN_GATES_H */

@@ -15,40 +15,48 @@
 #define QRT_TGT __attribute__((target("avx2,fma")))
 #define NR QRT_LF32_NR
 
-/* rows r0..r0+RB-1, panels p0..p0+PG-1 (outputs p*8.., the last one possibly partial) */
+#define UNROLL _Pragma("GCC unroll 16")
+
+/* rows r0..r0+RB-1, panels p0..p0+PG-1 (outputs p*8.., the last one possibly partial); the
+ * accumulators stay in registers: every loop over them is unrolled (constant RB, PG), and
+ * the epilogue reads them through a stored copy */
+QRT_TGT static inline __attribute__((always_inline)) void tile(
+    const float *x, size_t ldx, const float *wp, size_t k, size_t n, const float *b, float *y,
+    size_t ldy, size_t p0, const int RB, const int PG)
+{
+    __m256 acc[2][8];
+    UNROLL for (int r = 0; r < RB; r++) UNROLL for (int p = 0; p < PG; p++)
+        acc[r][p] = _mm256_setzero_ps();
+    const float *w0 = wp + p0 * k * NR;
+    for (size_t i = 0; i < k; i++) {
+        __m256 wv[8];
+        UNROLL for (int p = 0; p < PG; p++) wv[p] = _mm256_loadu_ps(w0 + (p * k + i) * NR);
+        UNROLL for (int r = 0; r < RB; r++) {
+            const __m256 xb = _mm256_broadcast_ss(x + r * ldx + i);
+            UNROLL for (int p = 0; p < PG; p++) acc[r][p] = _mm256_fmadd_ps(wv[p], xb, acc[r][p]);
+        }
+    }
+    float res[2][8][NR];
+    UNROLL for (int r = 0; r < RB; r++) UNROLL for (int p = 0; p < PG; p++)
+        _mm256_storeu_ps(res[r][p], acc[r][p]);
+    for (int p = 0; p < PG; p++) {
+        const size_t o = (p0 + p) * NR, m = n - o < NR ? n - o : NR;
+        for (int r = 0; r < RB; r++) {
+            float *yr = y + r * ldy + o;
+            if (b)
+                for (size_t j = 0; j < m; j++) yr[j] = res[r][p][j] + b[o + j];
+            else
+                for (size_t j = 0; j < m; j++) yr[j] = res[r][p][j];
+        }
+    }
+}
+
 #define TILE(RB, PG)                                                                           \
     QRT_TGT static void tile_##RB##_##PG(const float *x, size_t ldx, const float *wp, size_t k,  \
                                          size_t n, const float *b, float *y, size_t ldy,       \
                                          size_t p0)                                            \
     {                                                                                          \
-        __m256 acc[RB][PG];                                                                    \
-        for (int r = 0; r < RB; r++)                                                           \
-            for (int p = 0; p < PG; p++) acc[r][p] = _mm256_setzero_ps();                      \
-        const float *w0 = wp + p0 * k * NR;                                                    \
-        for (size_t i = 0; i < k; i++) {                                                       \
-            __m256 wv[PG];                                                                     \
-            for (int p = 0; p < PG; p++) wv[p] = _mm256_loadu_ps(w0 + (p * k + i) * NR);       \
-            for (int r = 0; r < RB; r++) {                                                     \
-                const __m256 xb = _mm256_broadcast_ss(x + r * ldx + i);                        \
-                for (int p = 0; p < PG; p++) acc[r][p] = _mm256_fmadd_ps(wv[p], xb, acc[r][p]); \
-            }                                                                                  \
-        }                                                                                      \
-        for (int p = 0; p < PG; p++) {                                                         \
-            const size_t o = (p0 + p) * NR, m = n - o < NR ? n - o : NR;                       \
-            float bb[NR] = {0};                                                                \
-            if (b) memcpy(bb, b + o, m * sizeof(float));                                       \
-            const __m256 bv = _mm256_loadu_ps(bb);                                             \
-            for (int r = 0; r < RB; r++) {                                                     \
-                const __m256 v = b ? _mm256_add_ps(acc[r][p], bv) : acc[r][p];                 \
-                if (m == NR) {                                                                 \
-                    _mm256_storeu_ps(y + r * ldy + o, v);                                      \
-                } else {                                                                       \
-                    float t[NR];                                                               \
-                    _mm256_storeu_ps(t, v);                                                    \
-                    memcpy(y + r * ldy + o, t, m * sizeof(float));                             \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+        tile(x, ldx, wp, k, n, b, y, ldy, p0, RB, PG);                                         \
     }
 
 TILE(1, 1)
@@ -86,3 +94,4 @@ QRT_TGT void qrt_linear_f32__avx2(const float *x, size_t ldx, size_t rows, const
             tiles1[pg](x + r * ldx, ldx, wp, k, n, b, y + r * ldy, ldy, p);
         }
 }
+
