@@ -354,3 +354,37 @@ def test_rnn_float_run_checks_its_buffers():
     with pytest.raises(ValueError, match="linear_f32"):
         _ops.linear_f32(np.zeros((2, 3), np.float32), RF.pack(np.zeros((4, 2), np.float32)),
                         4, None, np.zeros((2, 4), np.float32))
+
+
+def _rnn_blob(path, w_hh_shape=(16, 4), n_params=4, attrs=None, dtype=np.float32):
+    from qrt_export import BlobBuilder
+    b = BlobBuilder()
+    x = b.activation("x", "float32", (5, 2, 3))
+    y = b.activation("y", "float32", (5, 2, 4))
+    hn = b.activation("hn", "float32", (1, 2, 4))
+    cn = b.activation("cn", "float32", (1, 2, 4))
+    arrays = [np.zeros((16, 3), dtype), np.zeros(16, dtype), np.zeros(w_hh_shape, dtype),
+              np.zeros(16, dtype), np.zeros((2, 4), dtype)][:n_params]
+    ps = [b.constant(f"p{k}", a) for k, a in enumerate(arrays)]
+    b.op("rnn_float", "lstm", [x], [y, hn, cn], ps,
+         dict({"mode": "lstm", "hidden_size": 4}, **(attrs or {})))
+    b.inputs, b.outputs = [x], [y, hn, cn]
+    b.write(path)
+    return path
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"w_hh_shape": (16, 5)}, "w_hh"),
+    ({"n_params": 3}, "constant parameters"),
+    ({"n_params": 5}, "constant parameters"),
+    ({"attrs": {"proj_size": 4}}, "proj_size"),
+    ({"attrs": {"mode": "gru"}}, "outputs"),
+    ({"attrs": {"num_layers": 2}}, "constant parameters"),
+    ({"attrs": {"cell": True}}, "cell|outputs"),
+    ({"dtype": np.float64}, "float32"),
+])
+def test_hostile_files_are_format_errors(tmp_path, kw, match):
+    m = qrt.load(_rnn_blob(tmp_path / "ok.bin"))   # the well-formed file loads and runs
+    assert m(np.ones((5, 2, 3), np.float32))[0].shape == (5, 2, 4)
+    with pytest.raises(qrt.FormatError, match=match):
+        qrt.load(_rnn_blob(tmp_path / "bad.bin", **kw))
