@@ -388,3 +388,31 @@ def test_hostile_files_are_format_errors(tmp_path, kw, match):
     assert m(np.ones((5, 2, 3), np.float32))[0].shape == (5, 2, 4)
     with pytest.raises(qrt.FormatError, match=match):
         qrt.load(_rnn_blob(tmp_path / "bad.bin", **kw))
+
+
+def test_neon_gemv_is_the_reference_under_qemu(tmp_path):
+    """tests/c/rnn_float_harness.c cross-compiled for aarch64 (qemu-aarch64, a Pi 4's
+    Cortex-A72): the NEON panels == qrt_linear_f32_ref bit for bit, canaries intact."""
+    import os
+    import shutil
+    import subprocess
+    if os.environ.get("QRT_UNDER_QEMU"):
+        pytest.skip("a host-side cross check; it runs in the x86-64 suite")
+    cc = "aarch64-linux-gnu-gcc"
+    if not shutil.which(cc) or not shutil.which("qemu-aarch64"):
+        pytest.skip(f"needs {cc} and qemu-aarch64")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "math.h").write_text("#define fmaf __builtin_fmaf\n")
+    (tmp_path / "string.h").write_text(
+        "#include <stddef.h>\nvoid *memcpy(void *, const void *, size_t);\n"
+        "void *memset(void *, int, size_t);\nint memcmp(const void *, const void *, size_t);\n")
+    exe = tmp_path / "rnn_float_harness"
+    r = subprocess.run([cc, "-std=c11", "-O3", "-ffp-contract=off", "-ffreestanding",
+                        "-nostdlib", "-static", "-fno-stack-protector", "-Wall", "-Wextra",
+                        "-Werror", "-I", os.path.join(root, "include"), "-I", str(tmp_path),
+                        os.path.join(root, "tests", "c", "rnn_float_harness.c"), "-o",
+                        str(exe), "-lgcc"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = subprocess.run(["qemu-aarch64", "-cpu", "cortex-a72", str(exe)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok "), (out.stdout, out.stderr)

@@ -12,7 +12,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#define NR QRT_LF32_NR
+#define NR_ QRT_LF32_NR
 
 static inline void tile(const float *x, size_t ldx, const float *wp, size_t k, size_t n,
                         const float *b, float *y, size_t ldy, size_t p0, const int RB,
@@ -21,12 +21,12 @@ static inline void tile(const float *x, size_t ldx, const float *wp, size_t k, s
     float32x4_t lo[2][4], hi[2][4];
     for (int r = 0; r < RB; r++)
         for (int p = 0; p < PG; p++) lo[r][p] = hi[r][p] = vdupq_n_f32(0.0f);
-    const float *w0 = wp + p0 * k * NR;
+    const float *w0 = wp + p0 * k * NR_;
     for (size_t i = 0; i < k; i++) {
         float32x4_t wl[4], wh[4];
         for (int p = 0; p < PG; p++) {
-            wl[p] = vld1q_f32(w0 + (p * k + i) * NR);
-            wh[p] = vld1q_f32(w0 + (p * k + i) * NR + 4);
+            wl[p] = vld1q_f32(w0 + (p * k + i) * NR_);
+            wh[p] = vld1q_f32(w0 + (p * k + i) * NR_ + 4);
         }
         for (int r = 0; r < RB; r++) {
             const float32x4_t xb = vdupq_n_f32(x[r * ldx + i]);
@@ -37,12 +37,12 @@ static inline void tile(const float *x, size_t ldx, const float *wp, size_t k, s
         }
     }
     for (int p = 0; p < PG; p++) {
-        const size_t o = (p0 + p) * NR, m = n - o < NR ? n - o : NR;
-        float bb[NR] = {0};
+        const size_t o = (p0 + p) * NR_, m = n - o < NR_ ? n - o : NR_;
+        float bb[NR_] = {0};
         if (b) memcpy(bb, b + o, m * sizeof(float));
         const float32x4_t bl = vld1q_f32(bb), bh = vld1q_f32(bb + 4);
         for (int r = 0; r < RB; r++) {
-            float t[NR];
+            float t[NR_];
             vst1q_f32(t, b ? vaddq_f32(lo[r][p], bl) : lo[r][p]);
             vst1q_f32(t + 4, b ? vaddq_f32(hi[r][p], bh) : hi[r][p]);
             memcpy(y + r * ldy + o, t, m * sizeof(float));
@@ -53,7 +53,7 @@ static inline void tile(const float *x, size_t ldx, const float *wp, size_t k, s
 void qrt_linear_f32__neon(const float *x, size_t ldx, size_t rows, const float *wp, size_t k,
                           size_t n, const float *b, float *y, size_t ldy)
 {
-    const size_t panels = (n + NR - 1) / NR;
+    const size_t panels = (n + NR_ - 1) / NR_;
     size_t r = 0;
     for (; r + 2 <= rows; r += 2)
         for (size_t p = 0; p < panels; p += 4) {
