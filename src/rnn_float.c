@@ -64,7 +64,7 @@ void qrt_linear_f32(const float *x, size_t ldx, size_t rows, const float *w, siz
 }
 
 /* the gates of step t for the B rows (qrt_gates_step of rnn_gates.h, baseline flags: gcc
- * vectorises them for SSE2 / NEON; an AVX2 build of the same loops did not vectorise) */
+ * vectorises them for SSE2 / NEON; AVX2: the intrinsics of src/x86/rnn_float_avx2.c) */
 static void gates_step_ref(const qrt_rnn_float_args *a, size_t t) { qrt_gates_step(a, t); }
 
 void qrt_rnn_float(const qrt_rnn_float_args *a)
@@ -76,7 +76,12 @@ void qrt_rnn_float(const qrt_rnn_float_args *a)
         const size_t t = a->reverse ? T - 1 - k : k;
         /* gh = W_hh h + b_hh for the B rows */
         qrt_linear_f32(a->h, R, B, a->w_hh, R, GH, a->b_hh, a->gh, GH, a->variant);
-        gates_step_ref(a, t);
+#ifdef QRT_HAVE_X86
+        if (a->variant != QRT_ISA_REF && qrt_linear_f32_isa() == QRT_ISA_AVX2)
+            qrt_rnn_float_gates__avx2(a, t);
+        else
+#endif
+            gates_step_ref(a, t);
         if (P) /* h = W_hr (o * tanh(c)), no bias */
             qrt_linear_f32(a->hf, H, B, a->w_hr, H, P, NULL, a->h, P, a->variant);
         if (a->y)

@@ -70,6 +70,12 @@ typedef struct {
     int variant;
 } qrt_rnn_float_args;
 
+#ifdef QRT_HAVE_X86
+/** @brief The gates of step t (rnn_gates.h's qrt_gates_step) in AVX2 intrinsics, the same
+ *  operations lane by lane: bit-exact with the baseline build. */
+void qrt_rnn_float_gates__avx2(const qrt_rnn_float_args *a, size_t t);
+#endif
+
 /** @brief Run the steps of one layer and direction (NaN and infinity propagate as in torch). */
 void qrt_rnn_float(const qrt_rnn_float_args *a);
 
