@@ -2,9 +2,13 @@
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.math cimport isfinite
 from libc.stddef cimport ptrdiff_t
 
 from qrt._kernels cimport *
+
+cdef extern from "qrt/rnn.h" nogil:
+    void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
 
 cdef extern from "qrt/conv1d_threads.h" nogil:
     int QRT_POOL_MAX_THREADS
@@ -259,6 +263,8 @@ cdef class Plan:
     cdef int threads
     cdef bint busy
     cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
+    cdef object gemv_pack  # rnn_run: the packed hidden-projection weights (rnn_gemv.h)
+    cdef int gemv_isa      # ... and their variant, -1 before the first rnn_run
     cdef readonly bint empty
 
     def __init__(self, const int8_t[:, :, ::1] w, const int8_t[::1] wpack,
@@ -381,6 +387,46 @@ cdef class Plan:
         if self._fits(xoff, xbuf.shape[0], yoff, ybuf.shape[0]):
             self._call(&xbuf[xoff], <void *>&ybuf[yoff])
 
+    def run_dynamic_f32(self, const float[::1] x, uint8_t[::1] xq, float[::1] ybuf,
+                        const float[::1] wscale, float[::1] rs):
+        """One dynamic linear in one call (torch's qnnpack dynamic linear, as
+        qrt.nn.DynamicLinear spells it in Python): min / max of the float32 input x (the whole
+        plan input, contiguous), qrt_choose_qparams_u8 over [0, 255], quantize into xq,
+        rs = f32(wscale * f32(s)) (rs: this plan's scale buffer), the kernel into ybuf.
+        Returns False, computing nothing, when x holds NaN or infinity (the caller raises)."""
+        cdef Py_ssize_t n = x.shape[0], i, c_out = self.p.c_out
+        if self.p.out_kind != QRT_CONV1D_OUT_F32:
+            raise ValueError("conv1d: this plan writes quint8")
+        if n == 0 or xq.shape[0] != n or self.x_lo != 0 or self.x_hi != n - 1:
+            raise ValueError("conv1d: run_dynamic_f32 takes the whole contiguous plan input")
+        if rs.shape[0] != c_out or wscale.shape[0] != c_out or self.q.scale != &rs[0]:
+            raise ValueError("conv1d: rs must be the plan's scale buffer and wscale have "
+                             "c_out entries")
+        if not self._fits(0, n, 0, ybuf.shape[0]):
+            return True
+        cdef float lo = x[0], hi = x[0], v, s32
+        cdef double s
+        cdef int32_t z
+        cdef bint bad = False
+        with nogil:
+            for i in range(n):
+                v = x[i]
+                bad = bad | (not isfinite(v))
+                lo = v if v < lo else lo
+                hi = v if v > hi else hi
+            if not bad:
+                qrt_choose_qparams_u8(lo, hi, &s, &z)
+                s32 = <float>s
+                qrt_quantize_f32_u8(&x[0], <size_t>n, (<float>1.0) / s32, <float>z, 0.0, 255.0,
+                                    &xq[0], -1)
+                for i in range(c_out):
+                    rs[i] = wscale[i] * s32
+        if bad:
+            return False
+        self.p.input_zero = z
+        self._call(&xq[0], <void *>&ybuf[0])
+        return True
+
 
 # ---- conv2d: the im2col step (include/qrt/im2col.h) -------------------------------------------
 cdef extern from "qrt/im2col.h" nogil:
@@ -476,8 +522,26 @@ cdef extern from "qrt/rnn.h" nogil:
         size_t scratch_size
         int variant, threads
         int16_t *xs
+        const void *gpack
+        int gisa
     qrt_status qrt_rnn_f32(qrt_rnn_args *a)
-    void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
+
+
+cdef extern from "qrt/rnn_gemv.h" nogil:
+    int qrt_rnn_gemv_pick(int variant)
+    size_t qrt_rnn_gemv_pack_size(uint32_t rows, uint32_t cols, int isa)
+    void qrt_rnn_gemv_pack(const int8_t *w, uint32_t rows, uint32_t cols, int isa, void *pack)
+
+cdef int _rnn_gemv_variant = -1
+
+
+def rnn_gemv_variant(int variant=-1):
+    """Tests: the variant rnn_run's hidden projection requests from now on (-1, the default:
+    the best the CPU has; a QRT_ISA_* code: that one if the CPU has it, else the reference
+    hidden_gemv); returns the variant that runs (qrt_rnn_gemv_pick, include/qrt/rnn_gemv.h)."""
+    global _rnn_gemv_variant
+    _rnn_gemv_variant = variant
+    return qrt_rnn_gemv_pick(variant)
 
 
 def choose_qparams_u8(float mn, float mx):
@@ -567,11 +631,28 @@ def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs
     a.scratch, a.scratch_size = &hh.scratch[0], hh.scratch.shape[0]
     a.variant, a.threads = hh.variant, hh.threads
     cdef int16_t[::1] xs
+    cdef uint8_t[::1] pk
+    cdef int isa
+    cdef size_t psize
     a.xs = NULL
+    a.gpack = NULL
+    a.gisa = 0
     if gemv:
         import numpy as np
-        xs = np.empty(H, np.int16)
-        a.xs = &xs[0]
+        isa = qrt_rnn_gemv_pick(_rnn_gemv_variant)
+        psize = qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>H, isa)
+        if psize:
+            if hh.gemv_pack is None or hh.gemv_isa != isa:
+                pk = np.empty(<Py_ssize_t>psize, np.uint8)
+                qrt_rnn_gemv_pack(&hh.w[0, 0, 0], <uint32_t>GH, <uint32_t>H, isa, &pk[0])
+                hh.gemv_pack, hh.gemv_isa = pk, isa
+            pk = hh.gemv_pack
+            if <size_t>pk.shape[0] != psize:
+                raise ValueError("rnn: the packed hidden weights do not match the layer")
+            a.gpack, a.gisa = &pk[0], isa
+        else:
+            xs = np.empty(H, np.int16)
+            a.xs = &xs[0]
     cdef qrt_status st
     hh.busy = True
     try:

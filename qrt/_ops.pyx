@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith,rnn_float}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith,float_conv,
+rnn_float}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
@@ -387,6 +388,107 @@ def lut_channels(const uint8_t[:, ::1] lut, const uint8_t[:, :, ::1] x,
     with nogil:
         qrt_lut_channels_8_ref(&lut[0, 0], &x[0, 0, 0], o, c, n, &out[0, 0, 0])
 
+
+# ---- float32 depthwise conv2d ------------------------------------------------------------
+cdef int _dw_params(qrt_dwconv2d_f32_params *p, tuple xs, tuple ws, tuple ys, Py_ssize_t sh,
+                    Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw) except -1:
+    if len(xs) != 4 or len(ws) != 3 or len(ys) != 4 or xs[0] != ys[0] or xs[1] == 0 or \
+            ws[0] != ys[1] or ys[1] % xs[1]:
+        raise ValueError("dwconv2d_f32: shapes of xp, w and y do not match")
+    if sh < 1 or sw < 1 or dh < 1 or dw < 1:
+        raise ValueError("dwconv2d_f32: strides and dilations must be >= 1")
+    p.n, p.c_in, p.mult = xs[0], xs[1], ys[1] // xs[1]
+    p.hp, p.wp, p.ho, p.wo = xs[2], xs[3], ys[2], ys[3]
+    p.kh, p.kw, p.sh, p.sw, p.dh, p.dw = ws[1], ws[2], sh, sw, dh, dw
+    return 0
+
+
+def dwconv2d_f32_scratch(tuple xp_shape, tuple w_shape, tuple y_shape, Py_ssize_t sh,
+                         Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw):
+    """Floats of scratch dwconv2d_f32 uses for these shapes (0: none)."""
+    cdef qrt_dwconv2d_f32_params p
+    _dw_params(&p, xp_shape, w_shape, y_shape, sh, sw, dh, dw)
+    return qrt_dwconv2d_f32_scratch(&p)
+
+
+def dwconv2d_f32(const float[:, :, :, ::1] xp, const float[:, :, ::1] w, bias,
+                 float[:, :, :, ::1] y, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
+                 Py_ssize_t dw, scratch=None):
+    """y = the depthwise conv of the padded input ``xp`` [N, C, Hp, Wp] with ``w``
+    [C * mult, kh, kw] (+ ``bias``: None or float32 [C * mult]), include/qrt/float_conv.h;
+    ``scratch``: None or a float32 buffer of dwconv2d_f32_scratch(...) floats."""
+    cdef qrt_dwconv2d_f32_params p
+    cdef const float[::1] bv
+    cdef float[::1] sv
+    cdef const float *bp = NULL
+    cdef float *sp = NULL
+    cdef size_t slen = 0
+    cdef qrt_status st
+    _dw_params(&p, (xp.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]),
+               (w.shape[0], w.shape[1], w.shape[2]), (y.shape[0], y.shape[1], y.shape[2],
+                                                       y.shape[3]), sh, sw, dh, dw)
+    if bias is not None:
+        bv = bias
+        if bv.shape[0] != y.shape[1]:
+            raise ValueError("dwconv2d_f32: one bias per output channel")
+        bp = &bv[0]
+    if scratch is not None:
+        sv = scratch
+        slen = sv.shape[0]
+        if slen:
+            sp = &sv[0]
+    if y.size == 0:
+        return
+    with nogil:
+        st = qrt_dwconv2d_f32(&p, &xp[0, 0, 0, 0], &w[0, 0, 0], bp, &y[0, 0, 0, 0], sp, slen)
+    _check(st, "dwconv2d_f32")
+# ---- float32 GELU, approximate 'none' (include/qrt/float_gelu.h; qrt/ops/float_unary.py) ----
+cdef extern from "qrt/float_gelu.h" nogil:
+    int qrt_gelu_erf_f32(const float *x, float *y, size_t n, int variant)
+
+
+def gelu_erf_f32(const float[::1] x, float[::1] y, int variant=-1):
+    """y = gelu(x) (erf form), the float_gelu numpy steps in C; returns the QRT_ISA_* code
+    that ran (variant 0 forces the reference)."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("gelu: output length differs from input length")
+    if x.shape[0] == 0:
+        return 0
+    cdef int r
+    with nogil:
+        r = qrt_gelu_erf_f32(&x[0], &y[0], <size_t>x.shape[0], variant)
+    return r
+
+
+# ---- float32 LayerNorm over contiguous rows (include/qrt/float_norm.h; qrt/ops/float_nn.py) ----
+cdef extern from "qrt/float_norm.h" nogil:
+    void qrt_layer_norm_rows_f32(const float *x, float *y, size_t rows, size_t n, float inv,
+                                 float eps, const float *w, const float *b)
+
+
+def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float inv, float eps, w, b):
+    """y = layer_norm(x) over each row (n = x.shape[1] >= 1), w / b: float32 [n] or None."""
+    cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
+    if y.shape[0] != rows or y.shape[1] != n or n < 1:
+        raise ValueError("layer_norm: x and y must be [rows, n >= 1] alike")
+    cdef const float[::1] wv
+    cdef const float[::1] bv
+    cdef const float *pw = NULL
+    cdef const float *pb = NULL
+    if w is not None:
+        wv = w
+        if wv.shape[0] != n:
+            raise ValueError("layer_norm: weight must have n elements")
+        pw = &wv[0]
+    if b is not None:
+        bv = b
+        if bv.shape[0] != n:
+            raise ValueError("layer_norm: bias must have n elements")
+        pb = &bv[0]
+    if rows == 0:
+        return
+    with nogil:
+        qrt_layer_norm_rows_f32(&x[0, 0], &y[0, 0], <size_t>rows, <size_t>n, inv, eps, pw, pb)
 
 # ---- float recurrent layers (qrt/ops/rnn_float.py, include/qrt/rnn_float.h) ----------------
 cdef extern from "qrt/rnn_float.h" nogil:

@@ -113,3 +113,12 @@ cdef extern from "qrt/qarith.h" nogil:
     void qrt_mean_rows_s32_ref(const int32_t *x, size_t rows, size_t len, int32_t *out)
     void qrt_lut_channels_8_ref(const uint8_t *lut, const uint8_t *x, size_t outer,
                                 size_t channels, size_t inner, uint8_t *out)
+
+
+cdef extern from "qrt/float_conv.h" nogil:
+    ctypedef struct qrt_dwconv2d_f32_params:
+        size_t n, c_in, mult, hp, wp, ho, wo, kh, kw, sh, sw, dh, dw
+    qrt_status qrt_dwconv2d_f32(const qrt_dwconv2d_f32_params *p, const float *xp,
+                                const float *w, const float *bias, float *y, float *scratch,
+                                size_t scratch_len)
+    size_t qrt_dwconv2d_f32_scratch(const qrt_dwconv2d_f32_params *p)

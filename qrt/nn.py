@@ -56,7 +56,6 @@ concurrent call allocates its own).
 
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -910,29 +909,28 @@ class DynamicLinear(Linear):
             if out.shape != oshape or not out.flags.c_contiguous or not out.flags.writeable:
                 raise ValueError(f"out must be a writeable C-contiguous array of shape {oshape}")
             y = out
-        if xf.size:
-            with np.errstate(invalid="ignore"):
-                lo, hi = float(xf.min()), float(xf.max())
-            if not (math.isfinite(lo) and math.isfinite(hi)):
-                raise ValueError("input contains NaN or infinity; torch's dynamic quantization "
-                                 "fails on it too")
-        else:
-            lo = hi = 0.0
-        s, z = choose_qparams(lo, hi, 0, 255, False)
         xq = np.empty(xf.shape, np.uint8)
-        _quant.quantize_fma_u8(xf.reshape(-1), xq.reshape(-1), np.float32(1.0) / np.float32(s),
-                               float(z), 0.0, 255.0)
         # One prepared plan per input shape; the per-call scale / zero point are written into
         # it.  The plan is taken out of the cache while in use, so concurrent calls never share.
         entry = self._plans.pop(xq.shape, None)
         if entry is None or entry[2] != self._variant:
             rs_buf = np.empty(self._c_out, np.float32)
-            plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), s, z, rs_buf)
+            plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), 1.0, 0, rs_buf)
             entry = (plan, rs_buf, self._variant)
         plan, rs_buf, _ = entry
-        np.multiply(self._wscale32, np.float32(s), out=rs_buf)  # f32(sw * f32(s))
-        plan.set_input_zero(z)
-        plan.run_f32(xq.reshape(-1), 0, y.reshape(-1), 0)
+        if xf.size:
+            # min / max, choose_qparams (qrt_choose_qparams_u8 == qrt.quantization's, tested),
+            # quantize, rs = f32(sw * f32(s)) and the kernel in one C call
+            if not plan.run_dynamic_f32(xf.reshape(-1), xq.reshape(-1), y.reshape(-1),
+                                        self._wscale32, rs_buf):
+                self._plans[xq.shape] = entry
+                raise ValueError("input contains NaN or infinity; torch's dynamic quantization "
+                                 "fails on it too")
+        else:
+            s, z = choose_qparams(0.0, 0.0, 0, 255, False)
+            np.multiply(self._wscale32, np.float32(s), out=rs_buf)  # f32(sw * f32(s))
+            plan.set_input_zero(z)
+            plan.run_f32(xq.reshape(-1), 0, y.reshape(-1), 0)
         if len(self._plans) > 32:
             self._plans.clear()
         self._plans[xq.shape] = entry

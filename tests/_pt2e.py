@@ -3,7 +3,8 @@
 XNNPACK-style quantizer (torchao 0.18 no longer ships XNNPACKQuantizer, which moved to
 executorch): the same annotations as its symmetric config (int8 activations, asymmetric or
 symmetric; int8 weights symmetric in [-127, 127], per channel or per tensor; conv/linear
-fused with a following relu; add(+relu); shared qparams for pooling, cat, flatten/view)."""
+fused with a following relu / relu6 / hardtanh; add(+relu); shared qparams for pooling, cat,
+flatten/view), for 1-d and 2-d convs and pools."""
 
 import warnings
 
@@ -46,10 +47,11 @@ def xnnpack_style_quantizer(per_channel=True, symmetric_act=False, qat=False):
                                                       SharedQuantizationSpec)
     act, wspec = _specs(per_channel, symmetric_act, qat)
     wt_spec = _specs(False, symmetric_act, qat)[1]   # a transposed conv: per tensor
-    layer = (A.conv1d.default, A.linear.default, A.conv_transpose1d.default)
+    layer = (A.conv1d.default, A.conv2d.default, A.linear.default, A.conv_transpose1d.default)
     binary = (A.add.Tensor, A.mul.Tensor)
     shared = (A.max_pool1d.default, A.adaptive_avg_pool1d.default, A.flatten.using_ints,
-              A.view.default, A.avg_pool1d.default, A.mean.dim)
+              A.view.default, A.avg_pool1d.default, A.mean.dim, A.max_pool2d.default,
+              A.avg_pool2d.default, A.adaptive_avg_pool2d.default)
     relus = (A.relu.default, A.hardtanh.default, A.relu_.default)
 
     def ann(n, inputs, out):
@@ -114,12 +116,19 @@ QUANTIZERS = {"x86": x86_quantizer, "arm": arm_quantizer,
               "xnnpack_symmetric": lambda qat=False: xnnpack_style_quantizer(True, True, qat)}
 
 
-def pt2e_quantize(model, example, quantizer, calibration, qat=False, dynamic_shapes=None):
-    """torchao's documented flow: export, prepare(_qat)_pt2e, calibrate, convert_pt2e."""
+def pt2e_quantize(model, example, quantizer, calibration, qat=False, dynamic_shapes=None,
+                  strict=False):
+    """torchao's documented flow: export, prepare(_qat)_pt2e, calibrate, convert_pt2e.
+    ``strict=True`` for a model that calls one activation module twice (torchvision's ResNet
+    BasicBlock ``self.relu``) under X86InductorQuantizer: torch 2.13's non-strict export
+    records no ``source_fn_stack``, the quantizer's partitions then group nodes by module
+    name, and the two calls make one ReLU partition with two outputs ("Input partition has
+    more than one output node")."""
     from torchao.quantization.pt2e.quantize_pt2e import (convert_pt2e, prepare_pt2e,
                                                          prepare_qat_pt2e)
     if qat:
-        gm = torch.export.export(model.train(), example, dynamic_shapes=dynamic_shapes).module()
+        gm = torch.export.export(model.train(), example, dynamic_shapes=dynamic_shapes,
+                                 strict=strict).module()
         p = prepare_qat_pt2e(gm, quantizer)
         opt = torch.optim.SGD(p.parameters(), lr=1e-3)
         for x in calibration:   # a few QAT steps
@@ -129,7 +138,8 @@ def pt2e_quantize(model, example, quantizer, calibration, qat=False, dynamic_sha
         from torchao.quantization.pt2e import move_exported_model_to_eval
         move_exported_model_to_eval(p)
     else:
-        gm = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes).module()
+        gm = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes,
+                                 strict=strict).module()
         p = prepare_pt2e(gm, quantizer)
     with torch.no_grad():
         for x in calibration:

@@ -40,7 +40,7 @@ PINNED_CODES = {
     "float_softmax": 70, "float_log_softmax": 71, "float_mean": 72, "float_sum": 73,
     "float_layer_norm": 80, "float_group_norm": 81, "float_instance_norm": 82,
     "float_batch_norm": 83, "float_linear": 84, "float_conv1d": 85,
-    "float_conv_transpose1d": 86,
+    "float_conv_transpose1d": 86, "float_conv2d": 87,
     "conv_transpose1d": 100, "adaptive_max_pool1d": 101, "embedding": 102,
     "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105,
     "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,

@@ -6,9 +6,11 @@ on random inputs (as the torch side does), TF converter calibrated on 8 random i
 
 TensorFlow must never share a venv with torch: run this with the python of a separate venv,
     python3 -m venv /work/tfvenv && /work/tfvenv/bin/python -m pip install tensorflow-cpu
-    /work/tfvenv/bin/python benchmarks/vision_peers/make_tflite.py [OUT_DIR]
-OUT_DIR defaults to benchmarks/vision_peers/models (git-ignored); benchmarks/vision.py reads
-{OUT_DIR}/{arch}_int8.tflite (its --tflite-dir). Adapted from /work/shared/bench/vision.
+    /work/tfvenv/bin/python benchmarks/vision_peers/make_tflite.py [OUT_DIR [ARCH...]]
+ARCH: mobilenet_v2 and/or mobilenet_v3_large (default both; tools/count-insns-model.sh builds
+only mobilenet_v2). OUT_DIR defaults to benchmarks/vision_peers/models (git-ignored);
+benchmarks/vision.py reads {OUT_DIR}/{arch}_int8.tflite (its --tflite-dir). Adapted from
+/work/shared/bench/vision.
 """
 
 import os
@@ -21,6 +23,7 @@ import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "models")
+ARCHS = sys.argv[2:] or ["mobilenet_v2", "mobilenet_v3_large"]
 
 
 def bn_recalibrate(model, bs=16):
@@ -56,7 +59,9 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     tf.random.set_seed(0)
     np.random.seed(0)
-    for name in ("mobilenet_v2", "mobilenet_v3_large"):
+    for name in ARCHS:
+        if name not in ("mobilenet_v2", "mobilenet_v3_large"):
+            raise SystemExit(f"unknown ARCH {name!r}")
         conv = tf.lite.TFLiteConverter.from_keras_model(build(name))
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = rep_data

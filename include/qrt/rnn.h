@@ -52,6 +52,11 @@ typedef struct {
     int variant, threads;
     int16_t *xs; /**< [H] scratch: when set, the hidden projection is hidden_gemv (a GEMV over
                       the raw weights, bit-exact with the kernel), else qrt_conv1d_u8_mt */
+    const void *gpack; /**< when set: the hidden projection is the packed GEMV of variant gisa
+                            (include/qrt/rnn_gemv.h; qrt_rnn_gemv_pack of w for gisa, which the
+                            caller checked the CPU has), and the whole loop runs in that
+                            variant's unit; rs and xs are then unused */
+    int gisa;
 } qrt_rnn_args;
 
 /**
@@ -66,5 +71,10 @@ void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_poin
  *         quantization fails on it too), or an error of the GEMM.
  */
 qrt_status qrt_rnn_f32(qrt_rnn_args *a);
+
+/* The loop compiled in each ISA unit around its packed GEMV (src/rnn_loop.h). */
+qrt_status qrt_rnn_f32__avx2(qrt_rnn_args *a);
+qrt_status qrt_rnn_f32__avx512vnni(qrt_rnn_args *a);
+qrt_status qrt_rnn_f32__neon(qrt_rnn_args *a);
 
 #endif /* QRT_RNN_H */

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from qrt.ops._core import Float, Int, Ints, Param, ShapeError, define, numel
+from qrt.ops._core import Choice, Float, Int, Ints, Param, ShapeError, define, numel
 from qrt.ops._float import F32, FloatOp, channel_shape, quiet
 
 _ONE, _ZERO = F32(1.0), F32(0.0)
+
+
+# True: float_layer_norm on contiguous rows in C (include/qrt/float_norm.h: the steps below,
+# another summation order within the same bound); False: the numpy steps.  Tests run both.
+_USE_C_LAYER_NORM = True
 
 
 def _rownorm(x2, y2, eps):
@@ -112,8 +117,16 @@ class LayerNorm(FloatOp):
         n = numel(node.attrs["normalized_shape"])
         m = numel(x.shape) // n if n else 0
         x2, y2 = x.reshape(m, n), y.reshape(m, n)
-        fn = _seq(_rownorm(x2, y2, node.attrs["eps"]),
-                  _affine(y2, _param(node, "weight", (n,)), _param(node, "bias", (n,))))
+        w, b = _param(node, "weight", (n,)), _param(node, "bias", (n,))
+        if _USE_C_LAYER_NORM and n and m and x2.flags.c_contiguous and y2.flags.c_contiguous \
+                and all(p is None or (p.dtype == np.float32 and p.flags.c_contiguous)
+                        for p in (w, b)):
+            from qrt import _ops
+            inv = float(F32(1.0 / n))
+            eps = float(F32(node.attrs["eps"]))
+            # the same steps in one C pass per row (include/qrt/float_norm.h)
+            return (lambda: _ops.layer_norm_rows_f32(x2, y2, inv, eps, w, b)), (), {}
+        fn = _seq(_rownorm(x2, y2, node.attrs["eps"]), _affine(y2, w, b))
         return fn, (), {}
 
 
@@ -271,6 +284,139 @@ def _conv_operands(node, ins, outs):
     return x, y, w, (a["groups"], a["stride"], a["padding"], a["dilation"])
 
 
+def _pad_index(length, lo, hi, mode):
+    """Source position of each of the ``lo + length + hi`` padded positions (torch's
+    reflect / replicate / circular padding)."""
+    i = np.arange(-lo, length + hi)
+    if mode == "reflect":
+        i = np.abs(i)
+        i = np.where(i > length - 1, 2 * (length - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, length - 1)
+    else:  # circular
+        i = np.mod(i, length)
+    return i
+
+
+def check_pad_mode(sizes, pads, mode):
+    """ShapeError where torch refuses ``mode`` padding of these sizes."""
+    for n, (lo, hi) in zip(sizes, pads):
+        if mode == "reflect" and max(lo, hi) >= n:
+            raise ShapeError(f"reflect padding ({lo}, {hi}) must be smaller than the input "
+                             f"size {n} (as torch)")
+        if mode == "circular" and max(lo, hi) > n:
+            raise ShapeError(f"circular padding ({lo}, {hi}) must be at most the input size "
+                             f"{n} (as torch)")
+
+
+def _depthwise(xp, y, w, g, k, stride, dilation):
+    """Depthwise (in/groups = 1) conv of the padded ``xp`` into ``y`` in numpy: y = w[tap 0] *
+    x[tap 0], then y = y + w[tap] * x[tap] in row-major tap order (each tap a strided view of
+    the input; a channel multiplier broadcasts). The specification of the C kernel
+    (include/qrt/float_conv.h), which computes the same bits."""
+    nsp = xp.ndim - 2
+    n = xp.shape[0]
+    osp = y.shape[2:]
+    co = w.shape[0]
+    cog, kk = co // g, int(np.prod(k))
+    y5 = y.reshape((n, g, cog) + osp)
+    wt = np.ascontiguousarray(w.reshape(g, cog, kk).transpose(2, 0, 1)).reshape(
+        (kk, g, cog) + (1,) * nsp)
+    strides = xp.strides[2:]
+    taps = []
+    for t in np.ndindex(*k):
+        start = xp[(slice(None), slice(None)) +
+                   tuple(slice(ti * di, None) for ti, di in zip(t, dilation))]
+        taps.append(np.lib.stride_tricks.as_strided(
+            start, (n, g, 1) + osp,
+            (xp.strides[0], xp.strides[1], 0) +
+            tuple(st * s for st, s in zip(strides, stride)), writeable=False))
+    tmp = np.empty(y5.shape, F32)
+
+    def run():
+        np.multiply(taps[0], wt[0], out=y5)
+        for j in range(1, kk):
+            np.multiply(taps[j], wt[j], out=tmp)
+            np.add(y5, tmp, out=y5)
+    return run
+
+
+def conv_steps(x, y, w, groups, stride, pads, dilation, bias, mode="zeros", use_kernel=True):
+    """Steps of a float32 convolution with any number of spatial dims (Conv1d, Conv2d):
+    ``x`` [N, Ci, *S], ``y`` [N, Co, *So], ``w`` [Co, Ci/g, *K], ``pads`` per spatial dim
+    (before, after), ``mode`` torch's padding_mode. The input is padded into a buffer made
+    once (zeros: an interior copy; the other modes: one gather), then
+
+    * pointwise (K = 1, stride 1, no padding): y = W x, one GEMM per group (numpy's BLAS);
+    * depthwise (Ci/g = 1): y = sum over taps, in tap order, of w[:, tap] * the tap's strided
+      view of the input, no column buffer (2-d: the C kernel of include/qrt/float_conv.h;
+      ``use_kernel=False`` or 1-d: its numpy specification, :func:`_depthwise`);
+    * otherwise: im2col into a column buffer [N, g, Ci/g * prod(K), prod(So)] (one strided
+      copy), then one GEMM per group. The bias is added last."""
+    nsp = x.ndim - 2
+    n, ci = x.shape[:2]
+    sp = x.shape[2:]
+    co, cig = w.shape[:2]
+    k = w.shape[2:]
+    osp = y.shape[2:]
+    g = groups
+    cog = co // g
+    kk = int(np.prod(k))
+    lo = int(np.prod(osp))
+    b = None if bias is None else np.asarray(bias, F32).reshape((co,) + (1,) * nsp)
+    steps = []
+    padded = any(p0 or p1 for p0, p1 in pads)
+    if padded:
+        psp = tuple(s + p0 + p1 for s, (p0, p1) in zip(sp, pads))
+        xp = np.zeros((n, ci) + psp, F32)
+        if mode == "zeros":
+            inner = xp[(slice(None), slice(None)) +
+                       tuple(slice(p0, p0 + s) for s, (p0, _) in zip(sp, pads))]
+            steps.append(lambda: np.copyto(inner, x))
+        else:
+            idx = np.zeros(1, np.intp)
+            for s, (p0, p1) in zip(sp, pads):
+                idx = (idx[:, None] * s + _pad_index(s, p0, p1, mode)[None, :]).reshape(-1)
+            xf = x.reshape(n, ci, -1)
+            xpf = xp.reshape(n, ci, -1)
+            steps.append(lambda: np.take(xf, idx, axis=2, out=xpf))
+    else:
+        xp = x
+    strides = xp.strides[2:]
+    if all(kd == 1 for kd in k) and all(s == 1 for s in stride) and not padded:
+        wg = np.ascontiguousarray(w.reshape(g, cog, cig))
+        cols = x.reshape(n, g, cig, lo)
+        y4 = y.reshape(n, g, cog, lo)
+        steps.append(lambda: np.matmul(wg, cols, out=y4))
+    elif cig == 1 and kk > 1 and nsp == 2 and xp.flags.c_contiguous and \
+            y.flags.c_contiguous and use_kernel:
+        # depthwise 2-d: the C kernel (include/qrt/float_conv.h), bias included
+        from qrt import _ops
+        w3 = np.ascontiguousarray(w.reshape(co, k[0], k[1]))
+        bv = None if b is None else np.ascontiguousarray(b.reshape(co))
+        geo = (stride[0], stride[1], dilation[0], dilation[1])
+        sbuf = np.empty(_ops.dwconv2d_f32_scratch(xp.shape, w3.shape, y.shape, *geo), F32)
+        steps.append(lambda: _ops.dwconv2d_f32(xp, w3, bv, y, *geo, sbuf))
+        return _seq(*steps)
+    elif cig == 1 and kk > 1:
+        steps.append(_depthwise(xp, y, w, g, k, stride, dilation))
+    else:
+        wg = np.ascontiguousarray(w.reshape(g, cog, cig * kk))
+        src = np.lib.stride_tricks.as_strided(
+            xp, (n, g, cig) + k + osp,
+            (xp.strides[0], cig * xp.strides[1], xp.strides[1]) +
+            tuple(d * st for d, st in zip(dilation, strides)) +
+            tuple(s * st for s, st in zip(stride, strides)), writeable=False)
+        buf = np.empty((n, g, cig) + k + osp, F32)
+        cols = buf.reshape(n, g, cig * kk, lo)
+        y4 = y.reshape(n, g, cog, lo)
+        steps.append(lambda: np.copyto(buf, src))
+        steps.append(lambda: np.matmul(wg, cols, out=y4))
+    if b is not None:
+        steps.append(lambda: np.add(y, b, out=y))
+    return _seq(*steps)
+
+
 @define
 class Conv1d(FloatOp):
     name, code = "float_conv1d", 85
@@ -310,32 +456,70 @@ class Conv1d(FloatOp):
 
     def bind(self, node, ins, outs):
         x, y, w, (g, s, p, d) = _conv_operands(node, ins, outs)
-        n, ci, length = x.shape
-        co, cig, k = w.shape
-        lo = y.shape[2]
-        wg = np.ascontiguousarray(w.reshape(g, co // g, cig * k))
-        y4 = y.reshape(n, g, co // g, lo)
-        b = _param(node, "bias", (co, 1))
-        steps = []
-        if p:
-            xp = np.zeros((n, ci, length + 2 * p), F32)
-            inner = xp[:, :, p:p + length]
-            steps.append(lambda: np.copyto(inner, x))
-        else:
-            xp = x
-        if k == 1 and s == 1 and p == 0:
-            cols = x.reshape(n, g, cig, length)
-        else:
-            sn, sc, sl = xp.strides
-            src = np.lib.stride_tricks.as_strided(
-                xp, (n, g, cig, k, lo), (sn, cig * sc, sc, d * sl, s * sl), writeable=False)
-            buf = np.empty((n, g, cig, k, lo), F32)
-            steps.append(lambda: np.copyto(buf, src))
-            cols = buf.reshape(n, g, cig * k, lo)
-        steps.append(lambda: np.matmul(wg, cols, out=y4))
-        if b is not None:
-            steps.append(lambda: np.add(y, b, out=y))
-        return _seq(*steps), (), {}
+        return conv_steps(x, y, w, g, (s,), ((p, p),), (d,), _param(node, "bias")), (), {}
+
+
+_PMAX = 1 << 16
+
+
+@define
+class Conv2d(FloatOp):
+    name, code = "float_conv2d", 87
+    doc = ("float32 Conv2d (nn.Conv2d / F.conv2d left in float, e.g. by quantize_dynamic; "
+           "every padding_mode, 'same'/'valid', dilation, groups, depthwise)")
+    attrs = {"stride": Ints(2, lo=1, hi=_PMAX, default=[1, 1]),
+             "padding": Ints(4, lo=0, hi=_PMAX, default=[0, 0, 0, 0],
+                             doc="top, bottom, left, right"),
+             "dilation": Ints(2, lo=1, hi=_PMAX, default=[1, 1]),
+             "groups": Int(lo=1, default=1),
+             "padding_mode": Choice("zeros", "reflect", "replicate", "circular",
+                                    default="zeros")}
+    params = (Param("weight", "float32"), Param("bias", "float32", optional=True))
+
+    def check(self, node):
+        w = node.params["weight"]
+        g = node.attrs["groups"]
+        if len(w.shape) != 4 or w.shape[0] % g or 0 in w.shape:
+            raise node.fail(f"weight must be (out, in/groups, kh, kw) with out divisible by "
+                            f"groups={g}, has shape {tuple(w.shape)}")
+        _check_vec(node, ("bias",), w.shape[0])
+
+    def _pads(self, node):
+        p = node.attrs["padding"]
+        return ((p[0], p[1]), (p[2], p[3]))
+
+    def infer(self, node, shapes):
+        a = node.attrs
+        s = tuple(shapes[0])
+        co, cig = node.params["weight"].shape[:2]
+        k = node.params["weight"].shape[2:]
+        if len(s) not in (3, 4) or s[-3] != cig * a["groups"]:
+            raise ShapeError(f"takes (N, {cig * a['groups']}, H, W) input, got {s}")
+        pads = self._pads(node)
+        if a["padding_mode"] != "zeros":
+            check_pad_mode(s[-2:], pads, a["padding_mode"])
+        out = []
+        for n, kd, d, st, (p0, p1) in zip(s[-2:], k, a["dilation"], a["stride"], pads):
+            span = d * (kd - 1) + 1
+            if n + p0 + p1 < span:
+                raise ShapeError(f"input {s[-2:]} (+ padding {a['padding']}) is smaller than "
+                                 f"the kernel span")
+            out.append((n + p0 + p1 - span) // st + 1)
+        return [s[:-3] + (co,) + tuple(out)]
+
+    def macs(self, node, shapes):
+        co, cig, kh, kw = node.params["weight"].shape
+        return numel(self.infer(node, shapes)[0]) * int(cig) * int(kh) * int(kw)
+
+    def bind(self, node, ins, outs):
+        a = node.attrs
+        x, y = ins[0], outs[0]
+        if x.ndim == 3:
+            x, y = x[None], y[None]
+        w = np.asarray(node.array("weight"), F32)
+        return conv_steps(x, y, w, a["groups"], tuple(a["stride"]), self._pads(node),
+                          tuple(a["dilation"]), _param(node, "bias"),
+                          a["padding_mode"]), (), {}
 
 
 @define

@@ -21,6 +21,8 @@ arithmetic (include/qrt/ref/pool1d_ref.h):
   anything else ATen's generic bins (start = floor(i*L/O), end = ceil((i+1)*L/O)) with
   y = rne(f32(f32(sum of raw codes) * f32(1/(kh*kw)))).
 - adaptive_max_pool2d: torch's bins, exact (a max is a max), codes or float32.
+
+max_pool2d, avg_pool2d and adaptive_avg_pool2d also take float32 (qrt/ops/float_pool.py).
 """
 
 from __future__ import annotations
@@ -45,9 +47,13 @@ def _qrange(dtype):
 class _Pool2d(OpDef):
     def validate(self, node):
         x, y = node.inputs[0], node.outputs[0]
-        if x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
-            raise node.fail("pools per-tensor quint8/qint8 tensors")
-        same_qparams(node, x, y, self.name)
+        if x.dtype == "float32" or y.dtype == "float32":
+            if x.dtype != y.dtype:
+                raise node.fail(f"pools float32 to float32, got {x.dtype} -> {y.dtype}")
+        elif x.dtype not in ("quint8", "qint8") or x.qscheme != "per_tensor_affine":
+            raise node.fail("pools per-tensor quint8/qint8 or float32 tensors")
+        else:
+            same_qparams(node, x, y, self.name)
         a = node.attrs
         if "padding" in a:
             k = a["kernel_size"]
@@ -87,14 +93,14 @@ _COMMON = {"kernel_size": Ints(2, 1, _K), "stride": Ints(2, 1, _K, default=None)
 @define
 class MaxPool2d(_Pool2d):
     name, code = "max_pool2d", 111
-    doc = "max_pool2d (nn.MaxPool2d, F.max_pool2d), quint8/qint8 NCHW"
+    doc = "max_pool2d (nn.MaxPool2d, F.max_pool2d), quint8/qint8/float32 NCHW"
     attrs = dict(_COMMON, dilation=Ints(2, 1, _K, default=[1, 1]))
 
 
 @define
 class AvgPool2d(_Pool2d):
     name, code = "avg_pool2d", 112
-    doc = "avg_pool2d (nn.AvgPool2d, F.avg_pool2d), quint8/qint8 NCHW"
+    doc = "avg_pool2d (nn.AvgPool2d, F.avg_pool2d), quint8/qint8/float32 NCHW"
     attrs = dict(_COMMON, count_include_pad=Bool(default=True),
                  divisor_override=Int(1, _K, default=None, nullable=True))
 
@@ -102,7 +108,8 @@ class AvgPool2d(_Pool2d):
 @define
 class AdaptiveAvgPool2d(_Pool2d):
     name, code = "adaptive_avg_pool2d", 113
-    doc = "adaptive_avg_pool2d (nn.AdaptiveAvgPool2d, F.adaptive_avg_pool2d), quint8/qint8"
+    doc = ("adaptive_avg_pool2d (nn.AdaptiveAvgPool2d, F.adaptive_avg_pool2d), "
+           "quint8/qint8/float32")
     attrs = {"output_size": Ints(2, 1, _K)}
 
     def geometry(self, node, h, w):
@@ -159,11 +166,12 @@ def pool2d_binding(kind, x, y, attrs):
         raise ValueError(f"{kind}: the output must be contiguous")
     dt = xa.dtype
     is_float = dt == np.float32
+    if is_float and kind != "adaptive_max_pool2d":
+        from qrt.ops.float_pool import pool2d_binding as float_pool2d
+        return float_pool2d(kind, xa, ya, attrs)
     if kind == "adaptive_max_pool2d" or (kind == "adaptive_avg_pool2d" and not (
             dt == np.uint8 and h % ho == 0 and w % wo == 0 and (h, w) != (ho, wo))):
         return _adaptive_binding(kind, xa, ya)
-    if is_float:
-        raise ValueError(f"{kind}: float32 input")
     zp = int(x.q_zero_point())
     if kind == "adaptive_avg_pool2d":
         k = (h // ho, w // wo)
@@ -263,3 +271,4 @@ def _adaptive_binding(kind, xa, ya):
         v = acc.astype(_F32) * rcp
         ya[...] = np.clip(np.rint(v), qmin, qmax)
     return run, (), {}
+

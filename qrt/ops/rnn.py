@@ -33,8 +33,6 @@ Params, per layer l and direction (``l{l}`` / ``l{l}_reverse``), 8 each: ``w_ih`
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from qrt.ops._core import Bool, Choice, Int, OpDef, Param, ShapeError, define
@@ -75,17 +73,11 @@ class _Gemm:
         self.name = name
 
     def __call__(self, x1, y1):
-        from qrt import _quant
-        from qrt.quantization import choose_qparams
-        lo, hi = float(x1.min()), float(x1.max())
-        if not (math.isfinite(lo) and math.isfinite(hi)):
+        # min / max, choose_qparams (qrt_choose_qparams_u8 == qrt.quantization's, tested),
+        # quantize, rs = f32(sw * f32(s)) and the kernel in one C call
+        if not self.plan.run_dynamic_f32(x1, self.xq1, y1, self.ws, self.rs):
             raise ValueError(f"{self.name}: NaN or infinity in the values to quantize; "
                              "torch's dynamic quantization fails on it too")
-        s, z = choose_qparams(lo, hi, 0, 255, False)
-        _quant.quantize_fma_u8(x1, self.xq1, _ONE / _F32(s), float(z), 0.0, 255.0)
-        np.multiply(self.ws, _F32(s), out=self.rs)  # f32(sw * f32(s))
-        self.plan.set_input_zero(z)
-        self.plan.run_f32(self.xq1, 0, y1, 0)
 
 
 def _sigmoid(x, out):

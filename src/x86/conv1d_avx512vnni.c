@@ -58,8 +58,11 @@ QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const 
         chunk = chunk < 96 ? 96 : chunk; /* tests build with QRT__C1_CHUNK_BYTES=1: 96 */
         /* at least two chunks (the first boundary is kept), so every sub-call is shorter
          * than this call and the recursion ends */
+        /* pad_left < chunk: the first chunk's window reaches the input (a left padding
+         * longer than a chunk gave chunks of padding alone, whose negative input span wrapped
+         * to a huge len_in and a false "too large" refusal) */
         if (p->groups == 1 && p->stride == 1 && p->len_in > 0 && p->len_out > chunk + chunk / 2 &&
-            chunk - (int64_t)p->pad_left < p->len_in) {
+            (int64_t)p->pad_left < chunk && chunk - (int64_t)p->pad_left < p->len_in) {
             const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
             for (int64_t u0 = 0, u1; u0 < p->len_out; u0 = u1) {
                 /* the last chunk takes a short tail, and every output whose window lies in

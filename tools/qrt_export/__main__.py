@@ -135,8 +135,13 @@ def _main(p, args) -> int:
             src = f"{args.model} + {args.weights}"
         else:
             model, src = args.model_file, None
-        export(model, x, args.output, calibration_data=calib, check=not args.no_check,
-               source=src, allow_mismatch=args.allow_mismatch, keep_float=args.keep_float)
+        rep = export(model, x, args.output, calibration_data=calib, check=not args.no_check,
+                     source=src, allow_mismatch=args.allow_mismatch,
+                     keep_float=args.keep_float, verbose=False)
+        if rep.hint:  # the static-quantization command, with this call's own files
+            rep.hint = rep.static_hint(args.model_file or f"--model {args.model} --weights "
+                                       f"{args.weights}", args.input, args.output)
+        print(rep, file=sys.stderr)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3

@@ -18,6 +18,11 @@ from qrt_export._writer import BlobBuilder
 from qrt_export import custom
 
 EXPORTER_VERSION = "0.1.0"
+# the static-int8 over float32 speed-up quoted by the note of a mostly-float export (measured
+# by benchmarks/vision_dynamic.py, docs/export.md)
+STATIC_SPEEDUP = "1.2x"
+STATIC_SPEEDUP_WHERE = ("MobileNetV2 224x224, batch 1, one thread: benchmarks/vision_dynamic.py; "
+                        "its blob 2.7x smaller")
 
 def _supported():
     from qrt_export import rules
@@ -62,6 +67,20 @@ class ExportReport:
     ops: List[Dict[str, Any]] = field(default_factory=list)   # check_ops rows
     refused: Dict[str, str] = field(default_factory=dict)     # nodes qnnpack refused
     pt2e: Dict[str, Any] = field(default_factory=dict)        # vs torch's pt2e program
+    float_macs: int = 0    # MACs of the float32 ops (float_conv2d, float_linear...)
+    hint: str = ""         # a one-line note: how to quantize a mostly-float model statically
+
+    def static_hint(self, model_file="model.pt", input_file="x.npy",
+                    output_file="model.bin") -> str:
+        """The note printed when most MACs run in float32 ops (empty otherwise): the one
+        command that quantizes the model statically (qrt-export --calibrate, torch.ao FX)."""
+        if not self.macs or 2 * self.float_macs <= self.macs:
+            return ""
+        return (f"note: {100.0 * self.float_macs / self.macs:.0f} % of the MACs run in float32 "
+                f"ops; a static int8 model runs about {STATIC_SPEEDUP} faster on qrt "
+                f"({STATIC_SPEEDUP_WHERE}): qrt-export {model_file} --input {input_file} "
+                f"--calibrate calib.npy -o {output_file}   (calib.npy: a few hundred real "
+                "inputs, batch first)")
 
     def __str__(self):
         lines = [f"wrote {self.path}: {self.nbytes} bytes ({self.n_ops} ops, weights "
@@ -88,6 +107,8 @@ class ExportReport:
         if self.pt2e:
             from qrt_export import pt2e
             lines += pt2e.format_agreement(self.pt2e)
+        if self.hint:
+            lines.append(f"  {self.hint}")
         return "\n".join(lines)
 
 
@@ -277,6 +298,40 @@ def _repair_unpickled(model):
         for c in m.__dict__["_modules"].values():
             walk(c, seen)
     walk(model, set())
+
+
+def _has_dynamic_rnn(model) -> bool:
+    import torch
+    import torch.ao.nn.quantized.dynamic as nnqd
+    return isinstance(model, torch.nn.Module) and any(
+        isinstance(m, (nnqd.modules.rnn.RNNBase, nnqd.modules.rnn.RNNCellBase))
+        for m in model.modules())
+
+
+def dynamic_to_float(model):
+    """A float copy of a ``quantize_dynamic`` model (its dynamic Linear back to nn.Linear with
+    the dequantized int8 weight), for static quantization from calibration data; None when it
+    holds other dynamic modules (RNNs), which stay dynamic."""
+    import torch
+    import torch.ao.nn.quantized.dynamic as nnqd
+    if _has_dynamic_rnn(model):
+        return None
+    m = deepcopy_model(model)
+
+    def swap(parent):
+        for name, c in list(parent.named_children()):
+            if isinstance(c, nnqd.Linear):
+                w, b = c._weight_bias()
+                f = torch.nn.Linear(c.in_features, c.out_features, bias=b is not None)
+                with torch.no_grad():
+                    f.weight.copy_(w.dequantize())
+                    if b is not None:
+                        f.bias.copy_(b)
+                setattr(parent, name, f)
+            else:
+                swap(c)
+    swap(m)
+    return m.eval()
 
 
 def quantize_float_model(model, calibration_data, example_inputs, qconfig_mapping=None):
@@ -806,8 +861,38 @@ def check_ops(qmodel, values, inputs, refused=None) -> List[Dict[str, Any]]:
                            max_abs=float(d.max(initial=0.0)))
                 row["ok"] = bool(same_nan.all()) and row["max_abs"] <= FLOAT_RTOL * max(
                     scale, 1e-30)
+                if not row["ok"] and n.label in _DYNAMIC_OPS:
+                    row.update(_dynamic_recheck(n, call, plan, values, tt, scale))
             rows.append(row)
     return rows
+
+
+_DYNAMIC_OPS = ("linear_dynamic",)
+
+
+def _dynamic_recheck(n, call, plan, values, tt, scale):
+    """A dynamic op (its float input quantized per call) that differs beyond the float bound:
+    its input came from float ops, within their bound of torch's, and one element lying within
+    that noise of a rounding boundary of the dynamic quantization rounds the other way (one
+    input step times a weight column). Rerun the op on torch's own input: equal within the
+    bound there means the op is right and the difference is that rounding (row ok, with
+    ``input_rounding``); qrt's own input is then restored and the op rerun."""
+    import torch
+    t_in = values.get(n.inputs[0].name) if n.inputs else None
+    src = plan.views[n.input_ids[0]] if n.input_ids else None
+    if not isinstance(t_in, torch.Tensor) or t_in.is_quantized or src is None or \
+            tuple(t_in.shape) != tuple(src.shape):
+        return {}
+    own = np.array(src, copy=True)
+    np.copyto(src, t_in.detach().numpy().astype(np.float32))
+    call[0](*call[1], **call[2])
+    v = np.asarray(plan.views[n.output_ids[0]], np.float64)
+    d = float(np.abs(v - tt).max(initial=0.0))
+    np.copyto(src, own)
+    call[0](*call[1], **call[2])
+    if d <= FLOAT_RTOL * max(scale, 1e-30):
+        return {"ok": True, "input_rounding": d}
+    return {}
 
 
 def _first_mismatch(rows):
@@ -900,6 +985,15 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                                    "torch.ao convert (no QuantStub / qconfig?)")
         kind = f"{kind} (QAT-prepared model converted by qrt-export with torch.ao)"
     converted_under = engine_before
+    if kind == "dynamic" and calibration_data is not None:
+        # --calibrate on a quantize_dynamic model: quantize it statically (its float convs
+        # too), from the float model its dynamic Linear came from
+        fm = dynamic_to_float(model)
+        if fm is not None:
+            model = quantize_float_model(fm, calibration_data, inputs, qconfig_mapping)
+            kind = ("quantized (quantize_dynamic model quantized statically by qrt-export "
+                    "with torch.ao FX from calibration data)")
+            converted_under = "qnnpack"
     index_inputs = any(x.dtype in (torch.int64, torch.int32) for x in inputs)
     if kind == "float" and keep_float:
         kind = "float (exported as float32 ops, keep_float)"
@@ -972,6 +1066,11 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
     rep = ExportReport(os.fspath(path), nbytes, qmodel.arena_nbytes, qmodel.weights_nbytes,
                        qmodel.macs(), len(b.ops), torch_model=model, model_kind=kind)
     rep.refused = refused
+    rep.float_macs = sum(r["macs"] for r in qmodel._rows(qmodel._batch_plan(None))
+                         if r["op"].startswith("float_"))
+    if not _has_dynamic_rnn(model):   # --calibrate keeps those dynamic: no static command
+        rep.hint = rep.static_hint(src if src and os.fspath(src).endswith(".pt") else
+                                   "model.pt", "x.npy", os.path.basename(os.fspath(path)))
     if check:
         rep.ops = check_ops(qmodel, values, inputs, refused)
         for eng in dict.fromkeys(["qnnpack", converted_under]):

@@ -8,16 +8,19 @@ torch.fx form the rest of the exporter already lowers (quantized torch.ao module
 ``quantized::`` ops, ``torch.quantize_per_tensor``, ``Tensor.dequantize``, float torch
 functions), so every op has one lowering (qrt_export/rules/):
 
-- ``dq -> conv1d / linear [-> relu] -> q``  -> ``nnq.Conv1d`` / ``nniq.ConvReLU1d`` /
-  ``nnq.Linear`` / ``nniq.LinearReLU`` (int8 weights per channel or per tensor, as stored);
+- ``dq -> conv1d / conv2d / linear [-> relu] -> q``  -> ``nnq.Conv1d`` / ``nniq.ConvReLU1d``
+  / ``nnq.Conv2d`` / ``nniq.ConvReLU2d`` / ``nnq.Linear`` / ``nniq.LinearReLU`` (int8 weights
+  per channel or per tensor, as stored; a following hardtanh / relu6 / clamp is a table on
+  the layer's codes);
 - ``dq, dq -> add / mul [-> relu] -> q``     -> ``quantized::add`` / ``add_relu`` / ``mul``;
 - ``dq... -> cat -> q``                      -> ``quantized::cat``;
-- ``dq -> max/avg/adaptive pool, mean, view/flatten/permute... -> q`` -> the op on the
+- ``dq -> max/avg/adaptive pool (1-d, 2-d), mean, view/flatten/permute... -> q`` -> the op on the
   quantized tensor (a requantize follows when the q's parameters are not the input's);
 - ``dq -> element-wise float ops (relu, hardtanh, clamp, sigmoid...) -> q`` -> the
   ``dequantize -> float -> quantize`` chain, which the lut rule turns into one exact table;
 - anything else is a float op on dequantized values (float sections), or, when no rule
-  lowers it, an error naming the aten op and its source line.
+  lowers it, an error naming the aten op and its source line (a float conv2d, which
+  X86InductorQuantizer's conv + add pattern leaves, until a float conv2d rule exists).
 
 int8 activations (XNNPACK-style quantizers) are stored as quint8 with the zero point moved
 by 128: ``q_u8 = q_i8 + 128`` exactly, for quantize, dequantize and every integer op.
@@ -184,6 +187,7 @@ class _Rewriter:
         self.deq: Dict[str, Any] = {}          # new quantized node -> its dequantize node
         self.done: set = set()
         self.missing: List[str] = []
+        self.bad: set = set()                  # pt2e nodes not lowered (an input failed)
         self.ref_of: Dict[str, str] = {}       # new node name -> pt2e q node it reproduces
         self.n_attr = 0
 
@@ -331,6 +335,7 @@ class _Rewriter:
             try:
                 self.node(n)
             except _Missing as e:  # an input was not lowered (already reported)
+                self.bad.add(n.name)
                 if not self.missing:
                     self.fail(n, f"input {e} of {n.name} has no value")
         if self.missing:
@@ -439,6 +444,8 @@ class _Rewriter:
         if src.name in self.const:  # a weight (or a constant): folded
             self.const[n.name] = self.v[n.name]
             return
+        if src.name in self.bad:    # its quantize was not lowered (reported there)
+            raise _Missing(src.name)
         if src.name not in self.quant:
             self.fail(n, f"{_opname(n.target)} of {src.name}, which is not a quantize output "
                       "(a pt2e program quantizes every activation it dequantizes)")
@@ -493,7 +500,7 @@ class _Rewriter:
         torch = _torch()
         aten = torch.ops.aten
         t = n.target
-        if _in(t, (aten.conv1d.default, aten.convolution.default,
+        if _in(t, (aten.conv1d.default, aten.conv2d.default, aten.convolution.default,
                    aten.conv_transpose1d.default)):
             return self.conv(n)
         if _in(t, (aten.linear.default, aten.addmm.default, aten.mm.default)):
@@ -545,11 +552,14 @@ class _Rewriter:
                                        groups or 1, dil or [1])
         else:
             x, w, b, stride, pad, dil, groups = a[:7]
-            stride, pad, dil, groups = (stride or [1]), (pad or [0]), (dil or [1]), groups or 1
+            one = [1, 1] if n.target == torch.ops.aten.conv2d.default else [1]
+            stride, pad, dil, groups = (stride or one), (pad or [0] * len(one)), \
+                (dil or one), groups or 1
         xi = self.quantized_input(x)
         wq = self.weight(w)
         pat = self._single_q_user(n, allow_relu=True, allow_clamp=True)
-        if xi is None or wq is None or pat is None or wq.dim() != 3 or isinstance(pad, str):
+        if xi is None or wq is None or pat is None or wq.dim() not in (3, 4) or \
+                isinstance(pad, str):
             return False
         act, q = pat
         relu = act if act is not None and _in(act.target, _relu_ops()) else None
@@ -558,6 +568,13 @@ class _Rewriter:
             bias = self.v.get(b.name) if _is_node(b) else b
             if not (_is_node(b) and b.name in self.const):
                 return False
+        if wq.dim() == 4:   # dq -> conv2d [-> relu] -> q: nnq.Conv2d / nniq.ConvReLU2d
+            cls = nniq.ConvReLU2d if relu is not None else nnq.Conv2d
+            c_out, c_in_g, kh, kw = wq.shape
+            m = cls(c_in_g * int(groups), c_out, (kh, kw), stride=_pair(stride),
+                    padding=_pair(pad), dilation=_pair(dil), groups=int(groups),
+                    bias=bias is not None)
+            return self._layer(m, "conv", wq, bias, xi[0], act, relu, q)
         cls = nniq.ConvReLU1d if relu is not None else nnq.Conv1d
         c_out, c_in_g, k = wq.shape
         m = cls(c_in_g * int(groups), c_out, k, stride=int(_one(stride)),
@@ -678,12 +695,35 @@ class _Rewriter:
             why = _WHY.get(str(n.target).split(".")[1] if "." in str(n.target) else "", "")
             self.fail(n, f"op {_opname(n.target)}" + (f" ({why})" if why else ""))
             return
+        if fn is torch.nn.functional.conv2d and not _has_function_rule(fn):
+            # reported, and kept in the graph so that the walk goes on (every one is named)
+            self.fail(n, f"op {_opname(n.target)} '{n.name}' in float ({_float_conv_why(n)}; "
+                      "qrt has no float conv2d op yet: float_conv2d is on its way)")
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         self.env[n.name] = new
 
 
 _WHY: Dict[str, str] = {}   # aten op name -> why qrt refuses it (added to the message)
+
+
+def _has_function_rule(fn) -> bool:
+    from qrt_export.rules import find_function_rule
+    return find_function_rule(fn) is not None
+
+
+def _float_conv_why(n) -> str:
+    """Why the program leaves conv node ``n`` in float (for the refusal message)."""
+    aten = _torch().ops.aten
+    users = list(n.users)
+    if len(users) == 1 and _in(users[0].target, (aten.add.Tensor, aten.add_.Tensor)):
+        return ("the quantizer fused it with the add that follows (X86InductorQuantizer's "
+                "conv + add [+ relu] pattern: the conv's output is not quantized, torch adds "
+                "it in float to the dequantized other input)")
+    x = n.args[0] if n.args else None
+    if not (_is_node(x) and "dequantize" in str(getattr(x, "target", ""))):
+        return "its input is not quantized"
+    return "its output is not quantized"
 
 
 class _Missing(Exception):
@@ -707,6 +747,16 @@ def _one(v):
             raise ValueError(f"expected a 1-d size, got {v!r}")
         return v[0]
     return v
+
+
+def _pair(v):
+    """A 2-d conv's stride / padding / dilation as a tuple of two ints."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if len(v) == 1:
+        v = v * 2
+    if len(v) != 2:
+        raise ValueError(f"expected a 2-d size, got {v!r}")
+    return int(v[0]), int(v[1])
 
 
 def _opname(t) -> str:
@@ -759,7 +809,8 @@ def _shared_ops():
             a.permute.default, a.transpose.int, a.squeeze.dim, a.squeeze.dims,
             a.unsqueeze.default,
             a.dropout.default, a.clone.default, a.contiguous.default,
-            a.adaptive_max_pool1d.default)
+            a.adaptive_max_pool1d.default, a.max_pool2d.default, a.avg_pool2d.default,
+            a.adaptive_avg_pool2d.default)
 
 
 def _float_call(n, fa):
@@ -814,6 +865,9 @@ def _float_call(n, fa):
     if _in(t, (a.layer_norm.default,)):
         return F.layer_norm, (at(0), list(at(1)), at(2, "weight"), at(3, "bias"),
                               float(at(4, "eps", 1e-5))), {}
+    if _in(t, (a.conv2d.default,)):
+        return F.conv2d, (at(0), at(1), at(2), at(3, "stride", [1, 1]), at(4, "padding", [0, 0]),
+                          at(5, "dilation", [1, 1]), at(6, "groups", 1)), {}
     if _in(t, (a.conv1d.default,)):
         return F.conv1d, (at(0), at(1), at(2), at(3, "stride", [1]), at(4, "padding", [0]),
                           at(5, "dilation", [1]), at(6, "groups", 1)), {}
@@ -825,9 +879,11 @@ def _float_call(n, fa):
                                     at(6, "groups", 1), at(7, "dilation", [1])), {}
     if _in(t, (a.convolution.default,)):
         x, w, b, st, pd, dl, tr, op, gr = (list(args) + [None] * 9)[:9]
+        two = len(st) == 2
         if tr:
-            return F.conv_transpose1d, (x, w, b, st, pd, op, gr, dl), {}
-        return F.conv1d, (x, w, b, st, pd, dl, gr), {}
+            return (F.conv_transpose2d if two else F.conv_transpose1d), \
+                (x, w, b, st, pd, op, gr, dl), {}
+        return (F.conv2d if two else F.conv1d), (x, w, b, st, pd, dl, gr), {}
     if _in(t, (a.embedding.default,)):   # (weight, indices, padding_idx...): the forward
         return F.embedding, (at(1), at(0)), {}   # ignores padding_idx
     if _in(t, (a.addmm.default, a.mm.default)):
@@ -851,6 +907,17 @@ def _float_call(n, fa):
                               at(4, "ceil_mode", False), at(5, "count_include_pad", True)), {}
     if _in(t, (a.adaptive_avg_pool1d.default,)):
         return F.adaptive_avg_pool1d, (at(0), at(1)), {}
+    if _in(t, (a.max_pool2d.default,)):
+        k = at(1)
+        return F.max_pool2d, (at(0), k, at(2, "stride") or k, at(3, "padding", 0),
+                              at(4, "dilation", 1), at(5, "ceil_mode", False)), {}
+    if _in(t, (a.avg_pool2d.default,)):
+        k = at(1)
+        return F.avg_pool2d, (at(0), k, at(2, "stride") or k, at(3, "padding", 0),
+                              at(4, "ceil_mode", False), at(5, "count_include_pad", True),
+                              at(6, "divisor_override")), {}
+    if _in(t, (a.adaptive_avg_pool2d.default,)):
+        return F.adaptive_avg_pool2d, (at(0), list(at(1))), {}
     if _in(t, (a.adaptive_max_pool1d.default,)):
         return None, None, None   # returns (values, indices)
     if _in(t, (a.mean.dim,)):

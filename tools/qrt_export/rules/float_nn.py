@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Rules for float32 LayerNorm / GroupNorm / InstanceNorm1d / BatchNorm1d (eval), Linear and
-Conv1d left in float (qrt/ops/float_nn.py). Quantized counterparts (nnq.LayerNorm...) are
-subclasses of the float modules: a quantized input is refused, not run as float."""
+"""Rules for float32 LayerNorm / GroupNorm / InstanceNorm1d / BatchNorm1d / BatchNorm2d (eval),
+Linear, Conv1d and Conv2d left in float (qrt/ops/float_nn.py). Quantized counterparts
+(nnq.LayerNorm...) are subclasses of the float modules: a quantized input is refused, not run
+as float."""
 
 from __future__ import annotations
 
@@ -106,15 +107,19 @@ def instance_norm_fn(cx, node, target):
           {"eps": eps})
 
 
-@module(lambda: (_nn().BatchNorm1d,), "float BatchNorm1d in eval (nn.BatchNorm1d, "
-        "F.batch_norm; running statistics)")
+@module(lambda: (_nn().BatchNorm1d, _nn().BatchNorm2d), "float BatchNorm1d / BatchNorm2d in "
+        "eval (nn.BatchNorm1d, nn.BatchNorm2d, F.batch_norm; running statistics)")
 def batch_norm_module(cx, node, m):
     x = node.args[0]
+    what = type(m).__name__
     if m.training or m.running_mean is None:
-        cx.unsupported(node, "BatchNorm1d with batch statistics (training mode or "
+        cx.unsupported(node, f"{what} with batch statistics (training mode or "
                        "track_running_stats=False)")
-    _batched(cx, node, x, "BatchNorm1d")
-    _emit(cx, node, "float_batch_norm", "BatchNorm1d", x,
+    _batched(cx, node, x, what)
+    if isinstance(m, _nn().BatchNorm2d) and cx.value(x).dim() != 4:
+        cx.unsupported(node, f"BatchNorm2d on a {cx.value(x).dim()}-d input (torch takes "
+                       "(N, C, H, W))")
+    _emit(cx, node, "float_batch_norm", what, x,
           [("running_mean", m.running_mean), ("running_var", m.running_var),
            ("weight", m.weight), ("bias", m.bias)], {"eps": float(m.eps)})
 
@@ -224,3 +229,75 @@ def conv_transpose1d_fn(cx, node, target):
                     arg(node, 2, "bias"), arg(node, 3, "stride", 1), arg(node, 4, "padding", 0),
                     arg(node, 5, "output_padding", 0), arg(node, 6, "groups", 1),
                     arg(node, 7, "dilation", 1))
+
+
+# ---- conv2d ------------------------------------------------------------------------------------
+def _conv2d_pads(cx, node, padding, k, dilation):
+    """[top, bottom, left, right] of torch's padding: ints, 'valid', or 'same' (an odd total
+    puts the extra zero after, as torch's F.conv2d(padding='same') pads)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [0, 0, 0, 0]
+        if padding != "same":
+            cx.unsupported(node, f"conv2d padding={padding!r}")
+        out = []
+        for kd, d in zip(k, dilation):
+            total = d * (kd - 1)
+            out += [total // 2, total - total // 2]
+        return out
+    p = _pair(cx, node, padding, "padding")
+    return [p[0], p[0], p[1], p[1]]
+
+
+def _pair(cx, node, v, what):
+    if hasattr(v, "op"):
+        cx.unsupported(node, f"{what} computed in forward()")
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            v = (v[0], v[0])
+        if len(v) != 2 or any(type(i) is not int for i in v):
+            cx.unsupported(node, f"{what}={v!r} (two integers expected)")
+        return [int(v[0]), int(v[1])]
+    if type(v) is not int:
+        cx.unsupported(node, f"{what}={v!r}")
+    return [int(v), int(v)]
+
+
+def _conv2d(cx, node, what, x, w, b, stride, padding, dilation, groups, mode="zeros"):
+    wv = cx.value(w) if hasattr(w, "op") else w
+    if wv.dim() != 4:
+        cx.unsupported(node, f"{what} with a {wv.dim()}-d weight")
+    d = _pair(cx, node, dilation, "dilation")
+    attrs = {"stride": _pair(cx, node, stride, "stride"),
+             "padding": _conv2d_pads(cx, node, padding, tuple(wv.shape[2:]), d),
+             "dilation": d, "groups": int(groups), "padding_mode": mode}
+    _emit(cx, node, "float_conv2d", what, x, [("weight", w), ("bias", b)], attrs)
+
+
+@module(lambda: (_nn().Conv2d,), "float Conv2d (nn.Conv2d left in float, e.g. by "
+        "quantize_dynamic; F.conv2d; every padding_mode, 'same'/'valid', groups)")
+def conv2d_module(cx, node, m):
+    x = node.args[0]
+    if m.padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+        cx.unsupported(node, f"Conv2d padding_mode={m.padding_mode!r}")
+    if m.padding_mode == "zeros":
+        padding = m.padding
+    else:  # torch pads by _reversed_padding_repeated_twice (left, right, top, bottom)
+        r = [int(v) for v in m._reversed_padding_repeated_twice]
+        padding = None
+        pads = [r[2], r[3], r[0], r[1]]
+    if padding is not None:
+        return _conv2d(cx, node, "Conv2d", x, folded_weight(m), m.bias, m.stride, padding,
+                       m.dilation, m.groups)
+    wv = folded_weight(m)
+    d = _pair(cx, node, m.dilation, "dilation")
+    _emit(cx, node, "float_conv2d", "Conv2d", x, [("weight", wv), ("bias", m.bias)],
+          {"stride": _pair(cx, node, m.stride, "stride"), "padding": pads, "dilation": d,
+           "groups": int(m.groups), "padding_mode": m.padding_mode})
+
+
+@function(lambda: (_F()[1].conv2d, _F()[0].conv2d), "F.conv2d (float, constant weight)")
+def conv2d_fn(cx, node, target):
+    _conv2d(cx, node, "conv2d", arg(node, 0, "input"), arg(node, 1, "weight"),
+            arg(node, 2, "bias"), arg(node, 3, "stride", 1), arg(node, 4, "padding", 0),
+            arg(node, 5, "dilation", 1), arg(node, 6, "groups", 1))
