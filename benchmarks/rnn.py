@@ -2,12 +2,16 @@
 """Recurrent models: qrt vs torch (dynamic-quantized and float) vs onnxruntime, one thread.
 
 Models (issue #16): a keyword-spotting LSTM (2 x 64, batch_first, 40 MFCC bands, + Linear), a
-GRU 1 x 128 classifier, a bidirectional LSTM tagger, and a Silero-VAD-style streaming model
-(float Conv1d front end, LSTM with (h, c) in and out per 30 ms chunk, Linear + sigmoid).
+GRU 1 x 128 classifier, a bidirectional LSTM tagger, a Silero-VAD-style streaming model
+(float Conv1d front end, LSTM with (h, c) in and out per 30 ms chunk, Linear + sigmoid), and a
+Keyword-Transformer-style encoder (patch Linear 40 -> 64 over 63 frames, class token: 64
+tokens, 4 layers, d 64, 2 heads, ff 128, gelu).
 Each is quantized with torch.ao.quantization.quantize_dynamic ({LSTM, GRU, Linear}, qint8,
 qnnpack), exported with qrt_export, and timed in one process, interleaved round-robin, all at
 one thread: qrt, torch dynamic, torch float, and onnxruntime (the float model through
-torch.onnx.export + onnxruntime.quantization.quantize_dynamic, QInt8 weights).  Also reports
+torch.onnx.export + onnxruntime.quantization.quantize_dynamic, QInt8 weights); and the float
+model exported as float ops (``keep_float``: rnn_float, the float attention lowering) as
+qrt_f32, against torch float.  Also reports
 agreement (max |qrt - torch dynamic|) and the per-step cost of a tiny recurrent layer
 (input 1, hidden 1: everything that is not the GEMMs' arithmetic).
 
@@ -87,11 +91,33 @@ def models(torch, frames):
             y, (h, c) = self.lstm(f, (h, c))
             return torch.sigmoid(self.fc(y[:, -1])), h, c
 
+    class KWT(nn.Module):
+        """Keyword Transformer style (tests/test_transformer.py): 63 frames + class token."""
+
+        def __init__(self, n_mels=40, frames=63, dim=64, depth=4, heads=2, ff=128, classes=12):
+            super().__init__()
+            self.patch = nn.Linear(n_mels, dim)
+            self.cls = nn.Parameter(torch.randn(1, 1, dim))
+            self.pos = nn.Parameter(torch.randn(1, frames + 1, dim) * 0.02)
+            layer = nn.TransformerEncoderLayer(dim, heads, ff, batch_first=True,
+                                               activation="gelu")
+            self.encoder = nn.TransformerEncoder(layer, depth)
+            self.norm = nn.LayerNorm(dim)
+            self.head = nn.Linear(dim, classes)
+
+        def forward(self, x):
+            x = self.patch(x)
+            cls = self.cls.expand(x.shape[0], -1, -1)
+            x = torch.cat((cls, x), dim=1) + self.pos
+            x = self.encoder(x)
+            return self.head(self.norm(x[:, 0]))
+
     return [("kws_lstm", KWS, lambda b: (torch.randn(b, frames, 40),)),
             ("gru_classifier", GRUClassifier, lambda b: (torch.randn(b, frames, 40),)),
             ("bilstm_tagger", Tagger, lambda b: (torch.randn(b, frames, 64),)),
             ("silero_vad_like", VAD, lambda b: (torch.randn(b, 1, 480), torch.zeros(1, b, 64),
-                                                torch.zeros(1, b, 64)))]
+                                                torch.zeros(1, b, 64))),
+            ("kwt_transformer", KWT, lambda b: (torch.randn(b, 63, 40),))]
 
 
 def ort_session(torch, fm, inputs, tmp):
@@ -167,18 +193,36 @@ def main(argv=None):
                     continue
                 inputs = make(b)
                 path = os.path.join(tmp, f"{name}_{b}.bin")
+                torch.backends.mha.set_fastpath_enabled(name != "kwt_transformer")
                 qrt_export.export(dm, inputs, path, verbose=False, check=False)
+                torch.backends.mha.set_fastpath_enabled(True)
                 qm = qrt.load(path)
                 qin = [x.numpy() for x in inputs]
                 with torch.no_grad():
+                    torch.backends.mha.set_fastpath_enabled(name != "kwt_transformer")
                     t = dm(*inputs)
+                    torch.backends.mha.set_fastpath_enabled(True)
                 t = t if isinstance(t, tuple) else (t,)
                 q = qm(*qin)
                 q = q if isinstance(q, tuple) else (q,)
                 dev = max(float(np.abs(a - bb.numpy()).max()) for a, bb in zip(q, t))
+                fpath = os.path.join(tmp, f"{name}_{b}_f32.bin")
+                qrt_export.export(fm, inputs, fpath, verbose=False, check=False,
+                                  keep_float=True)
+                qf = qrt.load(fpath)
                 fns = {"qrt": lambda: qm(*qin)}
-                fns["torch_dyn"] = lambda: dm(*inputs)
+                if name == "kwt_transformer":   # torch's fused encoder path cannot run
+                    def tdyn(dm=dm, inputs=inputs):   # quantize_dynamic layers: off for it
+                        torch.backends.mha.set_fastpath_enabled(False)
+                        try:
+                            return dm(*inputs)
+                        finally:
+                            torch.backends.mha.set_fastpath_enabled(True)
+                    fns["torch_dyn"] = tdyn
+                else:
+                    fns["torch_dyn"] = lambda: dm(*inputs)
                 fns["torch_f32"] = lambda: fm(*inputs)
+                fns["qrt_f32"] = lambda: qf(*qin)
                 if have_ort:
                     try:
                         fns["ort_int8"] = ort_session(torch, fm, inputs, tmp)
@@ -193,7 +237,8 @@ def main(argv=None):
                 med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
                 rows.append((name, b, dev, med))
                 ratios = "  ".join(f"{k}/qrt {med[k] / med['qrt']:.2f}" for k in med
-                                   if k != "qrt")
+                                   if k not in ("qrt", "qrt_f32"))
+                ratios += f"  torch_f32/qrt_f32 {med['torch_f32'] / med['qrt_f32']:.2f}"
                 print(f"{name:16s} batch {b}: qrt {med['qrt']:.3f} ms  " +
                       "  ".join(f"{k} {v:.3f} ms" for k, v in med.items() if k != "qrt") +
                       f"  | {ratios}  | max|qrt - torch_dyn| {dev:.2g}", flush=True)

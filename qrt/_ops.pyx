@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith,float_conv}.h.
+"""Thin wrappers over include/qrt/{activation,add,pool1d,cat,embedding,qarith,float_conv,
+rnn_float}.h.
 
 Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` = 0 forces the
 reference kernel (tests compare it with the dispatched one).
 """
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stddef cimport ptrdiff_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
 from qrt._kernels cimport QRT_OK, qrt_status
 from qrt._ops_kernels cimport *
@@ -487,3 +489,134 @@ def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float inv, float
         return
     with nogil:
         qrt_layer_norm_rows_f32(&x[0, 0], &y[0, 0], <size_t>rows, <size_t>n, inv, eps, pw, pb)
+
+# ---- float recurrent layers (qrt/ops/rnn_float.py, include/qrt/rnn_float.h) ----------------
+cdef extern from "qrt/rnn_float.h" nogil:
+    ctypedef struct qrt_rnn_float_args:
+        int mode, reverse
+        uint32_t batch, hidden, proj, steps, gates
+        const float *gi
+        ptrdiff_t gi_st, gi_sb
+        float *y
+        ptrdiff_t y_st, y_sb
+        float *h
+        float *c
+        float *gh
+        float *hf
+        const float *w_hh
+        const float *b_hh
+        const float *w_hr
+        int variant
+    int qrt_linear_f32_isa()
+    void qrt_linear_f32(const float *x, size_t ldx, size_t rows, const float *w, size_t k,
+                        size_t n, const float *b, float *y, size_t ldy, int variant)
+    void qrt_rnn_float(const qrt_rnn_float_args *a)
+
+
+
+
+def linear_f32_isa():
+    """The QRT_ISA_* code of the float32 dot-product variant this CPU runs."""
+    return qrt_linear_f32_isa()
+
+
+cdef Py_ssize_t _panels(Py_ssize_t n, Py_ssize_t k):
+    return (n + 7) // 8 * k * 8
+
+
+def linear_f32(const float[:, ::1] x, const float[::1] wp, Py_ssize_t n, b, float[:, ::1] y,
+               int variant=-1):
+    """y[r, o] = dot(w[o], x[r]) (+ b[o]) in the fixed order of include/qrt/rnn_float.h;
+    ``wp``: w [n, k] packed by qrt.ops.rnn_float.pack."""
+    cdef Py_ssize_t rows = x.shape[0], k = x.shape[1]
+    if k < 1 or n < 1 or wp.shape[0] != _panels(n, k) or y.shape[0] != rows or \
+            y.shape[1] != n:
+        raise ValueError("linear_f32: x [rows, k >= 1], packed w (n, k) and y [rows, n] "
+                         "disagree")
+    cdef const float[::1] bv
+    cdef const float *bp = NULL
+    if b is not None:
+        bv = b
+        if bv.shape[0] != n:
+            raise ValueError("linear_f32: bias must have n entries")
+        bp = &bv[0]
+    if rows == 0:
+        return
+    with nogil:
+        qrt_linear_f32(&x[0, 0], k, rows, &wp[0], k, n, bp, &y[0, 0], n, variant)
+
+
+cdef int _rows_in(Py_ssize_t off, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t n2, Py_ssize_t s2,
+                  Py_ssize_t row, Py_ssize_t size, str what) except -1:
+    """Raise unless rows (i < n1, j < n2) of `row` floats at off + i*s1 + j*s2 fit [0, size)."""
+    cdef Py_ssize_t lo = off, hi = off + row - 1
+    if s1 < 0:
+        lo += (n1 - 1) * s1
+    else:
+        hi += (n1 - 1) * s1
+    if s2 < 0:
+        lo += (n2 - 1) * s2
+    else:
+        hi += (n2 - 1) * s2
+    if lo < 0 or hi >= size:
+        raise ValueError(f"rnn_float: {what} buffer too small for its steps and strides")
+    return 0
+
+
+def rnn_float_run(int mode, Py_ssize_t batch, Py_ssize_t hidden, Py_ssize_t proj,
+                  const float[::1] w_hh, const float[::1] b_hh, w_hr,
+                  const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
+                  y, Py_ssize_t y_off, Py_ssize_t y_st, Py_ssize_t y_sb,
+                  float[::1] h, c, float[::1] gh, hf, Py_ssize_t steps, bint reverse,
+                  int variant=-1):
+    """The steps of one float recurrent layer and direction (include/qrt/rnn_float.h).
+
+    ``gi``: the input projection (b_ih included), row (t, b) at gi_off + t*gi_st + b*gi_sb;
+    ``y``: float32 buffer or None; ``h`` [B*R] (R = proj or hidden) and for LSTM ``c`` [B*H]
+    hold the initial state and get the final one; ``gh`` [B*G*H] and ``hf`` [B*H] (proj)
+    are scratch; ``w_hh`` and ``w_hr`` packed (qrt.ops.rnn_float.pack)."""
+    if mode < 0 or mode > 3 or batch < 1 or hidden < 1 or steps < 1 or proj < 0 or \
+            (proj and mode != 0):
+        raise ValueError("rnn_float: bad mode, sizes or projection")
+    cdef Py_ssize_t G = (4, 3, 1, 1)[mode], H = hidden, B = batch
+    cdef Py_ssize_t R = proj if proj else H
+    if w_hh.shape[0] != _panels(G * H, R) or b_hh.shape[0] != G * H:
+        raise ValueError("rnn_float: w_hh must be [G*H, R] (packed) and b_hh [G*H]")
+    if h.shape[0] != B * R or gh.shape[0] != B * G * H:
+        raise ValueError("rnn_float: h needs B*R and gh B*G*H elements")
+    _rows_in(gi_off, steps, gi_st, B, gi_sb, G * H, gi.shape[0], "gi")
+    cdef qrt_rnn_float_args a
+    cdef float[::1] yv
+    cdef float[::1] cv
+    cdef float[::1] hfv
+    cdef const float[::1] wr
+    a.y = NULL
+    a.c = NULL
+    a.hf = NULL
+    a.w_hr = NULL
+    if y is not None:
+        yv = y
+        _rows_in(y_off, steps, y_st, B, y_sb, R, yv.shape[0], "y")
+        a.y = &yv[y_off]
+    if mode == 0:
+        cv = c
+        if cv.shape[0] != B * H:
+            raise ValueError("rnn_float: c needs B*H elements")
+        a.c = &cv[0]
+    if proj:
+        wr = w_hr
+        hfv = hf
+        if wr.shape[0] != _panels(proj, H) or hfv.shape[0] != B * H:
+            raise ValueError("rnn_float: w_hr must be [P, H] (packed) and hf hold B*H "
+                             "elements")
+        a.w_hr = &wr[0]
+        a.hf = &hfv[0]
+    a.mode, a.reverse = mode, reverse
+    a.batch, a.hidden, a.proj, a.steps, a.gates = B, H, proj, steps, G
+    a.gi, a.gi_st, a.gi_sb = &gi[gi_off], gi_st, gi_sb
+    a.y_st, a.y_sb = y_st, y_sb
+    a.h, a.gh = &h[0], &gh[0]
+    a.w_hh, a.b_hh = &w_hh[0], &b_hh[0]
+    a.variant = variant
+    with nogil:
+        qrt_rnn_float(&a)

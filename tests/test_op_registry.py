@@ -45,7 +45,7 @@ PINNED_CODES = {
     "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105,
     "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,
     "adaptive_max_pool2d": 114, "conv_transpose2d": 115, "upsample2d": 116,
-    "rnn_dynamic": 130,
+    "rnn_dynamic": 130, "rnn_float": 131,
 }
 
 

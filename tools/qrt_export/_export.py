@@ -570,9 +570,12 @@ class _Converter:
         self._fpool(kind, node, names)
 
     def convert(self):
+        from qrt_export import rules
 
         gm = self.gm
         b = self.b
+        for fn in rules.PREPASSES:  # e.g. constant attention masks: their nodes fold away
+            fn(self)
         for node in gm.graph.nodes:
             try:
                 self._node(node)

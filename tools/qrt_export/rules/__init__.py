@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Tuple
 MODULES: List[Tuple[Callable[[], tuple], Callable, str]] = []   # (types thunk, rule, doc)
 FUNCTIONS: List[Tuple[Callable[[], tuple], Callable, str]] = []  # (callables thunk, rule, doc)
 METHODS: Dict[str, List[Tuple[Callable, str]]] = {}
+PREPASSES: List[Callable] = []   # fn(cx), run before the nodes are lowered (may fill cx.done)
 SUPPORTED: List[str] = []
 
 
@@ -75,6 +76,12 @@ def method(names: tuple, doc: str):
         SUPPORTED.append(doc)
         return fn
     return wrap
+
+
+def prepass(fn):
+    """Register ``fn(cx)``, called once before the graph's nodes are lowered."""
+    PREPASSES.append(fn)
+    return fn
 
 
 _resolved: Dict[str, list] = {}

@@ -11,7 +11,21 @@ q, k, v = x W_q^T + b_q, ...; per head ``softmax((q * sqrt(1/d)) @ k^T) @ v``; h
 out_proj. torch's fused kernels (``_native_multi_head_attention``,
 ``_transformer_encoder_layer_fwd``, scaled_dot_product_attention) compute the same values in
 another order: results agree within the float contract (docs/float-ops.md), not bit for bit.
-Self-attention only (query is key is value), no masks, no bias_k/bias_v, no add_zero_attn.
+Self-attention only (query is key is value), no bias_k/bias_v, no add_zero_attn.
+
+Masks (``attn_mask`` 2-d [L, S] or 3-d [N*heads, L, S], ``key_padding_mask`` [N, S]; the
+encoders' ``mask`` / ``src_mask`` and ``src_key_padding_mask``; ``is_causal`` is torch's hint
+that the mask given is causal and changes no value): bool masks become torch's float form
+(True -> -inf, F._canonical_mask), the two are summed (attn_mask + key_padding_mask, as torch
+merges them) and added to the scores before the softmax (torch's ``baddbmm(mask, q, k^T)``);
+a fully masked row gives NaN, as torch's slow path. A mask computed from constants only (a
+buffer, ``nn.Transformer.generate_square_subsequent_mask(x.size(1))``) is baked into the file
+(its nodes fold away); a float32 mask computed from the model inputs is an op input (bool
+tensors cannot be qrt inputs: pass the float form, 0 keeps and -inf masks).
+TransformerEncoder with a key padding mask: where torch takes its nested-tensor path (eval,
+batch_first, no grad...), its padded positions come out 0; the lowering then multiplies the
+output by the keep mask (constant, or exp(mask) for a 0 / -inf input mask), as torch's value
+at export shows.
 
 Intermediate ops get names of their own (``<node>.q``, ``<node>.l0.attn``...): the export
 check compares the last op, named after the torch node, with torch's value.
@@ -126,8 +140,9 @@ class _Seq:
             return x.reshape(s)
         return self.op("view", [h], fn, attrs={"shape": list(shape), "copy_dims": list(copy_dims)})
 
-    def attention(self, h, m, label, batch_first):
-        """MultiheadAttention(x, x, x) on handle ``h``; returns the attention output handle."""
+    def attention(self, h, m, label, batch_first, mask=None):
+        """MultiheadAttention(x, x, x) on handle ``h``; returns the attention output handle.
+        ``mask``: a :class:`_Mask` (added to the scores) or None."""
         import torch
         cx, node = self.cx, self.node
         if not m._qkv_same_embed_dim or m.in_proj_weight is None:
@@ -154,6 +169,8 @@ class _Seq:
         s = math.sqrt(1.0 / float(hd))
         q = self.op("float_mul", [q], lambda x: x * s, attrs={"scalar": s})
         a = self.op("float_matmul", [q, kt], torch.matmul)           # [B, H, L, L]
+        if mask is not None:
+            a = mask.add_to(self, a, H)
         a = self.op("float_softmax", [a], lambda x: torch.softmax(x, -1), attrs={"dim": -1})
         o = self.op("float_matmul", [a, v], torch.matmul)            # [B, H, L, hd]
         o = self.permute(o, (0, 2, 1, 3))                            # [B, L, H, hd]
@@ -177,9 +194,9 @@ class _Seq:
         self.cx.unsupported(self.node, f"{label}: encoder layer activation {act!r} (relu and "
                             "gelu are supported)")
 
-    def encoder_layer(self, x, m, label, batch_first, out=None):
+    def encoder_layer(self, x, m, label, batch_first, out=None, mask=None):
         def sa(h):
-            return self.attention(h, m.self_attn, f"{label}.self_attn", batch_first)
+            return self.attention(h, m.self_attn, f"{label}.self_attn", batch_first, mask)
 
         def ff(h):
             y = self.linear(h, m.linear1, f"{label}.linear1")
@@ -210,11 +227,173 @@ def _check_input(cx, node, x, what):
         cx.unsupported(node, f"{what} on a {v.dim()}-d input (batched 3-d inputs only)")
 
 
-def _no_masks(cx, node, what, names):
-    for i, nm in names:
-        a = _arg(node, i, nm)
-        if a is not None and a is not False:
-            cx.unsupported(node, f"{what} with {nm} (qrt lowers unmasked self-attention only)")
+# ---- masks --------------------------------------------------------------------------------
+def _mask_names(m):
+    """((position, keyword names), ...) of the attention-mask and key-padding-mask arguments
+    of module ``m``'s forward, or None for other modules."""
+    nn = _nn()
+    if isinstance(m, nn.MultiheadAttention):
+        return (5, ("attn_mask",)), (3, ("key_padding_mask",))
+    if isinstance(m, (nn.TransformerEncoderLayer, nn.TransformerEncoder)):
+        return (1, ("src_mask", "mask")), (2, ("src_key_padding_mask",))
+    return None
+
+
+def _arg_any(node, i, names):
+    if len(node.args) > i:
+        return node.args[i]
+    for nm in names:
+        if nm in node.kwargs:
+            return node.kwargs[nm]
+    return None
+
+
+def _shape_only(n):
+    """x.size(...), x.dim(), x.shape: their value does not depend on x's values."""
+    import operator
+    if n.op == "call_method" and n.target in ("size", "dim"):
+        return True
+    return n.op == "call_function" and n.target in (getattr, operator.getitem) and \
+        len(n.args) >= 2 and n.args[1] in ("shape", "ndim") and n.target is getattr
+
+
+def _subgraph(a):
+    """(nodes computing ``a`` except placeholders and shape reads, reaches a model input)."""
+    seen, stack, reaches = set(), [a], False
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        if n.op == "placeholder":
+            reaches = True
+            continue
+        seen.add(n)
+        if _shape_only(n):
+            continue
+        stack.extend(n.all_input_nodes)
+    return seen, reaches
+
+
+def _fold_constant_masks(cx):
+    """Mask arguments computed from constants only: their nodes are not lowered (the rule
+    bakes the mask's value), when nothing else reads them."""
+    users_ok = set()
+    masks = []
+    for node in cx.gm.graph.nodes:
+        if node.op != "call_module":
+            continue
+        try:
+            names = _mask_names(cx.gm.get_submodule(node.target))
+        except AttributeError:
+            names = None
+        if names is None:
+            continue
+        users_ok.add(node)
+        for i, nm in names:
+            a = _arg_any(node, i, nm)
+            if is_node(a):
+                masks.append(a)
+    for a in masks:
+        nodes, reaches = _subgraph(a)
+        if reaches:
+            continue
+        for n in nodes:
+            if n.op in ("call_function", "call_method", "call_module") and not _shape_only(n) \
+                    and all(u in nodes or u in users_ok for u in n.users):
+                cx.done.add(n.name)
+
+
+from qrt_export.rules import prepass  # noqa: E402
+
+prepass(_fold_constant_masks)
+
+
+class _Mask:
+    """The additive float mask of one attention node: a constant (torch tensor of 4 dims,
+    broadcastable to the scores [B, heads, L, S]) or a lowered handle of 4 dims."""
+
+    def __init__(self, const=None, handle=None, pad=None):
+        self.const, self.handle = const, handle
+        self.pad = pad  # the key padding mask: ("const", bool [N, S]) / ("input", handle [N, S])
+        self._cst = None
+
+    def add_to(self, seq, a, heads):
+        if self.handle is not None:
+            return seq.op("float_add", [a, self.handle], lambda x, y: x + y)
+        if self._cst is None:
+            self._cst = seq.const("mask", self.const)
+        c = self.const
+        return seq.op("float_add", [a], lambda x: x + c, [self._cst])
+
+
+def _one_mask(cx, node, a, what, kind):
+    """None, ("const", float tensor) or ("input", node) for a mask argument."""
+    import torch
+    if a is None or a is False:
+        return None
+    if not is_node(a):
+        cx.unsupported(node, f"{what}: {kind} that is not a tensor")
+    v = cx.value(a)
+    if not isinstance(v, torch.Tensor):
+        cx.unsupported(node, f"{what}: {kind} that is not a tensor")
+    _, reaches = _subgraph(a)
+    if reaches:
+        if v.dtype != torch.float32:
+            cx.unsupported(node, f"{what}: a {v.dtype} {kind} computed from the model inputs "
+                           "(qrt takes float32 masks as inputs: 0 keeps, -inf masks; bool "
+                           "masks only as constants)")
+        return ("input", a)
+    if v.dtype == torch.bool:
+        return ("const", torch.zeros(v.shape).masked_fill(v, float("-inf")))
+    if v.dtype != torch.float32:
+        cx.unsupported(node, f"{what}: a {v.dtype} {kind} (bool or float32)")
+    return ("const", v.detach().clone())
+
+
+def _masks(cx, node, seq, m, what, heads, batch_first_x):
+    """The node's merged additive mask (:class:`_Mask`) or None."""
+    (ia, na), (ik, nk) = _mask_names(m)
+    attn = _one_mask(cx, node, _arg_any(node, ia, na), what, "attention mask")
+    kpm = _one_mask(cx, node, _arg_any(node, ik, nk), what, "key padding mask")
+    if attn is None and kpm is None:
+        return None
+    x = cx.value(_arg(node, 0, "query" if isinstance(m, _nn().MultiheadAttention) else "src"))
+    n_b, L = (x.shape[0], x.shape[1]) if batch_first_x else (x.shape[1], x.shape[0])
+    parts = []
+    if attn is not None:
+        v = cx.value(attn[1]) if attn[0] == "input" else attn[1]
+        if v.dim() == 2 and tuple(v.shape) == (L, L):
+            shape, copy = (1, 1, L, L), (-1, -1, -1, -1)
+        elif v.dim() == 3 and tuple(v.shape) == (n_b * heads, L, L):
+            shape, copy = (-1, heads, L, L), (-1, -1, -1, -1)
+        else:
+            cx.unsupported(node, f"{what}: attention mask of shape {tuple(v.shape)} (expected "
+                           f"[L, S] = [{L}, {L}] or [N*heads, L, S])")
+        parts.append((attn, shape, copy))
+    if kpm is not None:
+        v = cx.value(kpm[1]) if kpm[0] == "input" else kpm[1]
+        if v.dim() != 2 or tuple(v.shape) != (n_b, L):
+            cx.unsupported(node, f"{what}: key padding mask of shape {tuple(v.shape)} "
+                           f"(expected [N, S] = [{n_b}, {L}])")
+        parts.append((kpm, (-1, 1, 1, L), (0, -1, -1, -1)))
+    consts = [p[0][1].reshape(p[1]) for p in parts if p[0][0] == "const"]
+    inputs = [p for p in parts if p[0][0] == "input"]
+    const = None
+    for c in consts:  # torch: attn_mask + key_padding_mask
+        const = c if const is None else const + c
+    pad = None
+    if kpm is not None:
+        pad = ("const", kpm[1] != 0) if kpm[0] == "const" else ("input", seq.input(kpm[1]))
+    if not inputs:
+        return _Mask(const=const, pad=pad)
+    h = None
+    for (kind_a, shape, copy) in inputs:
+        hi = seq.view(seq.input(kind_a[1]), shape, copy)
+        h = hi if h is None else seq.op("float_add", [h, hi], lambda x, y: x + y)
+    if const is not None:
+        c = const
+        h = seq.op("float_add", [h], lambda x: x + c, [seq.const("mask", c)])
+    return _Mask(handle=h, pad=pad)
 
 
 def _finish_with(seq, h, out_t):
@@ -233,8 +412,6 @@ def multihead_attention(cx, node, m):
         cx.unsupported(node, "MultiheadAttention with distinct query/key/value (self-attention "
                        "only: query is key is value)")
     _check_input(cx, node, q, "MultiheadAttention")
-    _no_masks(cx, node, "MultiheadAttention", ((3, "key_padding_mask"), (5, "attn_mask"),
-                                               (7, "is_causal")))
     for u in cx.users(node):  # (attn_output, attn_weights): weights must be unused
         if u.op == "call_function" and len(u.args) == 2 and u.args[1] in (1, -1):
             if u.users:
@@ -242,7 +419,8 @@ def multihead_attention(cx, node, m):
                                "the attention output only)")
             cx.done.add(u.name)
     seq = _Seq(cx, node)
-    h = seq.attention(seq.input(q), m, "attn", bool(m.batch_first))
+    mask = _masks(cx, node, seq, m, "MultiheadAttention", int(m.num_heads), bool(m.batch_first))
+    h = seq.attention(seq.input(q), m, "attn", bool(m.batch_first), mask)
     val = cx.value(node)
     v2s = cx.v2.get(node.name) if cx.v2 is not None else None
     out_t = cx.new_tensor(f"{node.name}.0", val[0],
@@ -254,38 +432,62 @@ def multihead_attention(cx, node, m):
 def _layer_args(cx, node, what):
     x = _arg(node, 0, "src")
     _check_input(cx, node, x, what)
-    _no_masks(cx, node, what, ((1, "mask"), (2, "src_key_padding_mask")))
-    c = _arg(node, 3, "is_causal")
-    if c:
-        cx.unsupported(node, f"{what} with is_causal=True")
+    if _arg(node, 3, "is_causal") and _arg_any(node, 1, ("src_mask", "mask")) is None:
+        cx.unsupported(node, f"{what} with is_causal=True and no mask (torch needs the mask "
+                       "too: is_causal is a hint)")
     return x
 
 
 @module(lambda: (_nn().TransformerEncoderLayer,), "float / quantize_dynamic "
-        "TransformerEncoderLayer (relu or gelu, norm_first, batch_first; no masks)")
+        "TransformerEncoderLayer (relu or gelu, norm_first, batch_first; src_mask, "
+        "src_key_padding_mask, is_causal)")
 def encoder_layer(cx, node, m):
     x = _layer_args(cx, node, "TransformerEncoderLayer")
     seq = _Seq(cx, node)
-    seq.encoder_layer(seq.input(x), m, "l0", bool(m.self_attn.batch_first),
-                      out=cx.tensor(node))
+    bf = bool(m.self_attn.batch_first)
+    mask = _masks(cx, node, seq, m, "TransformerEncoderLayer", int(m.self_attn.num_heads), bf)
+    seq.encoder_layer(seq.input(x), m, "l0", bf, out=cx.tensor(node), mask=mask)
 
 
 @module(lambda: (_nn().TransformerEncoder,), "float / quantize_dynamic TransformerEncoder "
-        "(its TransformerEncoderLayers and final norm; no masks)")
+        "(its TransformerEncoderLayers and final norm; mask, src_key_padding_mask, is_causal)")
 def encoder(cx, node, m):
+    import torch
     x = _layer_args(cx, node, "TransformerEncoder")
     seq = _Seq(cx, node)
     h = seq.input(x)
     layers = list(m.layers)
     if not layers or not all(isinstance(lay, _nn().TransformerEncoderLayer) for lay in layers):
         cx.unsupported(node, "TransformerEncoder whose layers are not TransformerEncoderLayers")
+    bf = bool(layers[0].self_attn.batch_first)
+    if any(bool(lay.self_attn.batch_first) != bf for lay in layers):
+        cx.unsupported(node, "TransformerEncoder whose layers differ in batch_first")
+    mask = _masks(cx, node, seq, layers[0], "TransformerEncoder",
+                  int(layers[0].self_attn.num_heads), bf)
+    if mask is not None and any(int(lay.self_attn.num_heads) != int(
+            layers[0].self_attn.num_heads) for lay in layers):
+        cx.unsupported(node, "masked TransformerEncoder whose layers differ in num_heads")
+    # torch's nested-tensor path zeroes the padded positions of the output
+    zero_pad = False
+    if mask is not None and mask.pad is not None and bf:
+        val = cx.value(node)
+        padv = mask.pad[1] if mask.pad[0] == "const" else (mask.pad[1].v != 0)
+        zero_pad = bool(padv.any()) and bool((val[padv] == 0).all())
     out = cx.tensor(node)
     for i, lay in enumerate(layers):
-        last = i == len(layers) - 1 and m.norm is None
-        h = seq.encoder_layer(h, lay, f"l{i}", bool(lay.self_attn.batch_first),
-                              out=out if last else None)
+        last = i == len(layers) - 1 and m.norm is None and not zero_pad
+        h = seq.encoder_layer(h, lay, f"l{i}", bf, out=out if last else None, mask=mask)
     if m.norm is not None:
-        seq.layer_norm(h, m.norm, "norm", out=out)
+        h = seq.layer_norm(h, m.norm, "norm", out=None if zero_pad else out)
+    if zero_pad:
+        if mask.pad[0] == "const":
+            keep = (~mask.pad[1]).float().unsqueeze(-1)
+            seq.op("float_mul", [h], lambda t: t * keep, [seq.const("keep", keep)],
+                   name=node.name, out=out)
+        else:   # exp: 0 -> 1 (kept), -inf -> 0 (padded)
+            k = seq.view(mask.pad[1], (-1, -1, 1), (0, 1, -1))
+            k = seq.op("float_exp", [k], torch.exp)
+            seq.op("float_mul", [h, k], lambda t, w: t * w, name=node.name, out=out)
 
 
 # ---- class token: param.expand(x.shape[0], -1, -1) ------------------------------------------
