@@ -88,7 +88,8 @@ def nearest_index(scale, L, Lo, exact):
         v = ((i.astype(_F64) + 0.5) * _F64(scale)).astype(_F32)
     else:
         v = i.astype(_F32) * scale
-    return np.minimum(np.floor(v).astype(np.int64), L - 1)
+    # np.intp: np.take(..., out=) casts its indices 'safe' to intp (int32 on armv7l)
+    return np.minimum(np.floor(v).astype(np.intp), L - 1)
 
 
 def linear_taps(scale, L, Lo, align_corners, fused):
