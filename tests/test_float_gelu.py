@@ -3,6 +3,8 @@
 bit for bit, and both == the numpy steps of qrt/ops/float_unary.py (the specification) but
 for the last bit of a float64 exp, which almost never reaches the float32 result."""
 
+import platform
+
 import numpy as np
 import pytest
 
@@ -57,7 +59,10 @@ def test_c_equals_the_numpy_steps(rng):
         # result may face numpy's zero
         close |= (np.abs(a) < 2.0 ** -126) & (np.abs(b) < 2.0 ** -126)
     assert close.all()
-    assert (a == b).mean() > 0.999
+    # x86-64, aarch64: the C steps equal numpy's on all but a few values. armv7l's numpy 2
+    # (trixie, qemu cortex-a7) computes the float64 exp/erfc steps with other code: 99.78 %
+    # equal there, the rest within the 1 ulp asserted above
+    assert (a == b).mean() > (0.99 if platform.machine().startswith("armv7") else 0.999)
 
 
 def test_gelu_op_uses_c_on_contiguous_views():
