@@ -134,20 +134,7 @@ class RnnDynamic(OpDef):
         g, dirs, layers = _GATES[mode], 2 if a["bidirectional"] else 1, a["num_layers"]
         if a["cell"] and (layers != 1 or dirs != 1 or a["batch_first"]):
             raise node.fail("a cell has one layer, one direction and no batch_first")
-        n_state = 2 if mode == "lstm" else 1
-        n_in, n_out = len(node.inputs), len(node.outputs)
-        if n_in not in (1, 1 + n_state):
-            raise node.fail(f"{mode} takes x{' and (h0, c0)' if n_state == 2 else ' and h0'}"
-                            f", has {n_in} inputs")
-        want_out = n_state if a["cell"] else 1 + n_state
-        if n_out != want_out:
-            raise node.fail(f"{'cell ' if a['cell'] else ''}{mode} has {want_out} outputs, "
-                            f"the op lists {n_out}")
-        for t in list(node.inputs) + list(node.outputs):
-            if t.dtype != "float32":
-                raise node.fail(f"takes and returns float32 tensors, {t.name} is {t.dtype}")
-        i_size = node.params["l0.w_ih"].shape
-        i_size = i_size[1] if len(i_size) == 2 else 0
+        i_size = check_io(node, mode, a["cell"])
         for layer in range(layers):
             for d in range(dirs):
                 p = f"l{layer}{'_reverse' if d else ''}."
@@ -371,3 +358,23 @@ class RnnDynamic(OpDef):
                     cs1 = cs.reshape(-1)
                 loop(gemm_hh, dst, d, hs.reshape(-1), cs1)
         return run, (), {}
+
+
+def check_io(node, mode, cell):
+    """The checks rnn_dynamic and rnn_float share: inputs x [+ state], outputs [y +] state,
+    all float32; returns input_size (0 when l0.w_ih is not 2-d: the caller's shape check
+    names it)."""
+    n_state = 2 if mode == "lstm" else 1
+    n_in, n_out = len(node.inputs), len(node.outputs)
+    if n_in not in (1, 1 + n_state):
+        raise node.fail(f"{mode} takes x{' and (h0, c0)' if n_state == 2 else ' and h0'}"
+                        f", has {n_in} inputs")
+    want_out = n_state if cell else 1 + n_state
+    if n_out != want_out:
+        raise node.fail(f"{'cell ' if cell else ''}{mode} has {want_out} outputs, "
+                        f"the op lists {n_out}")
+    for t in list(node.inputs) + list(node.outputs):
+        if t.dtype != "float32":
+            raise node.fail(f"takes and returns float32 tensors, {t.name} is {t.dtype}")
+    i_size = node.params["l0.w_ih"].shape
+    return i_size[1] if len(i_size) == 2 else 0

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from qrt.ops._core import Bool, Choice, Int, OpDef, Param, ShapeError, define
+from qrt.ops.rnn import check_io
 
 _GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 _MODE_CODE = {"lstm": 0, "gru": 1, "rnn_tanh": 2, "rnn_relu": 3}   # include/qrt/rnn.h
@@ -107,20 +108,7 @@ class RnnFloat(OpDef):
             raise node.fail(f"proj_size={p} needs an LSTM with hidden_size > proj_size "
                             "(torch's rule)")
         r = p or h
-        n_state = 2 if mode == "lstm" else 1
-        n_in, n_out = len(node.inputs), len(node.outputs)
-        if n_in not in (1, 1 + n_state):
-            raise node.fail(f"{mode} takes x{' and (h0, c0)' if n_state == 2 else ' and h0'}"
-                            f", has {n_in} inputs")
-        want_out = n_state if a["cell"] else 1 + n_state
-        if n_out != want_out:
-            raise node.fail(f"{'cell ' if a['cell'] else ''}{mode} has {want_out} outputs, "
-                            f"the op lists {n_out}")
-        for t in list(node.inputs) + list(node.outputs):
-            if t.dtype != "float32":
-                raise node.fail(f"takes and returns float32 tensors, {t.name} is {t.dtype}")
-        i_size = node.params["l0.w_ih"].shape
-        i_size = i_size[1] if len(i_size) == 2 else 0
+        i_size = check_io(node, mode, a["cell"])
         for layer in range(layers):
             for d in range(dirs):
                 pre = f"l{layer}{'_reverse' if d else ''}."
