@@ -93,38 +93,7 @@ def _emit(cx, node, m, mode, cell):
     else:
         attrs.update(num_layers=int(m.num_layers), bidirectional=bool(m.bidirectional),
                      batch_first=bool(m.batch_first))
-    val = cx.value(node)
-    v2 = cx.v2.get(node.name) if cx.v2 is not None else None
-
-    def t(name, v, w):
-        return cx.new_tensor(name, v, w)
-
-    def pick(v, *idx):
-        for i in idx:
-            if not isinstance(v, (tuple, list)) or len(v) <= i:
-                return None
-            v = v[i]
-        return v
-    if cell and mode != "lstm":
-        cx.emit("rnn_dynamic", node, [node.args[0]] + states, params, attrs)
-        return
-    if cell:  # (h, c)
-        outs = [t(f"{node.name}.{k}", val[k], pick(v2, k)) for k in range(2)]
-        cx.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
-    elif mode == "lstm":  # (y, (h_n, c_n))
-        outs = [t(f"{node.name}.0", val[0], pick(v2, 0)),
-                t(f"{node.name}.1.0", val[1][0], pick(v2, 1, 0)),
-                t(f"{node.name}.1.1", val[1][1], pick(v2, 1, 1))]
-        cx.tensor_of.update({f"{node.name}.0": outs[0], f"{node.name}.1.0": outs[1],
-                             f"{node.name}.1.1": outs[2]})
-        for u in cx.users(node):  # getitem(lstm, 1) -> (h_n, c_n), unpacked by getitems
-            if u.op == "call_function" and len(u.args) == 2 and u.args[1] in (1, -1):
-                cx.tensor_of[f"{u.name}.0"], cx.tensor_of[f"{u.name}.1"] = outs[1], outs[2]
-                cx.done.add(u.name)
-    else:  # (y, h_n)
-        outs = [t(f"{node.name}.{k}", val[k], pick(v2, k)) for k in range(2)]
-        cx.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
-    cx.emit("rnn_dynamic", node, [node.args[0]] + states, params, attrs, outputs=outs)
+    emit_recurrent(cx, node, "rnn_dynamic", mode, cell, states, params, attrs)
 
 
 @module(lambda: (_nnqd().LSTM,), "dynamic quantized LSTM (quantize_dynamic; layers, "
@@ -152,3 +121,41 @@ def gru_cell(cx, node, m):
 @module(lambda: (_nnqd().RNNCell,), "dynamic quantized RNNCell (tanh, relu)")
 def rnn_cell(cx, node, m):
     _emit(cx, node, m, "rnn_" + m.nonlinearity, True)
+
+
+def emit_recurrent(cx, node, kind, mode, cell, states, params, attrs):
+    """Emit op ``kind`` (rnn_dynamic or rnn_float) for a recurrent module call and bind its
+    outputs as torch returns them: a cell's h (or (h, c)), a layer's (y, h_n) or
+    (y, (h_n, c_n)), including the getitem(lstm, 1) that the graph unpacks."""
+    val = cx.value(node)
+    v2 = cx.v2.get(node.name) if cx.v2 is not None else None
+
+    def t(name, v, w):
+        return cx.new_tensor(name, v, w)
+
+    def pick(v, *idx):
+        for i in idx:
+            if not isinstance(v, (tuple, list)) or len(v) <= i:
+                return None
+            v = v[i]
+        return v
+    if cell and mode != "lstm":
+        cx.emit(kind, node, [node.args[0]] + states, params, attrs)
+        return
+    if cell:  # (h, c)
+        outs = [t(f"{node.name}.{k}", val[k], pick(v2, k)) for k in range(2)]
+        cx.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
+    elif mode == "lstm":  # (y, (h_n, c_n))
+        outs = [t(f"{node.name}.0", val[0], pick(v2, 0)),
+                t(f"{node.name}.1.0", val[1][0], pick(v2, 1, 0)),
+                t(f"{node.name}.1.1", val[1][1], pick(v2, 1, 1))]
+        cx.tensor_of.update({f"{node.name}.0": outs[0], f"{node.name}.1.0": outs[1],
+                             f"{node.name}.1.1": outs[2]})
+        for u in cx.users(node):  # getitem(lstm, 1) -> (h_n, c_n), unpacked by getitems
+            if u.op == "call_function" and len(u.args) == 2 and u.args[1] in (1, -1):
+                cx.tensor_of[f"{u.name}.0"], cx.tensor_of[f"{u.name}.1"] = outs[1], outs[2]
+                cx.done.add(u.name)
+    else:  # (y, h_n)
+        outs = [t(f"{node.name}.{k}", val[k], pick(v2, k)) for k in range(2)]
+        cx.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
+    cx.emit(kind, node, [node.args[0]] + states, params, attrs, outputs=outs)

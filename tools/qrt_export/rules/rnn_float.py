@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from qrt_export.rules import Decline, module
-from qrt_export.rules.rnn import _state_args
+from qrt_export.rules.rnn import _state_args, emit_recurrent
 
 
 def _f32(t, rows=None):
@@ -63,38 +63,7 @@ def _emit(cx, node, m, mode, cell):
                      batch_first=bool(m.batch_first))
         if proj:
             attrs["proj_size"] = proj
-    val = cx.value(node)
-    v2 = cx.v2.get(node.name) if cx.v2 is not None else None
-
-    def t(name, v, w):
-        return cx.new_tensor(name, v, w)
-
-    def pick(v, *idx):
-        for i in idx:
-            if not isinstance(v, (tuple, list)) or len(v) <= i:
-                return None
-            v = v[i]
-        return v
-    if cell and mode != "lstm":
-        cx.emit("rnn_float", node, [node.args[0]] + states, params, attrs)
-        return
-    if cell:  # (h, c)
-        outs = [t(f"{node.name}.{k}", val[k], pick(v2, k)) for k in range(2)]
-        cx.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
-    elif mode == "lstm":  # (y, (h_n, c_n))
-        outs = [t(f"{node.name}.0", val[0], pick(v2, 0)),
-                t(f"{node.name}.1.0", val[1][0], pick(v2, 1, 0)),
-                t(f"{node.name}.1.1", val[1][1], pick(v2, 1, 1))]
-        cx.tensor_of.update({f"{node.name}.0": outs[0], f"{node.name}.1.0": outs[1],
-                             f"{node.name}.1.1": outs[2]})
-        for u in cx.users(node):  # getitem(lstm, 1) -> (h_n, c_n), unpacked by getitems
-            if u.op == "call_function" and len(u.args) == 2 and u.args[1] in (1, -1):
-                cx.tensor_of[f"{u.name}.0"], cx.tensor_of[f"{u.name}.1"] = outs[1], outs[2]
-                cx.done.add(u.name)
-    else:  # (y, h_n)
-        outs = [t(f"{node.name}.{k}", val[k], pick(v2, k)) for k in range(2)]
-        cx.tensor_of.update({f"{node.name}.{k}": i for k, i in enumerate(outs)})
-    cx.emit("rnn_float", node, [node.args[0]] + states, params, attrs, outputs=outs)
+    emit_recurrent(cx, node, "rnn_float", mode, cell, states, params, attrs)
 
 
 def _nn():
