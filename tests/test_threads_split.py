@@ -173,3 +173,26 @@ def test_add_plan_binding_equals_functional():
     y = qrt.from_int_repr(np.zeros(shape, np.uint8), 1e-6, 100)
     assert _qnnp_binding((x, r), y, 1e-6, 100, False) is None  # ratio QNNPACK refuses
     assert _qnnp_binding((x, r[:, :, :, ::2]), y[:, :, :, ::2], 0.07, 100, False) is None
+
+
+def test_conv2d_direct_binding_equals_call():
+    """A plan's 1x1 / depthwise conv2d binds its kernel plan itself: the same integers as the
+    layer's call; an im2col layer keeps the layer's call."""
+    from qrt.ops.conv import _direct_binding
+    rng = np.random.default_rng(9)
+    for shape, direct in (((1, 16, 24, 9, 9, 1, 1, 0, 1, 1), True),
+                          ((1, 16, 16, 9, 9, 3, 1, 1, 1, 16), True),
+                          ((1, 4, 8, 9, 9, 3, 2, 1, 1, 1), False)):
+        case = _case(rng, *shape, per_channel=True, relu=True)
+        m = qnn.ConvReLU2d(case["ci"], case["co"], case["k"], case["s"], case["p"], case["d"],
+                           case["g"])
+        m.set_weight_bias(case["qw"], case["bias"])
+        m._set_output_qparams(*case["out"])
+        want = m(case["x"]).int_repr().copy()
+        y = qrt.from_int_repr(np.zeros(want.shape, np.uint8), *case["out"])
+        fast = _direct_binding(m, case["x"], y)
+        assert (fast is not None) == direct, shape
+        if fast is not None:
+            fn, args, kw = fast
+            fn(*args, **kw)
+            np.testing.assert_array_equal(y.int_repr(), want)
