@@ -26,6 +26,8 @@ typedef struct {
     _Alignas(QRT__LINE) atomic_int done;        /* tasks finished */
     _Alignas(QRT__LINE) atomic_int busy;        /* a job is in flight */
     atomic_int sleepers;                        /* workers waiting on cv (under mu) */
+    int strikes;     /* consecutive jobs whose wait for a worker was late (caller only) */
+    int inline_left; /* jobs to run on the caller alone after QRT_POOL_STRIKES strikes */
     int started;                                /* workers created */
     int wanted;                                 /* threads in total, caller included */
     pid_t pid;                                  /* process that created the workers */
@@ -145,11 +147,14 @@ void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks) {
         for (int i = 0; i < ntasks; ++i) fn(ctx, i);
         return;
     }
-    if (qrt__pool_grow(P, P->wanted) <= 1) { /* could not start a worker */
+    if (P->inline_left > 0 || qrt__pool_grow(P, P->wanted) <= 1) {
+        /* backing off after late workers (below), or could not start a worker */
+        if (P->inline_left > 0) P->inline_left--;
         atomic_store(&P->busy, 0);
         for (int i = 0; i < ntasks; ++i) fn(ctx, i);
         return;
     }
+    const int64_t t0 = qrt__pool_now_ns();
     P->fn = fn;
     P->ctx = ctx;
     P->ntasks = ntasks;
@@ -165,7 +170,7 @@ void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks) {
     }
     qrt__pool_drain(P, gen);
     if (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
-        const int64_t until = qrt__pool_now_ns() + QRT_POOL_MAIN_SPIN_NS;
+        const int64_t t1 = qrt__pool_now_ns(), until = t1 + QRT_POOL_MAIN_SPIN_NS;
         unsigned spins = 0;
         int yield = 0;
         while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
@@ -176,6 +181,19 @@ void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks) {
                 if ((++spins & 63u) == 0 && qrt__pool_now_ns() > until) yield = 1;
             }
         }
+        /* A worker that holds a task long after the caller ran out of its own was descheduled
+         * (more runnable threads than cores): waiting for it costs more than the second
+         * thread gains.  After QRT_POOL_STRIKES such jobs in a row, run the next
+         * QRT_POOL_BACKOFF jobs on the caller alone, then try the workers again.  Who runs a
+         * task never changes its result. */
+        const int64_t t2 = qrt__pool_now_ns();
+        if (t2 - t1 > 2 * (t1 - t0) + QRT_POOL_LATE_NS) {
+            if (++P->strikes >= QRT_POOL_STRIKES) P->strikes = 0, P->inline_left = QRT_POOL_BACKOFF;
+        } else {
+            P->strikes = 0;
+        }
+    } else {
+        P->strikes = 0;
     }
     atomic_store_explicit(&P->busy, 0, memory_order_release);
 }

@@ -35,6 +35,20 @@
 #define QRT_POOL_MAIN_SPIN_NS 30000
 #endif
 
+#ifndef QRT_POOL_LATE_NS
+/** A job is "late" when the caller, out of tasks, waits longer than twice its own share plus
+ *  this for a worker; QRT_POOL_STRIKES late jobs in a row make the next QRT_POOL_BACKOFF jobs
+ *  run on the caller alone (an oversubscribed machine, where waiting for a descheduled worker
+ *  costs more than the second thread gains). */
+#define QRT_POOL_LATE_NS 100000
+#endif
+#ifndef QRT_POOL_STRIKES
+#define QRT_POOL_STRIKES 3
+#endif
+#ifndef QRT_POOL_BACKOFF
+#define QRT_POOL_BACKOFF 64
+#endif
+
 /** A task: fn(ctx, i) for i in [0, ntasks). */
 typedef void (*qrt_pool_fn)(void *ctx, int i);
 
