@@ -196,3 +196,22 @@ def test_conv2d_direct_binding_equals_call():
             fn, args, kw = fast
             fn(*args, **kw)
             np.testing.assert_array_equal(y.int_repr(), want)
+
+
+def test_mobilenet_v2_threads_exact_vs_torch(tmp_path, cut_everything):
+    """torchvision's quantizable MobileNetV2 (residual adds, depthwise, 1x1, the classifier) on
+    1-4 threads with every layer cut: == torch qnnpack each time."""
+    torch = pytest.importorskip("torch")
+    import qrt_export
+    from test_vision import _eager
+    tm = _eager("mobilenet_v2", 64)
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 64, 64, generator=g)
+    qrt_export.export(tm, x[:1], tmp_path / "m.bin", verbose=False)
+    with torch.no_grad():
+        want = tm(x).numpy()
+    assert np.abs(want).max() > 0
+    q = qrt.load(tmp_path / "m.bin")  # after the thresholds are lowered: plans size for them
+    for t in THREADS:
+        qrt.set_num_threads(t)
+        np.testing.assert_array_equal(q(x.numpy()), want, err_msg=f"threads {t}")
