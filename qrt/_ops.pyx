@@ -138,7 +138,29 @@ def add_qnnp(const uint8_t[::1] a, const uint8_t[::1] b, uint8_t[::1] out, float
     if a.shape[0] == 0:
         return
     with nogil:
-        qrt_add_u8(&p, &a[0], &b[0], a.shape[0], &out[0], variant)
+        qrt_add_u8_mt(&p, &a[0], &b[0], a.shape[0], &out[0], variant, qrt_pool_get_threads())
+
+
+cdef class AddQnnp:
+    """add_qnnp() with its qparams fixed (a model plan binds one per add node): the QNNPACK
+    parameters are computed once; a call checks the lengths and runs the kernel on the qrt
+    threads."""
+    cdef qrt_add_qnnp_params p
+    cdef int variant
+
+    def __init__(self, float sa, int za, float sb, int zb, float so, int zo, bint relu,
+                 int variant=-1):
+        _check(qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &self.p), "add")
+        self.variant = variant
+
+    def __call__(self, const uint8_t[::1] a, const uint8_t[::1] b, uint8_t[::1] out):
+        if a.shape[0] != b.shape[0] or out.shape[0] != a.shape[0]:
+            raise ValueError("add: a, b and out must have the same number of elements")
+        if a.shape[0] == 0:
+            return
+        with nogil:
+            qrt_add_u8_mt(&self.p, &a[0], &b[0], a.shape[0], &out[0], self.variant,
+                          qrt_pool_get_threads())
 
 
 def add_float(const q8_t[:, ::1] a, const q8_t[:, ::1] b, q8_t[:, ::1] out, float sa, int za,
