@@ -75,8 +75,85 @@ static QRT_DWN_FN void qrt__dwn_widen(const uint8_t *s, int16_t *d, int64_t len,
     for (; j < len; ++j) d[j] = (int16_t)((int32_t)s[j * step] - xz);
 }
 
+/* as qrt__dwn_rq, the bias already in the sums */
+static inline QRT_DWN_FN int16x4_t qrt__dwn_rq0(int32x4_t acc, float32x4_t vs, int32x4_t vlo,
+                                                int32x4_t vhi, int32x4_t vz) {
+    const float32x4_t y = vmulq_f32(vcvtq_f32_s32(acc), vs);
+    const uint32x4_t ok = vandq_u32(vcgeq_f32(y, vdupq_n_f32(-2147483648.0f)),
+                                    vcltq_f32(y, vdupq_n_f32(2147483648.0f)));
+    const float32x4_t yc = vminq_f32(vmaxq_f32(y, vdupq_n_f32(-512.0f)), vdupq_n_f32(512.0f));
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    int32x4_t r = vcvtq_s32_f32(vsubq_f32(vaddq_f32(yc, magic), magic));
+    r = vbslq_s32(ok, r, vdupq_n_s32(-512));
+    r = vaddq_s32(vminq_s32(vmaxq_s32(r, vlo), vhi), vz);
+    return vqmovn_s32(r);
+}
+
+/* the flat path's kernel: the sums start at the bias (vmlal wraps; the order of modular adds
+ * does not matter) */
+static QRT_DWN_FN void qrt__dwn_kernel_m(const int16_t *const *src, const int16_t *const *mk,
+                                         const int16_t *wt, const int32_t *wp, int64_t taps,
+                                         int64_t count, int32_t bias, float scale, int32_t zp,
+                                         int32_t lo, int32_t hi, uint8_t *stage) {
+    (void)wp;
+    const int32x4_t vb = vdupq_n_s32(bias), vlo = vdupq_n_s32(lo - zp),
+                    vhi = vdupq_n_s32(hi - zp), vz = vdupq_n_s32(zp);
+    const float32x4_t vs = vdupq_n_f32(scale);
+    for (int64_t f = 0; f < count; f += 16) {
+        int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        for (int64_t t = 0; t < taps; ++t) {
+            const int16_t *s = src[t] + f, *m = mk[t];
+            const int16_t wv = wt[t];
+            int16x8_t x0 = vld1q_s16(s), x1 = vld1q_s16(s + 8);
+            if (m) {
+                x0 = vandq_s16(x0, vld1q_s16(m + f));
+                x1 = vandq_s16(x1, vld1q_s16(m + f + 8));
+            }
+            a0 = vmlal_n_s16(a0, vget_low_s16(x0), wv);
+            a1 = vmlal_n_s16(a1, vget_high_s16(x0), wv);
+            a2 = vmlal_n_s16(a2, vget_low_s16(x1), wv);
+            a3 = vmlal_n_s16(a3, vget_high_s16(x1), wv);
+        }
+        const int16x8_t v0 = vcombine_s16(qrt__dwn_rq0(a0, vs, vlo, vhi, vz),
+                                          qrt__dwn_rq0(a1, vs, vlo, vhi, vz));
+        const int16x8_t v1 = vcombine_s16(qrt__dwn_rq0(a2, vs, vlo, vhi, vz),
+                                          qrt__dwn_rq0(a3, vs, vlo, vhi, vz));
+        vst1q_u8(stage + f, vcombine_u8(vqmovun_s16(v0), vqmovun_s16(v1)));
+    }
+}
+
+/* stride-2 split of one row: vld2 of 16 bytes where sroom / room allow, else the tail
+ * (< 16 bytes) through a small buffer (nothing past src[len-1] read, nothing past the phase
+ * rows written) */
+static QRT_DWN_FN void qrt__dwn_widen2(const uint8_t *s, int16_t *d0, int16_t *d1, int64_t len,
+                                       int32_t xz, int64_t sroom, int64_t room) {
+    const int16x8_t vz = vdupq_n_s16((int16_t)xz);
+    int64_t j = 0;
+    for (; 2 * j < len && 2 * j + 16 <= sroom && j + 8 <= room; j += 8) {
+        const uint8x8x2_t v = vld2_u8(s + 2 * j);
+        vst1q_s16(d0 + j, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[0])), vz));
+        vst1q_s16(d1 + j, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[1])), vz));
+    }
+    for (; 2 * j < len; j += 8) {
+        const int64_t nb = len - 2 * j < 16 ? len - 2 * j : 16;
+        uint8_t tb[16];
+        int16_t t0[8], t1[8];
+        memset(tb, 0, sizeof tb);
+        memcpy(tb, s + 2 * j, (size_t)nb);
+        const uint8x8x2_t v = vld2_u8(tb);
+        vst1q_s16(t0, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[0])), vz));
+        vst1q_s16(t1, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[1])), vz));
+        memcpy(d0 + j, t0, (size_t)((nb + 1) / 2) * 2u);
+        memcpy(d1 + j, t1, (size_t)(nb / 2) * 2u);
+    }
+}
+
 QRT_DWN_FN void qrt_dwconv2d_u8__neon(const qrt_dwconv2d_params *p, const uint8_t *x,
                                       const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
                                       void *scratch, int64_t u0, int64_t u1) {
-    qrt__dw_run(p, x, w, q, y, scratch, u0, u1, qrt__dwn_kernel, qrt__dwn_widen);
+    if (qrt__dwf_ok(p))
+        qrt__dwf_run(p, x, w, q, y, scratch, u0, u1, qrt__dwn_kernel_m, qrt__dwn_widen,
+                     qrt__dwn_widen2);
+    else
+        qrt__dw_run(p, x, w, q, y, scratch, u0, u1, qrt__dwn_kernel, qrt__dwn_widen);
 }
