@@ -6,8 +6,10 @@
  *        best variant (QRT_DISABLE_ISA=avx512vnni for AVX2).  Compiles the sources directly:
  *
  *   gcc -std=c11 -O2 -ffp-contract=off -Iinclude benchmarks/dwconv2d_layers.c -o dwl -lpthread -lm
- *   ./dwl [reps]     # per layer: channels, size, stride, median (min) us of thread CPU time,
- *                    # GMAC/s of the median
+ *   ./dwl [reps [layer [inner]]]   # per layer: channels, size, stride, median (min) us of
+ *                                  # thread CPU time, GMAC/s of the median
+ * layer (0-16, default all) and inner (calls per timed rep, default 20) let an instruction
+ * counter (tools/qemu_insn_count.c) take one layer's count: reps 1 minus reps 0.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -40,6 +42,7 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const int reps = argc > 1 ? atoi(argv[1]) : 21;
+    const int only = argc > 2 ? atoi(argv[2]) : -1, inner = argc > 3 ? atoi(argv[3]) : 20;
     static const unsigned L[17][3] = {{32, 112, 1},  {96, 112, 2},  {144, 56, 1}, {144, 56, 2},
                                       {192, 28, 1},  {192, 28, 1},  {192, 28, 2}, {384, 14, 1},
                                       {384, 14, 1},  {384, 14, 1},  {384, 14, 1}, {576, 14, 1},
@@ -48,6 +51,7 @@ int main(int argc, char **argv) {
     double tot = 0, macs_all = 0;
     printf("isa %s\n", qrt_isa_name(qrt_dwconv2d_isa()));
     for (int l = 0; l < 17; ++l) {
+        if (only >= 0 && l != only) continue;
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
         const unsigned C = L[l][0], H = L[l][1], s = L[l][2];
@@ -69,13 +73,12 @@ int main(int argc, char **argv) {
         qrt_conv1d_quant q = {wz, bq, sc, NULL};
         const size_t need = qrt_dwconv2d_u8_scratch_size(&p, -1, 1);
         void *scr = malloc(need);
-        double t[101];
+        double t[101] = {0};
         const int r = reps > 101 ? 101 : reps;
         for (int i = 0; i < r; ++i) {
-            const int inner = 20;
             const double t0 = now();
             for (int k = 0; k < inner; ++k) qrt_dwconv2d_u8(&p, x, w, &q, y, scr, need, -1, 1);
-            t[i] = (now() - t0) / inner;
+            t[i] = (now() - t0) / (inner > 0 ? inner : 1);
         }
         qsort(t, (size_t)r, sizeof t[0], cmp);
         const double macs = (double)C * p.ho * p.wo * 9;

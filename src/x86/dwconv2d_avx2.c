@@ -132,7 +132,41 @@ static QRT_AVX2 void qrt__dwa_kernel_m(const int16_t *const *src, const int16_t 
                   vhi = _mm256_set1_epi32(hi - zp), vz = _mm256_set1_epi32(zp);
     const __m256 vs = _mm256_set1_ps(scale);
     const int64_t pairs = taps / 2;
-    for (int64_t f = 0; f < count; f += 32) {
+    int64_t f0 = 0;
+    if (taps == 9) { /* 3x3: tables in locals (the stage stores could alias them) */
+        const int16_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3], *s4 = src[4],
+                      *s5 = src[5], *s6 = src[6], *s7 = src[7], *s8 = src[8];
+        const int16_t *m0 = mk[0], *m1 = mk[1], *m2 = mk[2], *m3 = mk[3], *m4 = mk[4],
+                      *m5 = mk[5], *m6 = mk[6], *m7 = mk[7], *m8 = mk[8];
+        const __m256i w01 = _mm256_set1_epi32(wp[0]), w23 = _mm256_set1_epi32(wp[1]),
+                      w45 = _mm256_set1_epi32(wp[2]), w67 = _mm256_set1_epi32(wp[3]),
+                      w8 = _mm256_set1_epi32(wp[4]), z = _mm256_setzero_si256();
+#define QRT__DWA_PAIR(sa, ma, sb, mb, w)                                                          \
+    do {                                                                                          \
+        const __m256i x0 = qrt__dwa_ld(sa, ma, f), y0 = qrt__dwa_ld(sb, mb, f);                   \
+        const __m256i x1 = qrt__dwa_ld(sa, ma, f + 16), y1 = qrt__dwa_ld(sb, mb, f + 16);         \
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, y0), w));          \
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, y0), w));          \
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_unpacklo_epi16(x1, y1), w));          \
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_unpackhi_epi16(x1, y1), w));          \
+    } while (0)
+        for (int64_t f = 0; f < count; f += 32) {
+            __m256i a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+            QRT__DWA_PAIR(s0, m0, s1, m1, w01);
+            QRT__DWA_PAIR(s2, m2, s3, m3, w23);
+            QRT__DWA_PAIR(s4, m4, s5, m5, w45);
+            QRT__DWA_PAIR(s6, m6, s7, m7, w67);
+            QRT__DWA_PAIR(s8, m8, s8, (const int16_t *)0, w8); /* w8's high half is 0 */
+            const __m256i v0 = qrt__dwa_rq0(a0, a1, vs, vlo, vhi, vz);
+            const __m256i v1 = qrt__dwa_rq0(a2, a3, vs, vlo, vhi, vz);
+            _mm256_storeu_si256((__m256i *)(stage + f),
+                                _mm256_permute4x64_epi64(_mm256_packus_epi16(v0, v1), 0xD8));
+        }
+#undef QRT__DWA_PAIR
+        (void)z;
+        f0 = count;
+    }
+    for (int64_t f = f0; f < count; f += 32) {
         __m256i a0 = vb, a1 = vb, a2 = vb, a3 = vb;
         for (int64_t i = 0; i < pairs; ++i) {
             const int16_t *s0 = src[2 * i], *s1 = src[2 * i + 1];

@@ -81,6 +81,20 @@ static QRT_AVX512VNNI void qrt__dwv_kernel(const int16_t *const *src, const int1
 static QRT_AVX512VNNI void qrt__dwv_widen(const uint8_t *s, int16_t *d, int64_t len,
                                           int32_t xz, int64_t step) {
     const __m512i vz = _mm512_set1_epi16((int16_t)xz);
+    if (step == 1 && len >= 32) { /* full vectors, the last one overlapping the one before
+                                    * (masked stores are slow on Zen 4) */
+        int64_t j = 0;
+        for (; j + 32 <= len; j += 32)
+            _mm512_storeu_si512(d + j, _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_loadu_si256(
+                                                            (const __m256i *)(s + j))),
+                                                        vz));
+        if (j < len)
+            _mm512_storeu_si512(d + len - 32,
+                                _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_loadu_si256(
+                                                     (const __m256i *)(s + len - 32))),
+                                                 vz));
+        return;
+    }
     if (step == 1) {
         for (int64_t j = 0; j < len; j += 32) {
             const int64_t m = len - j < 32 ? len - j : 32; /* masked tail: no byte past len */
@@ -138,6 +152,40 @@ static QRT_AVX512VNNI void qrt__dwv_kernel_m(const int16_t *const *src,
     const __m512 vs = _mm512_set1_ps(scale);
     const int64_t pairs = taps / 2;
     int64_t f = 0;
+    if (taps == 9) { /* 3x3: tables in locals (the stage stores could alias them) */
+        const int16_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3], *s4 = src[4],
+                      *s5 = src[5], *s6 = src[6], *s7 = src[7], *s8 = src[8];
+        const int16_t *m0 = mk[0], *m1 = mk[1], *m2 = mk[2], *m3 = mk[3], *m4 = mk[4],
+                      *m5 = mk[5], *m6 = mk[6], *m7 = mk[7], *m8 = mk[8];
+        const __m512i w01 = _mm512_set1_epi32(wp[0]), w23 = _mm512_set1_epi32(wp[1]),
+                      w45 = _mm512_set1_epi32(wp[2]), w67 = _mm512_set1_epi32(wp[3]),
+                      w8 = _mm512_set1_epi32(wp[4]), z = _mm512_setzero_si512();
+#define QRT__DWV_PAIR(sa, ma, sb, mb, w)                                                          \
+    do {                                                                                          \
+        const __m512i x0 = qrt__dwv_ld(sa, ma, f), y0 = qrt__dwv_ld(sb, mb, f);                   \
+        const __m512i x1 = qrt__dwv_ld(sa, ma, f + 32), y1 = qrt__dwv_ld(sb, mb, f + 32);         \
+        a0 = _mm512_dpwssd_epi32(a0, _mm512_unpacklo_epi16(x0, y0), w);                           \
+        a1 = _mm512_dpwssd_epi32(a1, _mm512_unpackhi_epi16(x0, y0), w);                           \
+        a2 = _mm512_dpwssd_epi32(a2, _mm512_unpacklo_epi16(x1, y1), w);                           \
+        a3 = _mm512_dpwssd_epi32(a3, _mm512_unpackhi_epi16(x1, y1), w);                           \
+    } while (0)
+        for (; f + 32 < count; f += 64) {
+            __m512i a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+            QRT__DWV_PAIR(s0, m0, s1, m1, w01);
+            QRT__DWV_PAIR(s2, m2, s3, m3, w23);
+            QRT__DWV_PAIR(s4, m4, s5, m5, w45);
+            QRT__DWV_PAIR(s6, m6, s7, m7, w67);
+            const __m512i x0 = qrt__dwv_ld(s8, m8, f), x1 = qrt__dwv_ld(s8, m8, f + 32);
+            a0 = _mm512_dpwssd_epi32(a0, _mm512_unpacklo_epi16(x0, z), w8);
+            a1 = _mm512_dpwssd_epi32(a1, _mm512_unpackhi_epi16(x0, z), w8);
+            a2 = _mm512_dpwssd_epi32(a2, _mm512_unpacklo_epi16(x1, z), w8);
+            a3 = _mm512_dpwssd_epi32(a3, _mm512_unpackhi_epi16(x1, z), w8);
+            _mm256_storeu_si256((__m256i *)(stage + f), qrt__dwv_rq0(a0, a1, vs, vlo, vhi, vz));
+            _mm256_storeu_si256((__m256i *)(stage + f + 32),
+                                qrt__dwv_rq0(a2, a3, vs, vlo, vhi, vz));
+        }
+#undef QRT__DWV_PAIR
+    }
     for (; f + 32 < count; f += 64) {
         __m512i a0 = vb, a1 = vb, a2 = vb, a3 = vb;
         for (int64_t i = 0; i < pairs; ++i) {
