@@ -185,7 +185,8 @@ __attribute__((always_inline)) static inline void qrt__dw_run(const qrt_dwconv2d
  * and the output of a channel is one copy; stride 2 splits each input row into its two
  * column phases in one pass.  All zeros are written once per call. */
 #define QRT__DWF_FRONT 32 /* elements before the first plane row (reads reach -(kw-1)) */
-#define QRT__DWF_TAIL 160 /* elements after the last plane row (vector over-read + kw) */
+#define QRT__DWF_TAIL 160 /* elements after the last plane row (vector over-read + kw; the
+                            * stride-2 split may write 64 garbage elements into it) */
 
 static inline int qrt__dwf_ok(const qrt_dwconv2d_params *p) {
     return p->dh == 1 && p->dw == 1 && p->sh == p->sw && p->sh <= 2 && p->kh <= 16 &&
@@ -255,7 +256,8 @@ typedef void (*qrt__dwf_kernel_fn)(const int16_t *const *src, const int16_t *con
  *  src[2j+1] - xz for 2j+1 < len.  It may read src[0 .. sroom) (sroom >= len) and write
  *  anything to d0[0 .. room) and d1[0 .. room) (room >= (len+1)/2): full vectors instead of
  *  masked or buffered tails (AVX-512 masked stores are slow on Zen 4).  The driver's room
- *  ends at the last image row of the plane, whose later rows it writes afterwards. */
+ *  ends at the plane's last image row (its later rows are written afterwards) or, when no
+ *  zero row follows that, 64 elements into the plane's tail, which no kept output reads. */
 typedef void (*qrt__dwf_widen2_fn)(const uint8_t *src, int16_t *d0, int16_t *d1, int64_t len,
                                    int32_t xz, int64_t sroom, int64_t room);
 
@@ -327,7 +329,11 @@ __attribute__((always_inline)) static inline void qrt__dwf_run(
                 if (xsw == 1) {
                     /* rows of one channel lie in order: read on to the end of its last row */
                     const int64_t sroom = xsh >= W ? (H - 1 - iy) * xsh + W : W;
-                    widen2(xr, d0, d1, W, xz, sroom, ((a ? nr1 : nr0) - i) * rs);
+                    /* writes may run on into later image rows (written afterwards) and,
+                     * when no zero row follows, into the tail, which no kept output reads */
+                    const int64_t nra = a ? nr1 : nr0;
+                    const int64_t room = nra < g.rhi ? (nra - i) * rs : (g.rhi - i) * rs + 64;
+                    widen2(xr, d0, d1, W, xz, sroom, room);
                 } else {
                     for (int64_t j = 0; j < g.pw[0]; ++j)
                         d0[j] = (int16_t)((int32_t)xr[2 * j * xsw] - xz);
