@@ -261,6 +261,17 @@ typedef void (*qrt__dwf_kernel_fn)(const int16_t *const *src, const int16_t *con
 typedef void (*qrt__dwf_widen2_fn)(const uint8_t *src, int16_t *d0, int16_t *d1, int64_t len,
                                    int32_t xz, int64_t sroom, int64_t room);
 
+/** wt[t] = wc[t] - wz (wt[taps] = 0), wp[i] = the pair (wt[2i], wt[2i+1]) */
+__attribute__((always_inline)) static inline void qrt__dwf_wprep(const int8_t *wc, int32_t wz,
+                                                                int64_t taps, int16_t *wt,
+                                                                int32_t *wp) {
+    for (int64_t t = 0; t < taps; ++t) wt[t] = (int16_t)(wc[t] - wz);
+    wt[taps] = 0;
+    for (int64_t t = 0; t < taps; t += 2)
+        wp[t / 2] = (int32_t)((uint32_t)(uint16_t)(wc[t] - wz) |
+                              (t + 1 < taps ? (uint32_t)(uint16_t)(wc[t + 1] - wz) << 16 : 0u));
+}
+
 __attribute__((always_inline)) static inline void qrt__dwf_run(
     const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w, const qrt_conv1d_quant *q,
     uint8_t *y, void *scratch, int64_t u0, int64_t u1, qrt__dwf_kernel_fn kernel,
@@ -346,11 +357,10 @@ __attribute__((always_inline)) static inline void qrt__dwf_run(
             const int64_t oc = c * p->mult + j;
             const int8_t *wc = w + oc * g.taps;
             const int32_t wz = q->weight_zero[oc];
-            for (int64_t t = 0; t < g.taps; ++t) wt[t] = (int16_t)(wc[t] - wz);
-            wt[g.taps] = 0;
-            for (int64_t t = 0; t < g.taps; t += 2)
-                wp[t / 2] = (int32_t)((uint32_t)(uint16_t)wt[t] |
-                                      ((uint32_t)(uint16_t)wt[t + 1] << 16));
+            if (g.taps == 9) /* unrolled */
+                qrt__dwf_wprep(wc, wz, 9, wt, wp);
+            else
+                qrt__dwf_wprep(wc, wz, g.taps, wt, wp);
             kernel(src, mk, wt, wp, g.taps, g.count, q->bias_q[oc], q->scale[oc],
                    p->output_zero, p->output_min, p->output_max, stage);
             uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
