@@ -10,6 +10,7 @@
  *                                  # thread CPU time, GMAC/s of the median
  * layer (0-16, default all) and inner (calls per timed rep, default 20) let an instruction
  * counter (tools/qemu_insn_count.c) take one layer's count: reps 1 minus reps 0.
+ * DWL_K=5 (env) runs the same layers with k x k kernels, padding k/2.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -49,26 +50,28 @@ int main(int argc, char **argv) {
                                       {576, 14, 1},  {576, 14, 2},  {960, 7, 1},  {960, 7, 1},
                                       {960, 7, 1}};
     double tot = 0, macs_all = 0;
+    const char *ke = getenv("DWL_K");
+    const unsigned K = ke && atoi(ke) > 0 ? (unsigned)atoi(ke) : 3;
     printf("isa %s\n", qrt_isa_name(qrt_dwconv2d_isa()));
     for (int l = 0; l < 17; ++l) {
         if (only >= 0 && l != only) continue;
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
         const unsigned C = L[l][0], H = L[l][1], s = L[l][2];
-        p.n = 1, p.c_in = C, p.mult = 1, p.h = p.w = H, p.kh = p.kw = 3, p.sh = p.sw = s;
-        p.dh = p.dw = 1, p.pad_top = p.pad_left = 1;
-        p.ho = p.wo = (H + 2 - 3) / s + 1;
+        p.n = 1, p.c_in = C, p.mult = 1, p.h = p.w = H, p.kh = p.kw = K, p.sh = p.sw = s;
+        p.dh = p.dw = 1, p.pad_top = p.pad_left = K / 2;
+        p.ho = p.wo = (H + 2 * (K / 2) - K) / s + 1;
         p.x_stride_w = 1, p.x_stride_h = H, p.x_stride_c = (int64_t)H * H;
         p.x_stride_n = (int64_t)C * H * H;
         p.y_stride_h = p.wo, p.y_stride_c = (int64_t)p.ho * p.wo;
         p.y_stride_n = (int64_t)C * p.ho * p.wo;
         p.input_zero = 3, p.output_zero = 0, p.output_min = 0, p.output_max = 255;
         uint8_t *x = malloc((size_t)C * H * H), *y = malloc((size_t)C * p.ho * p.wo);
-        int8_t *w = malloc((size_t)C * 9);
+        int8_t *w = malloc((size_t)C * K * K);
         int32_t *wz = calloc(C, 4), *bq = calloc(C, 4);
         float *sc = malloc(C * 4);
         for (size_t i = 0; i < (size_t)C * H * H; ++i) x[i] = (uint8_t)(i * 37 + 11);
-        for (size_t i = 0; i < (size_t)C * 9; ++i) w[i] = (int8_t)(i * 13 - 50);
+        for (size_t i = 0; i < (size_t)C * K * K; ++i) w[i] = (int8_t)(i * 13 - 50);
         for (unsigned i = 0; i < C; ++i) sc[i] = 1e-3f, bq[i] = (int32_t)i;
         qrt_conv1d_quant q = {wz, bq, sc, NULL};
         const size_t need = qrt_dwconv2d_u8_scratch_size(&p, -1, 1);
@@ -81,7 +84,7 @@ int main(int argc, char **argv) {
             t[i] = (now() - t0) / (inner > 0 ? inner : 1);
         }
         qsort(t, (size_t)r, sizeof t[0], cmp);
-        const double macs = (double)C * p.ho * p.wo * 9;
+        const double macs = (double)C * p.ho * p.wo * K * K;
         printf("%2d %4u x %3u s%u -> %3u  %8.1f (%8.1f) us  %6.1f GMAC/s\n", l, C, H, s, p.ho,
                t[r / 2] * 1e6, t[0] * 1e6, macs / t[r / 2] * 1e-9);
         tot += t[r / 2], macs_all += macs;
