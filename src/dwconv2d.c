@@ -75,10 +75,10 @@ static int64_t qrt__dw_chunks(const qrt_dwconv2d_params *p, int threads) {
 
 size_t qrt_dwconv2d_u8_scratch_size(const qrt_dwconv2d_params *p, int variant, int threads) {
     if (qrt_dwconv2d_check(p) != QRT_OK || !qrt__dw_fn(qrt_dwconv2d_variant(variant))) return 0;
-    const qrt__dw_geom g = qrt__dw_geom_of(p);
+    const size_t bytes = qrt__dw_bytes(p);
     const int64_t c = qrt__dw_chunks(p, threads);
-    if (!g.bytes || g.bytes > SIZE_MAX / 4 / (size_t)c) return SIZE_MAX;
-    return g.bytes * (size_t)c;
+    if (!bytes || bytes > SIZE_MAX / 4 / (size_t)c) return SIZE_MAX;
+    return bytes * (size_t)c;
 }
 
 typedef struct {

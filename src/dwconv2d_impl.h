@@ -171,4 +171,206 @@ __attribute__((always_inline)) static inline void qrt__dw_run(const qrt_dwconv2d
     }
 }
 
+/* ---- The flat path: dilation 1, one stride s in {1, 2} on both axes, padding < kernel ----
+ *
+ * Phase planes without padding columns: plane (row phase a, column phase b) holds element
+ * (i, j) = x[s*i + a][s*j + b] - input_zero (zero outside the image) at P + i*rs + j, with
+ * rs = max(wo, ceil(W / s)), and zero rows above and below the image rows.  Tap (ky, kx)
+ * (dy = ky - pad_top, dx = kx - pad_left) reads plane (dy mod s, dx mod s) at flat offset
+ * floor(dy/s)*rs + floor(dx/s) from output f = oy*rs + ox; a column that leaves the plane
+ * (ox + floor(dx/s) outside [0, plane width)) reads a neighbouring row, so those taps AND their
+ * loads with a per-position int16 mask (0 / -1, one array per kernel column that needs one,
+ * built once per call).  With rs == wo (every MobileNet-style 3x3 pad-1 layer) no computed
+ * output is dropped, the image rows of a stride-1 NCHW plane are one contiguous widening
+ * and the output of a channel is one copy; stride 2 splits each input row into its two
+ * column phases in one pass.  All zeros are written once per call. */
+#define QRT__DWF_FRONT 32 /* elements before the first plane row (reads reach -(kw-1)) */
+#define QRT__DWF_TAIL 160 /* elements after the last plane row (vector over-read + kw; the
+                            * stride-2 split may write 64 garbage elements into it) */
+
+static inline int qrt__dwf_ok(const qrt_dwconv2d_params *p) {
+    return p->dh == 1 && p->dw == 1 && p->sh == p->sw && p->sh <= 2 && p->kh <= 16 &&
+           p->kw <= 16 && p->pad_top < p->kh && p->pad_left < p->kw;
+}
+
+typedef struct {
+    int64_t s, rs, count, count_pad, taps, rlo, rhi, pst, mlen;
+    int64_t pw[2], prow[2];
+    size_t off_masks, off_src, off_mk, off_wt, off_wp, off_stage, bytes;
+} qrt__dwf_geom;
+
+static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
+    qrt__dwf_geom g;
+    const int64_t s = p->sh;
+    g.s = s;
+    for (int64_t ph = 0; ph < 2; ++ph) {
+        g.pw[ph] = ph < s && (int64_t)p->w > ph ? ((int64_t)p->w - ph + s - 1) / s : 0;
+        g.prow[ph] = ph < s && (int64_t)p->h > ph ? ((int64_t)p->h - ph + s - 1) / s : 0;
+    }
+    g.rs = (int64_t)p->wo > g.pw[0] ? (int64_t)p->wo : g.pw[0];
+    g.count = ((int64_t)p->ho - 1) * g.rs + p->wo;
+    g.count_pad = (g.count + 63) & ~(int64_t)63;
+    g.taps = (int64_t)p->kh * p->kw;
+    g.rlo = -(((int64_t)p->pad_top + s - 1) / s);
+    g.rhi = (int64_t)p->ho + ((int64_t)p->kh - 1 - p->pad_top) / s;
+    const uint64_t rows = (uint64_t)(g.rhi - g.rlo);
+    g.pst = (int64_t)(((uint64_t)QRT__DWF_FRONT + rows * (uint64_t)g.rs + QRT__DWF_TAIL + 31u) &
+                      ~(uint64_t)31u);
+    g.mlen = g.count_pad + 64;
+    const uint64_t planes = (uint64_t)(s * s) * (uint64_t)g.pst * 2u;
+    const uint64_t o_masks = qrt__dw_align(planes);
+    const uint64_t o_src = o_masks + qrt__dw_align((uint64_t)p->kw * (uint64_t)g.mlen * 2u);
+    const uint64_t o_mk = o_src + qrt__dw_align((uint64_t)g.taps * sizeof(void *));
+    const uint64_t o_wt = o_mk + qrt__dw_align((uint64_t)g.taps * sizeof(void *));
+    const uint64_t o_wp = o_wt + qrt__dw_align((uint64_t)(g.taps + 2) * 2u);
+    const uint64_t o_stage = o_wp + qrt__dw_align((uint64_t)(g.taps / 2 + 1) * 4u);
+    const uint64_t total = o_stage + qrt__dw_align((uint64_t)g.count_pad + QRT__DW_TAIL) + 64u;
+    g.off_masks = g.off_src = g.off_mk = g.off_wt = g.off_wp = g.off_stage = 0;
+    if (total > (uint64_t)(SIZE_MAX / 4)) {
+        g.bytes = 0;
+        return g;
+    }
+    g.off_masks = (size_t)o_masks;
+    g.off_src = (size_t)o_src;
+    g.off_mk = (size_t)o_mk;
+    g.off_wt = (size_t)o_wt;
+    g.off_wp = (size_t)o_wp;
+    g.off_stage = (size_t)o_stage;
+    g.bytes = (size_t)total;
+    return g;
+}
+
+/** Scratch bytes of one run (0: too large), for whichever path the variants take. */
+static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
+    return qrt__dwf_ok(p) ? qrt__dwf_geom_of(p).bytes : qrt__dw_geom_of(p).bytes;
+}
+
+/** kernel_m: as qrt__dw_kernel_fn, and tap t's run is ANDed with mk[t][f] where mk[t] is not
+ *  NULL (mk[t] has count_pad + 64 entries). */
+typedef void (*qrt__dwf_kernel_fn)(const int16_t *const *src, const int16_t *const *mk,
+                                   const int16_t *wt, const int32_t *wp, int64_t taps,
+                                   int64_t count, int32_t bias, float scale, int32_t zp,
+                                   int32_t lo, int32_t hi, uint8_t *stage);
+
+/** widen2(src, d0, d1, len, xz, sroom, room): d0[j] = src[2j] - xz for 2j < len, d1[j] =
+ *  src[2j+1] - xz for 2j+1 < len.  It may read src[0 .. sroom) (sroom >= len) and write
+ *  anything to d0[0 .. room) and d1[0 .. room) (room >= (len+1)/2): full vectors instead of
+ *  masked or buffered tails (AVX-512 masked stores are slow on Zen 4).  The driver's room
+ *  ends at the plane's last image row (its later rows are written afterwards) or, when no
+ *  zero row follows that, 64 elements into the plane's tail, which no kept output reads. */
+typedef void (*qrt__dwf_widen2_fn)(const uint8_t *src, int16_t *d0, int16_t *d1, int64_t len,
+                                   int32_t xz, int64_t sroom, int64_t room);
+
+/** wt[t] = wc[t] - wz (wt[taps] = 0), wp[i] = the pair (wt[2i], wt[2i+1]) */
+__attribute__((always_inline)) static inline void qrt__dwf_wprep(const int8_t *wc, int32_t wz,
+                                                                int64_t taps, int16_t *wt,
+                                                                int32_t *wp) {
+    for (int64_t t = 0; t < taps; ++t) wt[t] = (int16_t)(wc[t] - wz);
+    wt[taps] = 0;
+    for (int64_t t = 0; t < taps; t += 2)
+        wp[t / 2] = (int32_t)((uint32_t)(uint16_t)(wc[t] - wz) |
+                              (t + 1 < taps ? (uint32_t)(uint16_t)(wc[t + 1] - wz) << 16 : 0u));
+}
+
+__attribute__((always_inline)) static inline void qrt__dwf_run(
+    const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w, const qrt_conv1d_quant *q,
+    uint8_t *y, void *scratch, int64_t u0, int64_t u1, qrt__dwf_kernel_fn kernel,
+    qrt__dw_widen_fn widen, qrt__dwf_widen2_fn widen2) {
+    const qrt__dwf_geom g = qrt__dwf_geom_of(p);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    int16_t *planes = (int16_t *)(void *)base;
+    int16_t *masks = (int16_t *)(void *)(base + g.off_masks);
+    const int16_t **src = (const int16_t **)(void *)(base + g.off_src);
+    const int16_t **mk = (const int16_t **)(void *)(base + g.off_mk);
+    int16_t *wt = (int16_t *)(void *)(base + g.off_wt);
+    int32_t *wp = (int32_t *)(void *)(base + g.off_wp);
+    uint8_t *stage = base + g.off_stage;
+    const int64_t s = g.s, rs = g.rs, kh = p->kh, kw = p->kw, W = p->w;
+    memset(planes, 0, (size_t)(s * s * g.pst) * 2u);
+    int16_t *pl[4]; /* plane (a, b) element (0, 0) */
+    for (int64_t a = 0; a < s * s; ++a) pl[a] = planes + a * g.pst + QRT__DWF_FRONT - g.rlo * rs;
+    const int16_t *mrow[16];
+    int64_t coff[16], cph[16];
+    for (int64_t kx = 0; kx < kw; ++kx) {
+        const int64_t dx = kx - (int64_t)p->pad_left, ph = ((dx % s) + s) % s, off = (dx - ph) / s;
+        const int64_t pw = g.pw[ph];
+        coff[kx] = off, cph[kx] = ph, mrow[kx] = 0;
+        if (off >= 0 && (int64_t)p->wo - 1 + off < pw) continue;
+        int16_t *m = masks + kx * g.mlen;
+        const int64_t n0 = rs < g.mlen ? rs : g.mlen;
+        for (int64_t j = 0; j < n0; ++j) m[j] = (int16_t)(j + off >= 0 && j + off < pw ? -1 : 0);
+        for (int64_t f = n0; f < g.mlen; f += rs)
+            memcpy(m + f, m, (size_t)(g.mlen - f < rs ? g.mlen - f : rs) * 2u);
+        mrow[kx] = m;
+    }
+    for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t dy = ky - (int64_t)p->pad_top, ph = ((dy % s) + s) % s, ro = (dy - ph) / s;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+            src[ky * kw + kx] = pl[ph * s + cph[kx]] + ro * rs + coff[kx];
+            mk[ky * kw + kx] = mrow[kx];
+        }
+    }
+    const int32_t xz = p->input_zero;
+    const int64_t xsw = p->x_stride_w, xsh = p->x_stride_h;
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t n = u / p->c_in, c = u - n * p->c_in;
+        const uint8_t *xc = x + n * p->x_stride_n + c * p->x_stride_c;
+        if (s == 1) {
+            const int64_t nr = (int64_t)p->h < g.rhi ? (int64_t)p->h : g.rhi;
+            if (xsw == 1 && rs == W && xsh == W) {
+                widen(xc, pl[0], nr * W, xz, 1);
+            } else {
+                for (int64_t i = 0; i < nr; ++i) {
+                    const uint8_t *xr = xc + i * xsh;
+                    int16_t *d = pl[0] + i * rs;
+                    if (xsw == 1)
+                        widen(xr, d, W, xz, 1);
+                    else
+                        for (int64_t j = 0; j < W; ++j) d[j] = (int16_t)((int32_t)xr[j * xsw] - xz);
+                }
+            }
+        } else {
+            const int64_t H = p->h;
+            const int64_t nr0 = g.prow[0] < g.rhi ? g.prow[0] : g.rhi;
+            const int64_t nr1 = g.prow[1] < g.rhi ? g.prow[1] : g.rhi;
+            for (int64_t iy = 0; iy < H && (iy >> 1) < g.rhi; ++iy) {
+                const uint8_t *xr = xc + iy * xsh;
+                const int64_t a = iy & 1, i = iy >> 1;
+                int16_t *d0 = pl[2 * a] + i * rs, *d1 = pl[2 * a + 1] + i * rs;
+                if (xsw == 1) {
+                    /* rows of one channel lie in order: read on to the end of its last row */
+                    const int64_t sroom = xsh >= W ? (H - 1 - iy) * xsh + W : W;
+                    /* writes may run on into later image rows (written afterwards) and,
+                     * when no zero row follows, into the tail, which no kept output reads */
+                    const int64_t nra = a ? nr1 : nr0;
+                    const int64_t room = nra < g.rhi ? (nra - i) * rs : (g.rhi - i) * rs + 64;
+                    widen2(xr, d0, d1, W, xz, sroom, room);
+                } else {
+                    for (int64_t j = 0; j < g.pw[0]; ++j)
+                        d0[j] = (int16_t)((int32_t)xr[2 * j * xsw] - xz);
+                    for (int64_t j = 0; j < g.pw[1]; ++j)
+                        d1[j] = (int16_t)((int32_t)xr[(2 * j + 1) * xsw] - xz);
+                }
+            }
+        }
+        for (int64_t j = 0; j < p->mult; ++j) {
+            const int64_t oc = c * p->mult + j;
+            const int8_t *wc = w + oc * g.taps;
+            const int32_t wz = q->weight_zero[oc];
+            if (g.taps == 9) /* unrolled */
+                qrt__dwf_wprep(wc, wz, 9, wt, wp);
+            else
+                qrt__dwf_wprep(wc, wz, g.taps, wt, wp);
+            kernel(src, mk, wt, wp, g.taps, g.count, q->bias_q[oc], q->scale[oc],
+                   p->output_zero, p->output_min, p->output_max, stage);
+            uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
+            if (rs == (int64_t)p->wo && p->y_stride_h == (int64_t)p->wo)
+                memcpy(yc, stage, (size_t)g.count);
+            else
+                for (int64_t oy = 0; oy < p->ho; ++oy)
+                    memcpy(yc + oy * p->y_stride_h, stage + oy * rs, p->wo);
+        }
+    }
+}
+
 #endif /* QRT_DWCONV2D_IMPL_H */

@@ -4,7 +4,8 @@
  * @brief Memory-safety and value driver for the depthwise conv2d kernels (qrt/dwconv2d.h):
  *        random geometries (kernel, stride, dilation, padding up to the kernel's reach, 1x1
  *        images, odd sizes, channel multipliers 1-3, NCHW and NHWC input strides, per-channel
- *        weight zero points, relu / clamp bounds, huge requant scales), input, output and
+ *        weight zero points, relu / clamp bounds, huge requant scales; half the cases take
+ *        the flat path of src/dwconv2d_impl.h: dilation 1, stride 1 or 2), input, output and
  *        scratch buffers malloc'ed to their exact size (AddressSanitizer sees any access past
  *        them); every variant this CPU runs, on 1 and 3 threads, == the reference byte for
  *        byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
@@ -62,6 +63,11 @@ int main(int argc, char **argv) {
         p.sw = 1 + rnd(rnd(6) == 0 ? 9 : 3);
         p.dh = 1 + rnd(3);
         p.dw = 1 + rnd(3);
+        if (rnd(2)) { /* the flat path (dilation 1, stride 1 or 2 on both axes), 3x3 often */
+            p.dh = p.dw = 1;
+            p.sh = p.sw = 1 + rnd(2);
+            if (rnd(2)) p.kh = p.kw = 3;
+        }
         const uint32_t reach_h = p.dh * (p.kh - 1) + 1, reach_w = p.dw * (p.kw - 1) + 1;
         const uint32_t pt = rnd(reach_h + 1), pb = rnd(reach_h + 1), pl = rnd(reach_w + 1),
                        pr = rnd(reach_w + 1);
