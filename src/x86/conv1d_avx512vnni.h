@@ -21,6 +21,8 @@
 #define QRT_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define QRT__C1_NR 8 /* output channels per tile */
 #define QRT__C1_MT 3 /* 16-position vectors per tile */
+#define QRT__C1_NR4 6 /* output channels per 4-vector tile (64 positions) */
+#define QRT__C1_MTX 4 /* the most 16-position vectors of any tile */
 #ifndef QRT__C1_CHUNK_BYTES
 #define QRT__C1_CHUNK_BYTES (128 * 1024) /* packed input per position chunk (L2) */
 #endif
