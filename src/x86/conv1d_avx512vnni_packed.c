@@ -735,3 +735,90 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
     }
     return QRT_OK;
 }
+
+/**
+ * @brief Few output positions of a 1x1 layer whose channels are adjacent in memory (a linear
+ *        of 1-4 rows: MobileNet's classifier): a GEMV per position with the lanes over the
+ *        reduction instead of over time (the tiles would use 1 to 4 of 16 lanes).  For each
+ *        output channel vpdpbusd multiplies 64 input bytes (16 channel quads, the raw input:
+ *        quad q holds channels 4q..4q+3, the packed weight's order) by 64 bytes of its packed
+ *        weight row; 16 channels' sums are reduced into one vector by a tree of unpacks and
+ *        adds (pure wrapping int32 additions, so the sum equals the tiles' sum mod 2^32), and
+ *        the corrections and requantization are the tile epilogue's int32 sequence for
+ *        channels-adjacent output.  The input tail is read with a masked load (0 fill: the
+ *        padded weight bytes are 0 anyway); nothing outside the input is touched.
+ *        qrt__c1_gemv_ok(p) must hold and p be checked.
+ */
+QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
+                                          const int8_t *wpack, const int32_t *wsum,
+                                          const qrt_conv1d_quant *q, uint8_t *out) {
+    const uint32_t C = p->c_in, CO = p->c_out;
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(C, 1);
+    const int64_t cq = l.cq;       /* quads per weight row */
+    const int64_t nb = (cq + 15) / 16; /* 64-byte blocks per row */
+    const int32_t xz = p->input_zero, oz = p->output_zero;
+    const __m512i vlo = _mm512_set1_epi32(p->output_min - oz),
+                  vhi = _mm512_set1_epi32(p->output_max - oz), voz = _mm512_set1_epi32(oz);
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t t = 0; t < p->len_out; ++t) {
+            const uint8_t *xt = x + n * p->x_stride_n + t * p->x_stride_t;
+            uint8_t *yt = out + n * p->y_stride_n + t * p->y_stride_t;
+            int32_t s = 0; /* sum of x over the channels, for asymmetric weights */
+            for (uint32_t i = 0; i < C; ++i) s += xt[i];
+            for (int64_t oc0 = 0; oc0 < CO; oc0 += 16) {
+                const int64_t no = CO - oc0 < 16 ? CO - oc0 : 16;
+                __m512i a[16];
+                for (int j = 0; j < 16; ++j) a[j] = _mm512_setzero_si512();
+                for (int64_t b = 0; b < nb; ++b) {
+                    const int64_t left = (int64_t)C - 64 * b;
+                    const __mmask64 mk = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+                    const __m512i xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
+                    /* the weight row holds cq quads: the last block of a row may be short */
+                    const int64_t qleft = cq - 16 * b;
+                    const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
+                                                     : (__mmask16)((1u << qleft) - 1u);
+                    for (int j = 0; j < no; ++j) {
+                        const int32_t *wr = (const int32_t *)wpack + (oc0 + j) * cq + 16 * b;
+                        a[j] = qrt__c1_dp(a[j], xv, _mm512_maskz_loadu_epi32(mq, wr));
+                    }
+                }
+                /* 16 vectors -> one vector of 16 channel sums (lane j = channel oc0 + j) */
+                __m512i h8[8], h4[4], h2[2];
+                for (int j = 0; j < 8; ++j) /* pairs: dword sums of (a[2j], a[2j+1]) */
+                    h8[j] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * j], a[2 * j + 1]),
+                                             _mm512_unpackhi_epi32(a[2 * j], a[2 * j + 1]));
+                for (int j = 0; j < 4; ++j)
+                    h4[j] = _mm512_add_epi32(_mm512_unpacklo_epi64(h8[2 * j], h8[2 * j + 1]),
+                                             _mm512_unpackhi_epi64(h8[2 * j], h8[2 * j + 1]));
+                /* h4[j] lane L dword d: channel 4j + d, partial sum of 128-bit lane L */
+                for (int j = 0; j < 2; ++j)
+                    h2[j] = _mm512_add_epi32(_mm512_shuffle_i32x4(h4[2 * j], h4[2 * j + 1], 0x88),
+                                             _mm512_shuffle_i32x4(h4[2 * j], h4[2 * j + 1], 0xDD));
+                /* h2[j] 128-bit lanes: channels 8j+0..3 (lanes 0+1 of h4), 8j+0..3 (lanes 2+3),
+                 * 8j+4..7 (0+1), 8j+4..7 (2+3); one more fold leaves channel k in dword k */
+                const __m512i sum = _mm512_add_epi32(_mm512_shuffle_i32x4(h2[0], h2[1], 0x88),
+                                                     _mm512_shuffle_i32x4(h2[0], h2[1], 0xDD));
+                const __mmask16 mo = no >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << no) - 1u);
+                const __m512i wz = _mm512_maskz_loadu_epi32(mo, q->weight_zero + oc0);
+                const __m512i ws = _mm512_maskz_loadu_epi32(mo, wsum + oc0);
+                const __m512i bq = _mm512_maskz_loadu_epi32(mo, q->bias_q + oc0);
+                const __m512 sc = _mm512_maskz_loadu_ps(mo, q->scale + oc0);
+                /* + taps*xz*wz - xz*wsum + bias - wz*S, all wrapping (the tile's c0 and win) */
+                __m512i v = _mm512_add_epi32(sum, _mm512_mullo_epi32(
+                                                      wz, _mm512_set1_epi32((int32_t)((uint32_t)C * (uint32_t)xz))));
+                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(ws, _mm512_set1_epi32(xz)));
+                v = _mm512_add_epi32(v, bq);
+                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(wz, _mm512_set1_epi32(s)));
+                __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), sc));
+                r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi), voz);
+                if (p->y_stride_c == 1) {
+                    _mm512_mask_cvtepi32_storeu_epi8(yt + oc0, mo, r);
+                } else {
+                    uint8_t tmp[16];
+                    _mm_storeu_si128((__m128i *)tmp, _mm512_cvtepi32_epi8(r));
+                    for (int64_t j = 0; j < no; ++j) yt[(oc0 + j) * p->y_stride_c] = tmp[j];
+                }
+            }
+        }
+    return QRT_OK;
+}
