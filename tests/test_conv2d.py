@@ -93,6 +93,7 @@ def test_conv2d_random_vs_torch(seed):
 # (n, ci, co, h, w, k, s, p, d, g): MobileNet / ResNet shapes, 1x1 images, odd sizes, big C
 EDGE = [
     (1, 3, 32, 33, 31, 3, 2, 1, 1, 1),      # stem
+    (1, 3, 16, 5, 77, 3, 2, 1, 1, 1),       # stem, wide rows: 16-wide stride-2 im2col copies
     (1, 96, 96, 17, 17, 3, 2, 1, 1, 96),    # depthwise stride 2
     (2, 144, 144, 7, 9, 3, 1, 1, 1, 144),   # depthwise
     (1, 40, 40, 9, 9, 5, 1, 2, 1, 40),      # depthwise 5x5 (MobileNetV3)

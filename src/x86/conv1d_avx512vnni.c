@@ -48,6 +48,7 @@ QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const 
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK) return st;
     if (qrt__dw_ok(p)) return qrt__conv1d_vnni_dw4(p, x, wpack, wsum, q, (uint8_t *)out);
+    if (qrt__c1_gemv_ok(p)) return qrt__conv1d_vnni_gemv(p, x, wpack, wsum, q, (uint8_t *)out);
 #ifndef QRT__C1_NOCHUNK
     {
         /* Long rows of a big layer: run the call over position chunks whose packed input stays

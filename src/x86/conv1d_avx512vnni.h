@@ -21,6 +21,8 @@
 #define QRT_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define QRT__C1_NR 8 /* output channels per tile */
 #define QRT__C1_MT 3 /* 16-position vectors per tile */
+#define QRT__C1_NR4 6 /* output channels per 4-vector tile (64 positions) */
+#define QRT__C1_MTX 4 /* the most 16-position vectors of any tile */
 #ifndef QRT__C1_CHUNK_BYTES
 #define QRT__C1_CHUNK_BYTES (128 * 1024) /* packed input per position chunk (L2) */
 #endif
@@ -68,6 +70,20 @@ static inline int qrt__dw_ok(const qrt_conv1d_params *p) {
 qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const uint8_t *x,
                                    const int8_t *wpack, const int32_t *wsum,
                                    const qrt_conv1d_quant *q, void *out, void *scratch);
+
+/** Whether the GEMV path serves p: a dense kernel-1 layer (stride 1, no padding) with
+ *  channels adjacent in memory, quint8 output and at most 4 output positions (a linear of
+ *  1-4 rows, a 1x1 conv on a 1x1 image). */
+static inline int qrt__c1_gemv_ok(const qrt_conv1d_params *p) {
+    return p->groups == 1 && p->kernel == 1 && p->stride == 1 && p->pad_left == 0 &&
+           p->x_stride_c == 1 && p->out_kind == QRT_CONV1D_OUT_U8 && p->len_out <= 4 &&
+           p->len_out <= p->len_in && p->c_in > 0;
+}
+
+/** The GEMV path (qrt__c1_gemv_ok(p), p checked); reads no scratch. */
+qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
+                                 const int8_t *wpack, const int32_t *wsum,
+                                 const qrt_conv1d_quant *q, uint8_t *out);
 
 /** The depthwise four-phase path (qrt__dw_ok(p), p checked); reads no scratch. */
 qrt_status qrt__conv1d_vnni_dw4(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *wpack,

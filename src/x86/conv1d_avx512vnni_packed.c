@@ -89,6 +89,40 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
             _mm_storeu_si128((__m128i *)(dst + i + 8), _mm_unpacklo_epi16(ab_hi, cd_hi));
             _mm_storeu_si128((__m128i *)(dst + i + 12), _mm_unpackhi_epi16(ab_hi, cd_hi));
         }
+        /* The rest (a row's last < 16 positions, then the right padding up to count), 16 at a
+         * time with masked loads: a row's byte past its end is x_zero (the masked-off lanes
+         * take the fill) and is never read; absent rows stay 0.  i >= lo here, so no row is
+         * before its start.  This was the scalar loop's work: 19 % of a 7x7 1x1 call. */
+        const __m128i vxz = _mm_set1_epi8((char)xz);
+        for (; i < count; i += 16) {
+            __m128i r[4];
+            for (int j = 0; j < 4; ++j) {
+                if (!base[j]) {
+                    r[j] = zero;
+                    continue;
+                }
+                const int64_t nv = len - time0[j] - i;
+                const __mmask16 mk = nv >= 16 ? (__mmask16)0xFFFF
+                                     : nv <= 0 ? (__mmask16)0
+                                               : (__mmask16)((1u << nv) - 1u);
+                r[j] = mk ? _mm_mask_loadu_epi8(vxz, mk, (const void *)(base[j] + time0[j] + i))
+                          : vxz;
+            }
+            const __m128i ab_lo = _mm_unpacklo_epi8(r[0], r[1]),
+                          ab_hi = _mm_unpackhi_epi8(r[0], r[1]);
+            const __m128i cd_lo = _mm_unpacklo_epi8(r[2], r[3]),
+                          cd_hi = _mm_unpackhi_epi8(r[2], r[3]);
+            const __m128i o[4] = {_mm_unpacklo_epi16(ab_lo, cd_lo), _mm_unpackhi_epi16(ab_lo, cd_lo),
+                                  _mm_unpacklo_epi16(ab_hi, cd_hi), _mm_unpackhi_epi16(ab_hi, cd_hi)};
+            const int64_t left = count - i;
+            for (int b = 0; b < 4; ++b) {
+                const int64_t nq = left - 4 * b;
+                if (nq <= 0) break;
+                _mm_mask_storeu_epi32((void *)(dst + i + 4 * b),
+                                      nq >= 4 ? (__mmask8)0xF : (__mmask8)((1u << nq) - 1u), o[b]);
+            }
+        }
+        return;
     } else if (xsc == 1 && base[0] && base[1] == base[0] + 1 && base[2] == base[0] + 2 &&
                base[3] == base[0] + 3 && time0[1] == time0[0] && time0[2] == time0[0] &&
                time0[3] == time0[0]) {
@@ -96,6 +130,16 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
         for (; i < hi; ++i) memcpy(dst + i, base[0] + (time0[0] + i * step) * xst, 4);
     }
     qrt__c1_quads_scalar(base, time0, step, i, count, len, xst, xz, dst);
+}
+
+/** acc + vpdpbusd(x, w), as _mm512_dpbusd_epi32, but with the accumulator tied to the
+ *  destination register: gcc 12 copies 24 live intrinsic accumulators around (and spills some)
+ *  in the 1x1 loop; the asm keeps every one in its own zmm.  The same instruction, the same
+ *  bits. */
+static inline __attribute__((always_inline)) QRT_VNNI __m512i qrt__c1_dp(__m512i acc, __m512i x,
+                                                                          __m512i w) {
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+    return acc;
 }
 
 /** Everything a tile needs; built once per (n, group). */
@@ -121,51 +165,8 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
                                                                         int64_t oc0, int64_t t0,
                                                                         const int NR, const int MT,
                                                                         const int DW) {
-    __m512i acc[QRT__C1_NR][QRT__C1_MT];
-    for (int r = 0; r < NR; ++r)
-        for (int m = 0; m < MT; ++m) acc[r][m] = _mm512_setzero_si512();
-    const int32_t *w0 = c->w + oc0 * c->w_oc;
-    for (uint32_t k = 0; k < c->kc; ++k) {
-        const int32_t *xk = c->x + c->koff[k] + t0;
-        const int32_t *wk = w0 + (int64_t)k * c->cq;
-        for (uint32_t q = 0; q < c->cq; ++q) {
-            const int32_t *xr = xk + q * c->cq_stride;
-            if (DW) { /* one output channel per group: each row r has its own packed input */
-                for (int r = 0; r < NR; ++r) {
-                    const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
-                    for (int m = 0; m < MT; ++m)
-                        acc[r][m] = _mm512_dpbusd_epi32(
-                            acc[r][m],
-                            _mm512_loadu_si512((const void *)(xr + r * c->x_oc + 16 * m)), wb);
-                }
-            } else {
-                __m512i xv[QRT__C1_MT];
-                for (int m = 0; m < MT; ++m)
-                    xv[m] = _mm512_loadu_si512((const void *)(xr + 16 * m));
-                for (int r = 0; r < NR; ++r) {
-                    const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
-                    for (int m = 0; m < MT; ++m)
-                        acc[r][m] = _mm512_dpbusd_epi32(acc[r][m], xv[m], wb);
-                }
-            }
-        }
-    }
-    /* Epilogue. Everything is read into locals first: the byte stores below may alias any
-     * memory, and would otherwise force the compiler to reload the context on every store. */
     const int32_t xz = c->xz, taps = c->taps, oz = c->oz;
-    const int64_t len_out = c->len_out, ysc = c->ysc, yst = c->yst;
-    const int32_t *const win = c->win;
     const int f32out = c->out_kind == QRT_CONV1D_OUT_F32;
-    uint8_t *const ybase = c->y;
-    const __m512i vlo = _mm512_set1_epi32(c->lo - oz), vhi = _mm512_set1_epi32(c->hi - oz);
-    const __m512i voz = _mm512_set1_epi32(oz);
-    __m512i vwin[QRT__C1_MT];
-    __mmask16 mk[QRT__C1_MT];
-    for (int m = 0; m < MT; ++m) {
-        const int64_t left = len_out - (t0 + 16 * m);
-        mk[m] = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
-        vwin[m] = win ? _mm512_loadu_si512(win + t0 + 16 * m) : _mm512_setzero_si512();
-    }
     uint32_t c0s[QRT__C1_NR];
     float scs[QRT__C1_NR], bfs[QRT__C1_NR];
     int32_t wzs[QRT__C1_NR];
@@ -181,6 +182,52 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
         scs[r] = c->scale[oc];
         bfs[r] = f32out ? c->bias_f[oc] : 0.0f;
     }
+    /* The accumulators start at the per-channel constant c0 (bias and zero-point terms): the
+     * sum is taken mod 2^32, so the order of the additions does not change it, and the epilogue
+     * saves one add per vector. */
+    __m512i acc[QRT__C1_NR * QRT__C1_MT]; /* NR * MT <= 24: one flat array, so gcc keeps it in zmm */
+    for (int r = 0; r < NR; ++r)
+        for (int m = 0; m < MT; ++m) acc[r * MT + m] = _mm512_set1_epi32((int32_t)c0s[r]);
+    const int32_t *w0 = c->w + oc0 * c->w_oc;
+    for (uint32_t k = 0; k < c->kc; ++k) {
+        const int32_t *xk = c->x + c->koff[k] + t0;
+        const int32_t *wk = w0 + (int64_t)k * c->cq;
+        for (uint32_t q = 0; q < c->cq; ++q) {
+            const int32_t *xr = xk + q * c->cq_stride;
+            if (DW) { /* one output channel per group: each row r has its own packed input */
+                for (int r = 0; r < NR; ++r) {
+                    const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
+                    for (int m = 0; m < MT; ++m)
+                        acc[r * MT + m] = _mm512_dpbusd_epi32(
+                            acc[r * MT + m],
+                            _mm512_loadu_si512((const void *)(xr + r * c->x_oc + 16 * m)), wb);
+                }
+            } else {
+                __m512i xv[QRT__C1_MTX];
+                for (int m = 0; m < MT; ++m)
+                    xv[m] = _mm512_loadu_si512((const void *)(xr + 16 * m));
+                for (int r = 0; r < NR; ++r) {
+                    const __m512i wb = _mm512_set1_epi32(wk[r * c->w_oc + q]);
+                    for (int m = 0; m < MT; ++m)
+                        acc[r * MT + m] = _mm512_dpbusd_epi32(acc[r * MT + m], xv[m], wb);
+                }
+            }
+        }
+    }
+    /* Epilogue. Everything is read into locals first: the byte stores below may alias any
+     * memory, and would otherwise force the compiler to reload the context on every store. */
+    const int64_t len_out = c->len_out, ysc = c->ysc, yst = c->yst;
+    const int32_t *const win = c->win;
+    uint8_t *const ybase = c->y;
+    const __m512i vlo = _mm512_set1_epi32(c->lo - oz), vhi = _mm512_set1_epi32(c->hi - oz);
+    const __m512i voz = _mm512_set1_epi32(oz);
+    __m512i vwin[QRT__C1_MTX];
+    __mmask16 mk[QRT__C1_MTX];
+    for (int m = 0; m < MT; ++m) {
+        const int64_t left = len_out - (t0 + 16 * m);
+        mk[m] = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        vwin[m] = win ? _mm512_loadu_si512(win + t0 + 16 * m) : _mm512_setzero_si512();
+    }
     if (!f32out && yst == 1) {
         /* The common case (NCL quint8 output), fully unrolled so accumulators stay in zmm.
          * QNNPACK's SSE2 tail widened to zmm: packssdw, paddsw (zero point), packuswb, byte
@@ -189,13 +236,13 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
          * vectors 0..3; one vpermd restores time order and one masked store writes the row. */
         const __m512i voz16 = _mm512_set1_epi16((short)oz);
         const __m512i vlo8 = _mm512_set1_epi8((char)c->lo), vhi8 = _mm512_set1_epi8((char)c->hi);
+        const int clamp_lo = c->lo > 0, clamp_hi = c->hi < 255;
         const __m512i perm =
             _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
         const int64_t left = len_out - t0, nb = left < 16 * MT ? left : 16 * MT;
         const __mmask64 ms = nb >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
 #pragma GCC unroll 8
         for (int r = 0; r < NR; ++r) {
-            const __m512i vc0 = _mm512_set1_epi32((int32_t)c0s[r]);
             const __m512i vwz = _mm512_set1_epi32(wzs[r]);
             const __m512 vs = _mm512_set1_ps(scs[r]);
             __m512i f[4];
@@ -205,14 +252,15 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
                     f[m] = _mm512_setzero_si512();
                     continue;
                 }
-                __m512i v = _mm512_add_epi32(acc[r][m], vc0);
+                __m512i v = acc[r * MT + m];
                 if (win) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
                 f[m] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vs));
             }
             const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(f[0], f[1]), voz16);
             const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(f[2], f[3]), voz16);
             __m512i b = _mm512_permutexvar_epi32(perm, _mm512_packus_epi16(h01, h23));
-            b = _mm512_min_epu8(_mm512_max_epu8(b, vlo8), vhi8);
+            if (clamp_lo) b = _mm512_max_epu8(b, vlo8); /* packus already clamped to [0, 255] */
+            if (clamp_hi) b = _mm512_min_epu8(b, vhi8);
             _mm512_mask_storeu_epi8(ybase + (oc0 + r) * ysc + t0, ms, b);
         }
         return;
@@ -223,7 +271,7 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
         for (int m = 0; m < MT; ++m) {
             __m256 lo[QRT__C1_NR], hi[QRT__C1_NR];
             for (int r = 0; r < QRT__C1_NR; ++r) {
-                const __m512i v = _mm512_add_epi32(acc[r][m], _mm512_set1_epi32((int32_t)c0s[r]));
+                const __m512i v = acc[r * MT + m];
                 const __m512 f = _mm512_mul_ps(
                     _mm512_cvtepi32_ps(
                         win ? _mm512_sub_epi32(
@@ -271,7 +319,7 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
         for (int m = 0; m < MT; ++m) {
             __m128i b[QRT__C1_NR];
             for (int r = 0; r < QRT__C1_NR; ++r) {
-                __m512i v = _mm512_add_epi32(acc[r][m], _mm512_set1_epi32((int32_t)c0s[r]));
+                __m512i v = acc[r * MT + m];
                 if (win)
                     v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(wzs[r]), vwin[m]));
                 const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(scs[r]));
@@ -305,11 +353,11 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
     }
     for (int r = 0; r < NR; ++r) {
         const int64_t oc = oc0 + r;
-        const __m512i vc0 = _mm512_set1_epi32((int32_t)c0s[r]), vwz = _mm512_set1_epi32(wzs[r]);
+        const __m512i vwz = _mm512_set1_epi32(wzs[r]);
         const __m512 vs = _mm512_set1_ps(scs[r]);
         for (int m = 0; m < MT; ++m) {
             const int64_t t = t0 + 16 * m;
-            __m512i v = _mm512_add_epi32(acc[r][m], vc0);
+            __m512i v = acc[r * MT + m];
             if (win) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
             const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), vs);
             if (f32out) {
@@ -343,9 +391,89 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
     }
 }
 
+/**
+ * The 1x1 tile: one reduction row (kc == 1: every 1x1 conv, and linear), quint8 output with
+ * unit time stride (NCL rows).  The same sums and the same epilogue instructions as
+ * qrt__c1_tile()'s common case, in a function whose accumulators are only ever indexed by
+ * constants (gcc keeps them in zmm instead of a stack copy that every tile stores and reloads)
+ * and whose vpdpbusd keep their accumulator register (qrt__c1_dp).
+ */
+static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile1(const qrt__c1_ctx *c,
+                                                                         int64_t oc0, int64_t t0,
+                                                                         const int NR,
+                                                                         const int MT) {
+    const int32_t xz = c->xz, taps = c->taps, oz = c->oz;
+    __m512i acc[QRT__C1_NR * QRT__C1_MT];
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r) {
+        const int64_t oc = oc0 + r;
+        /* bias and zero-point terms, wrapping (the file comment of conv1d_avx512vnni.c) */
+        const uint32_t c0 = (uint32_t)taps * (uint32_t)xz * (uint32_t)c->wzero[oc] -
+                            (uint32_t)xz * (uint32_t)c->wsum[oc] + (uint32_t)c->bias_q[oc];
+#pragma GCC unroll 4
+        for (int m = 0; m < MT; ++m) acc[r * MT + m] = _mm512_set1_epi32((int32_t)c0);
+    }
+    {
+        const int64_t cs = c->cq_stride, wo = c->w_oc;
+        const int32_t *xr = c->x + c->koff[0] + t0, *w0 = c->w + oc0 * c->w_oc;
+        const uint32_t cq = c->cq;
+        for (uint32_t q = 0; q < cq; ++q, xr += cs, ++w0) {
+            __m512i xv[QRT__C1_MTX];
+#pragma GCC unroll 4
+            for (int m = 0; m < MT; ++m) xv[m] = _mm512_loadu_si512((const void *)(xr + 16 * m));
+#pragma GCC unroll 8
+            for (int r = 0; r < NR; ++r) {
+                const __m512i wb = _mm512_set1_epi32(w0[r * wo]);
+#pragma GCC unroll 4
+                for (int m = 0; m < MT; ++m)
+                    acc[r * MT + m] = qrt__c1_dp(acc[r * MT + m], xv[m], wb);
+            }
+        }
+    }
+    const int64_t left = c->len_out - t0, nb = left < 16 * MT ? left : 16 * MT;
+    const __mmask64 ms = nb >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
+    const int32_t *const win = c->win;
+    __m512i vwin[QRT__C1_MTX];
+#pragma GCC unroll 4
+    for (int m = 0; m < MT; ++m)
+        vwin[m] = win ? _mm512_loadu_si512(win + t0 + 16 * m) : _mm512_setzero_si512();
+    const __m512i voz16 = _mm512_set1_epi16((short)oz);
+    const __m512i vlo8 = _mm512_set1_epi8((char)c->lo), vhi8 = _mm512_set1_epi8((char)c->hi);
+    const int clamp_lo = c->lo > 0, clamp_hi = c->hi < 255;
+    const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    uint8_t *const ybase = c->y;
+    const int64_t ysc = c->ysc;
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r) {
+        const int64_t oc = oc0 + r;
+        const __m512i vwz = _mm512_set1_epi32(c->wzero[oc]);
+        const __m512 vs = _mm512_set1_ps(c->scale[oc]);
+        __m512i f[4];
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+            if (m >= MT) {
+                f[m] = _mm512_setzero_si512();
+                continue;
+            }
+            __m512i v = acc[r * MT + m];
+            if (win) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vwz, vwin[m]));
+            f[m] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vs));
+        }
+        const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(f[0], f[1]), voz16);
+        const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(f[2], f[3]), voz16);
+        __m512i b = _mm512_permutexvar_epi32(perm, _mm512_packus_epi16(h01, h23));
+        if (clamp_lo) b = _mm512_max_epu8(b, vlo8); /* packus already clamped to [0, 255] */
+        if (clamp_hi) b = _mm512_min_epu8(b, vhi8);
+        _mm512_mask_storeu_epi8(ybase + oc * ysc + t0, ms, b);
+    }
+}
+
 #define QRT__C1_TILE(NR, MT)                                                                       \
     static QRT_VNNI void qrt__c1_tile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) { \
         qrt__c1_tile(c, oc0, t0, NR, MT, 0);                                                       \
+    }                                                                                              \
+    static QRT_VNNI void qrt__c1_tile1_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) {\
+        qrt__c1_tile1(c, oc0, t0, NR, MT);                                                         \
     }                                                                                              \
     static QRT_VNNI void qrt__c1_dwtile_##NR##_##MT(const qrt__c1_ctx *c, int64_t oc0,             \
                                                     int64_t t0) {                                  \
@@ -362,6 +490,22 @@ QRT__C1_TILES(7)
 QRT__C1_TILES(8)
 #undef QRT__C1_TILES
 #undef QRT__C1_TILE
+/* 4-vector tiles (64 positions: one aligned full-line store per row when rows are 64-byte
+ * aligned, and a 7x7 image in one pass), at most 6 rows: 24 accumulators, as the 8 x 3 tile. */
+#define QRT__C1_TILE4(NR)                                                                          \
+    static QRT_VNNI void qrt__c1_tile_##NR##_4(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) {    \
+        qrt__c1_tile(c, oc0, t0, NR, 4, 0);                                                        \
+    }                                                                                              \
+    static QRT_VNNI void qrt__c1_tile1_##NR##_4(const qrt__c1_ctx *c, int64_t oc0, int64_t t0) {   \
+        qrt__c1_tile1(c, oc0, t0, NR, 4);                                                          \
+    }
+QRT__C1_TILE4(1)
+QRT__C1_TILE4(2)
+QRT__C1_TILE4(3)
+QRT__C1_TILE4(4)
+QRT__C1_TILE4(5)
+QRT__C1_TILE4(6)
+#undef QRT__C1_TILE4
 
 typedef void (*qrt__c1_tile_fn)(const qrt__c1_ctx *, int64_t, int64_t);
 #define QRT__C1_ROW(P, NR) {P##NR##_1, P##NR##_2, P##NR##_3}
@@ -369,12 +513,35 @@ static const qrt__c1_tile_fn qrt__c1_tiles[QRT__C1_NR][QRT__C1_MT] = {
     QRT__C1_ROW(qrt__c1_tile_, 1), QRT__C1_ROW(qrt__c1_tile_, 2), QRT__C1_ROW(qrt__c1_tile_, 3),
     QRT__C1_ROW(qrt__c1_tile_, 4), QRT__C1_ROW(qrt__c1_tile_, 5), QRT__C1_ROW(qrt__c1_tile_, 6),
     QRT__C1_ROW(qrt__c1_tile_, 7), QRT__C1_ROW(qrt__c1_tile_, 8)};
+static const qrt__c1_tile_fn qrt__c1_tiles1[QRT__C1_NR][QRT__C1_MT] = {
+    QRT__C1_ROW(qrt__c1_tile1_, 1), QRT__C1_ROW(qrt__c1_tile1_, 2),
+    QRT__C1_ROW(qrt__c1_tile1_, 3), QRT__C1_ROW(qrt__c1_tile1_, 4),
+    QRT__C1_ROW(qrt__c1_tile1_, 5), QRT__C1_ROW(qrt__c1_tile1_, 6),
+    QRT__C1_ROW(qrt__c1_tile1_, 7), QRT__C1_ROW(qrt__c1_tile1_, 8)};
 static const qrt__c1_tile_fn qrt__c1_dwtiles[QRT__C1_NR][QRT__C1_MT] = {
     QRT__C1_ROW(qrt__c1_dwtile_, 1), QRT__C1_ROW(qrt__c1_dwtile_, 2),
     QRT__C1_ROW(qrt__c1_dwtile_, 3), QRT__C1_ROW(qrt__c1_dwtile_, 4),
     QRT__C1_ROW(qrt__c1_dwtile_, 5), QRT__C1_ROW(qrt__c1_dwtile_, 6),
     QRT__C1_ROW(qrt__c1_dwtile_, 7), QRT__C1_ROW(qrt__c1_dwtile_, 8)};
 #undef QRT__C1_ROW
+static const qrt__c1_tile_fn qrt__c1_tiles4[QRT__C1_NR4] = {
+    qrt__c1_tile_1_4, qrt__c1_tile_2_4, qrt__c1_tile_3_4,
+    qrt__c1_tile_4_4, qrt__c1_tile_5_4, qrt__c1_tile_6_4};
+static const qrt__c1_tile_fn qrt__c1_tiles41[QRT__C1_NR4] = {
+    qrt__c1_tile1_1_4, qrt__c1_tile1_2_4, qrt__c1_tile1_3_4,
+    qrt__c1_tile1_4_4, qrt__c1_tile1_5_4, qrt__c1_tile1_6_4};
+
+/** Vectors (of 16 positions) in the position block that starts at vector v of nv: blocks of 4,
+ *  except that a tail of 1 or 2 vectors is folded into blocks of 3 (4 + 1 -> 3 + 2, 4 + 4 + 1
+ *  -> 3 + 3 + 3, 4 + 2 -> 3 + 3): thin tiles reuse each broadcast weight for few vectors. */
+static inline int64_t qrt__c1_block(int64_t v, int64_t nv) {
+    const int64_t left = nv - v, rem = nv % 4;
+    if (left <= 4) return left;
+    if (rem == 1 && nv >= 9 && left <= 9) return 3;
+    if (rem == 1 && left == 5) return 3;
+    if (rem == 2 && left <= 6) return 3;
+    return 4;
+}
 
 /** Pack group g of input xn into quads at dst ([CQ][phases][U]). */
 static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
@@ -542,16 +709,116 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
                     win[t] = s;
                 }
             }
-            /* 3. tiles: positions outer (the packed input block stays in L1), channels inner */
-            for (int64_t t0 = 0; t0 < p->len_out; t0 += 16 * QRT__C1_MT) {
-                int64_t mt = (p->len_out - t0 + 15) / 16;
-                mt = mt > QRT__C1_MT ? QRT__C1_MT : mt;
-                for (uint32_t ob = 0; ob < og; ob += QRT__C1_NR) {
-                    const uint32_t nr = og - ob < QRT__C1_NR ? og - ob : QRT__C1_NR;
-                    qrt__c1_tiles[nr - 1][mt - 1](&c, (int64_t)g * og + ob, t0);
+            /* 3. tiles: positions outer (the packed input block stays in L1), channels inner;
+             * blocks of 4 vectors run 6-row tiles, narrower ones 8-row tiles, and the rows of
+             * a group are shared evenly between its tiles (no thin last tile) */
+            const int64_t nv = (p->len_out + 15) / 16;
+            const int k1 = l.kc == 1 && p->out_kind == QRT_CONV1D_OUT_U8 && p->y_stride_t == 1;
+            for (int64_t v = 0, mt; v < nv; v += mt) {
+                mt = qrt__c1_block(v, nv);
+                const int64_t t0 = 16 * v;
+                const uint32_t nrmax = mt == 4 ? QRT__C1_NR4 : QRT__C1_NR;
+                const uint32_t nt = (og + nrmax - 1) / nrmax, base = og / nt, extra = og % nt;
+                uint32_t ob = 0;
+                for (uint32_t i = 0; i < nt; ++i) {
+                    const uint32_t nr = base + (i < extra);
+                    if (mt == 4)
+                        (k1 ? qrt__c1_tiles41 : qrt__c1_tiles4)[nr - 1](&c, (int64_t)g * og + ob,
+                                                                         t0);
+                    else
+                        (k1 ? qrt__c1_tiles1 : qrt__c1_tiles)[nr - 1][mt - 1](
+                            &c, (int64_t)g * og + ob, t0);
+                    ob += nr;
                 }
             }
         }
     }
+    return QRT_OK;
+}
+
+/**
+ * @brief Few output positions of a 1x1 layer whose channels are adjacent in memory (a linear
+ *        of 1-4 rows: MobileNet's classifier): a GEMV per position with the lanes over the
+ *        reduction instead of over time (the tiles would use 1 to 4 of 16 lanes).  For each
+ *        output channel vpdpbusd multiplies 64 input bytes (16 channel quads, the raw input:
+ *        quad q holds channels 4q..4q+3, the packed weight's order) by 64 bytes of its packed
+ *        weight row; 16 channels' sums are reduced into one vector by a tree of unpacks and
+ *        adds (pure wrapping int32 additions, so the sum equals the tiles' sum mod 2^32), and
+ *        the corrections and requantization are the tile epilogue's int32 sequence for
+ *        channels-adjacent output.  The input tail is read with a masked load (0 fill: the
+ *        padded weight bytes are 0 anyway); nothing outside the input is touched.
+ *        qrt__c1_gemv_ok(p) must hold and p be checked.
+ */
+QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
+                                          const int8_t *wpack, const int32_t *wsum,
+                                          const qrt_conv1d_quant *q, uint8_t *out) {
+    const uint32_t C = p->c_in, CO = p->c_out;
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(C, 1);
+    const int64_t cq = l.cq;       /* quads per weight row */
+    const int64_t nb = (cq + 15) / 16; /* 64-byte blocks per row */
+    const int32_t xz = p->input_zero, oz = p->output_zero;
+    const __m512i vlo = _mm512_set1_epi32(p->output_min - oz),
+                  vhi = _mm512_set1_epi32(p->output_max - oz), voz = _mm512_set1_epi32(oz);
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t t = 0; t < p->len_out; ++t) {
+            const uint8_t *xt = x + n * p->x_stride_n + t * p->x_stride_t;
+            uint8_t *yt = out + n * p->y_stride_n + t * p->y_stride_t;
+            int32_t s = 0; /* sum of x over the channels, for asymmetric weights */
+            for (uint32_t i = 0; i < C; ++i) s += xt[i];
+            for (int64_t oc0 = 0; oc0 < CO; oc0 += 16) {
+                const int64_t no = CO - oc0 < 16 ? CO - oc0 : 16;
+                __m512i a[16];
+                for (int j = 0; j < 16; ++j) a[j] = _mm512_setzero_si512();
+                for (int64_t b = 0; b < nb; ++b) {
+                    const int64_t left = (int64_t)C - 64 * b;
+                    const __mmask64 mk = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+                    const __m512i xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
+                    /* the weight row holds cq quads: the last block of a row may be short */
+                    const int64_t qleft = cq - 16 * b;
+                    const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
+                                                     : (__mmask16)((1u << qleft) - 1u);
+                    for (int j = 0; j < no; ++j) {
+                        const int32_t *wr = (const int32_t *)wpack + (oc0 + j) * cq + 16 * b;
+                        a[j] = qrt__c1_dp(a[j], xv, _mm512_maskz_loadu_epi32(mq, wr));
+                    }
+                }
+                /* 16 vectors -> one vector of 16 channel sums (lane j = channel oc0 + j) */
+                __m512i h8[8], h4[4], h2[2];
+                for (int j = 0; j < 8; ++j) /* pairs: dword sums of (a[2j], a[2j+1]) */
+                    h8[j] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * j], a[2 * j + 1]),
+                                             _mm512_unpackhi_epi32(a[2 * j], a[2 * j + 1]));
+                for (int j = 0; j < 4; ++j)
+                    h4[j] = _mm512_add_epi32(_mm512_unpacklo_epi64(h8[2 * j], h8[2 * j + 1]),
+                                             _mm512_unpackhi_epi64(h8[2 * j], h8[2 * j + 1]));
+                /* h4[j] lane L dword d: channel 4j + d, partial sum of 128-bit lane L */
+                for (int j = 0; j < 2; ++j)
+                    h2[j] = _mm512_add_epi32(_mm512_shuffle_i32x4(h4[2 * j], h4[2 * j + 1], 0x88),
+                                             _mm512_shuffle_i32x4(h4[2 * j], h4[2 * j + 1], 0xDD));
+                /* h2[j] 128-bit lanes: channels 8j+0..3 (lanes 0+1 of h4), 8j+0..3 (lanes 2+3),
+                 * 8j+4..7 (0+1), 8j+4..7 (2+3); one more fold leaves channel k in dword k */
+                const __m512i sum = _mm512_add_epi32(_mm512_shuffle_i32x4(h2[0], h2[1], 0x88),
+                                                     _mm512_shuffle_i32x4(h2[0], h2[1], 0xDD));
+                const __mmask16 mo = no >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << no) - 1u);
+                const __m512i wz = _mm512_maskz_loadu_epi32(mo, q->weight_zero + oc0);
+                const __m512i ws = _mm512_maskz_loadu_epi32(mo, wsum + oc0);
+                const __m512i bq = _mm512_maskz_loadu_epi32(mo, q->bias_q + oc0);
+                const __m512 sc = _mm512_maskz_loadu_ps(mo, q->scale + oc0);
+                /* + taps*xz*wz - xz*wsum + bias - wz*S, all wrapping (the tile's c0 and win) */
+                __m512i v = _mm512_add_epi32(sum, _mm512_mullo_epi32(
+                                                      wz, _mm512_set1_epi32((int32_t)((uint32_t)C * (uint32_t)xz))));
+                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(ws, _mm512_set1_epi32(xz)));
+                v = _mm512_add_epi32(v, bq);
+                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(wz, _mm512_set1_epi32(s)));
+                __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v), sc));
+                r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi), voz);
+                if (p->y_stride_c == 1) {
+                    _mm512_mask_cvtepi32_storeu_epi8(yt + oc0, mo, r);
+                } else {
+                    uint8_t tmp[16];
+                    _mm_storeu_si128((__m128i *)tmp, _mm512_cvtepi32_epi8(r));
+                    for (int64_t j = 0; j < no; ++j) yt[(oc0 + j) * p->y_stride_c] = tmp[j];
+                }
+            }
+        }
     return QRT_OK;
 }

@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
         p.n = 1 + rnd(2);
         p.c = 1 + rnd(5);
         p.h = 1 + rnd(12);
-        p.w = 1 + rnd(12);
+        p.w = rnd(4) ? 1 + rnd(12) : 1 + rnd(90); /* wide rows: the 16-wide stride-2 copy */
         p.kh = 1 + rnd(5);
         p.kw = 1 + rnd(5);
         p.sh = 1 + rnd(3);
