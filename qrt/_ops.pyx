@@ -442,6 +442,36 @@ def dwconv2d_f32(const float[:, :, :, ::1] xp, const float[:, :, ::1] w, bias,
     with nogil:
         st = qrt_dwconv2d_f32(&p, &xp[0, 0, 0, 0], &w[0, 0, 0], bp, &y[0, 0, 0, 0], sp, slen)
     _check(st, "dwconv2d_f32")
+
+
+def dwconv2d_f32_cm(const float[:, :, :, ::1] xp, const float[:, :, :, ::1] wt, bias,
+                    float[:, :, :, ::1] y, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
+                    Py_ssize_t dw, int variant=-1):
+    """dwconv2d_f32's values with the channel multiplier innermost (include/qrt/float_conv.h):
+    ``wt`` the weights tap-major, [C, kh, kw, mult] (wt[c, i, j, m] = w[c * mult + m, i, j]);
+    ``variant`` 0 forces the baseline compilation (tests: the same bits as the AVX2 one)."""
+    cdef qrt_dwconv2d_f32_params p
+    cdef const float[::1] bv
+    cdef const float *bp = NULL
+    cdef qrt_status st
+    if wt.shape[0] != xp.shape[1] or wt.shape[0] * wt.shape[3] != y.shape[1]:
+        raise ValueError("dwconv2d_f32_cm: shapes of xp, wt and y do not match")
+    _dw_params(&p, (xp.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]),
+               (y.shape[1], wt.shape[1], wt.shape[2]), (y.shape[0], y.shape[1], y.shape[2],
+                                                         y.shape[3]), sh, sw, dh, dw)
+    if bias is not None:
+        bv = bias
+        if bv.shape[0] != y.shape[1]:
+            raise ValueError("dwconv2d_f32_cm: one bias per output channel")
+        bp = &bv[0]
+    if y.size == 0:
+        return
+    with nogil:
+        st = qrt_dwconv2d_f32_cm(&p, &xp[0, 0, 0, 0], &wt[0, 0, 0, 0], bp, &y[0, 0, 0, 0],
+                                 variant)
+    _check(st, "dwconv2d_f32_cm")
+
+
 # ---- float32 GELU, approximate 'none' (include/qrt/float_gelu.h; qrt/ops/float_unary.py) ----
 cdef extern from "qrt/float_gelu.h" nogil:
     int qrt_gelu_erf_f32(const float *x, float *y, size_t n, int variant)
