@@ -153,3 +153,41 @@ def test_float_conv1d_depthwise_matches_torch(torch, tmp_path, rng):
                       torch.from_numpy(np.abs(b)).double(), **kw).numpy()
         worst = max(worst, sum_ratio(got, want, sc, k + 1, f"conv1d {kw}"))
     assert worst <= 1.0, worst
+
+
+def test_bound_dwconv_checks_its_arguments(rng):
+    """_ops.DwConvF32 (the bound call conv_steps uses): the functions' checks at construction,
+    the kernel's geometry gate at run(), and run() == the function."""
+    from qrt import _ops
+    z = np.zeros
+    f = np.float32
+    with pytest.raises(ValueError, match="do not match"):
+        _ops.DwConvF32(z((1, 2, 4, 4), f), z((3, 1, 3, 1), f), None, z((1, 3, 2, 2), f),
+                       1, 1, 1, 1, True)
+    with pytest.raises(ValueError, match="do not match"):
+        _ops.DwConvF32(z((1, 2, 4, 4), f), z((3, 3, 3), f), None, z((1, 3, 2, 2), f),
+                       1, 1, 1, 1, False)
+    with pytest.raises(ValueError, match="one bias"):
+        _ops.DwConvF32(z((1, 1, 1, 10), f), z((1, 1, 3, 8), f), z(7, f), z((1, 8, 1, 2), f),
+                       1, 1, 1, 1, True)
+    with pytest.raises(ValueError, match="strides and dilations"):
+        _ops.DwConvF32(z((1, 1, 1, 10), f), z((1, 1, 3, 8), f), None, z((1, 8, 1, 2), f),
+                       1, 1, 0, 1, True)
+    with pytest.raises((ValueError, TypeError)):
+        _ops.DwConvF32(z((1, 1, 1, 10)), z((1, 1, 3, 8), f), None, z((1, 8, 1, 2), f),
+                       1, 1, 1, 1, True)
+    for cm in (True, False):
+        w = z((1, 5, 5, 2), f) if cm else z((2, 5, 5), f)
+        bad = _ops.DwConvF32(z((1, 1, 4, 4), f), w, None, z((1, 2, 1, 1), f), 1, 1, 1, 1, cm)
+        with pytest.raises(ValueError, match="kernel rejected"):   # last window outside
+            bad.run()
+    _ops.DwConvF32(z((1, 1, 4, 4), f), z((1, 3, 3, 2), f), None, z((1, 2, 0, 2), f),
+                   1, 1, 1, 1, True).run()                          # empty output: nothing
+    x = rng.standard_normal((2, 3, 1, 40)).astype(np.float32)
+    wt = rng.standard_normal((3, 1, 6, 9)).astype(np.float32)
+    b = rng.standard_normal(27).astype(np.float32)
+    want = np.full((2, 27, 1, 12), np.nan, np.float32)
+    _ops.dwconv2d_f32_cm(x, wt, b, want, 1, 3, 1, 1)
+    got = np.full_like(want, np.nan)
+    _ops.DwConvF32(x, wt, b, got, 1, 3, 1, 1, True).run()
+    assert np.array_equal(got, want)

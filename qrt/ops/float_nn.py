@@ -410,13 +410,14 @@ def conv_steps(x, y, w, groups, stride, pads, dilation, bias, mode="zeros", use_
             geo = (stride[0], stride[1], dilation[0], dilation[1])
         bv = None if b is None else np.ascontiguousarray(b.reshape(co))
         mult = co // ci
+        # bound once (_ops.DwConvF32: the arguments checked at bind, the kernel per call)
         if mult >= CM_MIN_MULT:
             wt = np.ascontiguousarray(w.reshape(ci, mult, k2[0], k2[1]).transpose(0, 2, 3, 1))
-            steps.append(lambda: _ops.dwconv2d_f32_cm(xp4, wt, bv, y4, *geo))
+            steps.append(_ops.DwConvF32(xp4, wt, bv, y4, *geo, True).run)
         else:
             w3 = np.ascontiguousarray(w.reshape(co, k2[0], k2[1]))
             sbuf = np.empty(_ops.dwconv2d_f32_scratch(xp4.shape, w3.shape, y4.shape, *geo), F32)
-            steps.append(lambda: _ops.dwconv2d_f32(xp4, w3, bv, y4, *geo, sbuf))
+            steps.append(_ops.DwConvF32(xp4, w3, bv, y4, *geo, False, sbuf).run)
         return _seq(*steps)
     elif cig == 1 and kk > 1:
         steps.append(_depthwise(xp, y, w, g, k, stride, dilation))

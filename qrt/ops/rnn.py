@@ -78,8 +78,11 @@ class _Gemm:
         # min / max, choose_qparams (qrt_choose_qparams_u8 == qrt.quantization's, tested),
         # quantize, rs = f32(sw * f32(s)) and the kernel in one C call
         if not self.plan.run_dynamic_f32(x1, self.xq1, y1, self.ws, self.rs):
-            raise ValueError(f"{self.name}: NaN or infinity in the values to quantize; "
-                             "torch's dynamic quantization fails on it too")
+            raise self.nonfinite()
+
+    def nonfinite(self):
+        return ValueError(f"{self.name}: NaN or infinity in the values to quantize; "
+                          "torch's dynamic quantization fails on it too")
 
 
 def _sigmoid(x, out):
@@ -353,8 +356,11 @@ class RnnDynamic(OpDef):
 
         def run():
             for src1, src, gemm_ih, hs1, h01, cs1, c01, layer in plan:
-                gemm_ih(src1 if src1 is not None else
-                        np.ascontiguousarray(src).reshape(-1), gi1)
+                # gemm_ih(x, gi1), its plan called directly (_Gemm.__call__'s error)
+                if not gemm_ih.plan.run_dynamic_f32(
+                        src1 if src1 is not None else np.ascontiguousarray(src).reshape(-1),
+                        gemm_ih.xq1, gi1, gemm_ih.ws, gemm_ih.rs):
+                    raise gemm_ih.nonfinite()
                 if h01 is None:
                     hs1.fill(0.0)
                 else:
