@@ -672,6 +672,9 @@ cdef extern from "qrt/rnn.h" nogil:
         const void *gpack
         int gisa
     qrt_status qrt_rnn_f32(qrt_rnn_args *a)
+    qrt_status qrt_rnn_input_f32(const float *x, size_t rows, uint32_t cols, uint32_t out,
+                                 uint8_t *xq, const void *gpack, int gisa, const int32_t *wz,
+                                 const float *ws, const float *bias, float *gi, int *nonfinite)
 
 
 cdef extern from "qrt/rnn_gemv.h" nogil:
@@ -731,6 +734,17 @@ cdef class RnnLayer:
     cdef object pack        # the packed hidden weights a.gpack points into (or None)
     cdef bint gemv
     cdef int isa            # the GEMV variant _pick set up (-2: none yet; -1: gemv off)
+    # the input projection, when set_input gave one (else the caller runs it)
+    cdef Plan ih
+    cdef object ih_keep     # (x, xq, wscale, rs, gi) as given
+    cdef object ih_pack     # the packed W_ih for ih_isa (or None)
+    cdef int ih_isa
+    cdef const float *ih_x
+    cdef uint8_t *ih_xq
+    cdef const float *ih_ws
+    cdef float *ih_gi
+    cdef size_t ih_rows
+    cdef str ih_name
 
     def __init__(self, Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs,
                  const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
@@ -780,6 +794,63 @@ cdef class RnnLayer:
         self.xs_buf = None
         self.pack = None
 
+    def set_input(self, Plan ih, const float[::1] x, uint8_t[::1] xq,
+                  const float[::1] wscale, float[::1] rs, float[::1] gi, str name):
+        """Make run() compute the layer's input projection first: gi[0 .. steps*B rows) =
+        the dynamic linear of x ([steps*B, I] float32, contiguous) by ``ih``'s weights, as
+        ``ih.run_dynamic_f32(x, xq, gi, wscale, rs)`` computes it (the same bits): with one
+        thread by the packed GEMV per row (qrt_rnn_input_f32), else by that call. ``name``
+        names the layer input in the NaN / infinity error. ``gi`` must be the buffer the
+        layer reads, holding its rows at 0, GH, 2 GH..."""
+        cdef Py_ssize_t rows = self.a.steps * self.a.batch, I = ih.p.c_in
+        if ih.p.out_kind != QRT_CONV1D_OUT_F32 or ih.p.n != 1 or ih.p.kernel != 1 or \
+                ih.p.groups != 1 or ih.p.c_out != self.hh.p.c_out or ih.p.len_in != rows:
+            raise ValueError("rnn: the input-projection plan does not match the layer")
+        if x.shape[0] != rows * I or xq.shape[0] != rows * I or wscale.shape[0] != ih.p.c_out \
+                or rs.shape[0] != ih.p.c_out or gi.shape[0] < rows * ih.p.c_out or \
+                self.a.gi != &gi[0]:
+            raise ValueError("rnn: the input projection's buffers do not match the layer")
+        self.ih = ih
+        self.ih_keep = (x, xq, wscale, rs, gi)
+        self.ih_pack = None
+        self.ih_isa = -2
+        self.ih_x, self.ih_xq, self.ih_ws, self.ih_gi = &x[0], &xq[0], &wscale[0], &gi[0]
+        self.ih_rows = rows
+        self.ih_name = name
+
+    cdef int _input(self) except -1:
+        """The input projection (set_input)."""
+        cdef Plan ih = self.ih
+        cdef Py_ssize_t I = ih.p.c_in, GH = ih.p.c_out
+        cdef int isa = qrt_rnn_gemv_pick(_rnn_gemv_variant)
+        cdef size_t psize
+        cdef uint8_t[::1] pk
+        cdef int bad = 0
+        cdef qrt_status st
+        if qrt_pool_get_threads() != 1 or I > QRT_CONV1D_MAX_TAPS or \
+                qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>I, isa) == 0:
+            x, xq, wscale, rs, gi = self.ih_keep   # the plan's own kernel (threads, reference)
+            if not ih.run_dynamic_f32(x, xq, gi, wscale, rs):
+                raise ValueError(f"{self.ih_name}: NaN or infinity in the values to "
+                                 "quantize; torch's dynamic quantization fails on it too")
+            return 0
+        if isa != self.ih_isa:
+            import numpy as np
+            psize = qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>I, isa)
+            pk = np.empty(<Py_ssize_t>psize, np.uint8)
+            qrt_rnn_gemv_pack(&ih.w[0, 0, 0], <uint32_t>GH, <uint32_t>I, isa, &pk[0])
+            self.ih_pack, self.ih_isa = pk, isa
+        pk = self.ih_pack
+        with nogil:
+            st = qrt_rnn_input_f32(self.ih_x, self.ih_rows, <uint32_t>I, <uint32_t>GH,
+                                   self.ih_xq, &pk[0], isa, ih.q.weight_zero, self.ih_ws,
+                                   ih.q.bias_f, self.ih_gi, &bad)
+        if bad:
+            raise ValueError(f"{self.ih_name}: NaN or infinity in the values to quantize; "
+                             "torch's dynamic quantization fails on it too")
+        _check_status(st, &ih.p)
+        return 0
+
     cdef int _pick(self) except -1:
         """a.gpack / a.xs for the GEMV variant rnn_gemv_variant asks for now."""
         cdef Plan hh = self.hh
@@ -812,8 +883,11 @@ cdef class RnnLayer:
         return 0
 
     def run(self):
-        """The steps, on the buffers given at construction."""
+        """The input projection (when set_input gave one), then the steps, on the buffers
+        given at construction."""
         cdef Plan hh = self.hh
+        if self.ih is not None:
+            self._input()
         cdef int threads = qrt_pool_get_threads()
         if threads != hh.threads:
             import numpy as np

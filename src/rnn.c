@@ -111,3 +111,37 @@ qrt_status qrt_rnn_f32(qrt_rnn_args *a)
     }
     return rnn_loop_ref(a);
 }
+
+qrt_status qrt_rnn_input_f32(const float *x, size_t rows, uint32_t cols, uint32_t out,
+                             uint8_t *xq, const void *gpack, int gisa, const int32_t *wz,
+                             const float *ws, const float *bias, float *gi, int *nonfinite)
+{
+    qrt_rnn_gemv_fn fn = NULL;
+#if defined(QRT_HAVE_X86)
+    if (gisa == QRT_ISA_AVX512VNNI) fn = qrt_rnn_gemv_u8__avx512vnni;
+    if (gisa == QRT_ISA_AVX2) fn = qrt_rnn_gemv_u8__avx2;
+#elif defined(QRT_HAVE_ARM)
+    if (gisa == QRT_ISA_NEON) fn = qrt_rnn_gemv_u8__neon;
+#endif
+    if (!nonfinite) return QRT_ERR_ARG;
+    *nonfinite = 0;
+    if (!fn || !x || !xq || !gpack || !wz || !ws || !bias || !gi || !rows || !cols || !out ||
+        cols > QRT_CONV1D_MAX_TAPS || rows > SIZE_MAX / cols)
+        return QRT_ERR_ARG;
+    const size_t n = rows * (size_t)cols;
+    /* 1. torch's per-tensor dynamic quantization of the whole input (Plan.run_dynamic_f32) */
+    float lo, hi;
+    if (rnn_minmax(x, n, &lo, &hi)) {
+        *nonfinite = 1;
+        return QRT_OK;
+    }
+    double s;
+    int32_t z;
+    qrt_choose_qparams_u8(lo, hi, &s, &z);
+    const float s32 = (float)s;
+    qrt_quantize_f32_u8(x, n, 1.0f / s32, (float)z, 0.0f, 255.0f, xq, -1);
+    /* 2. each row: gi[r] = W x[r] + b (the plan kernel's epilogue, rnn_gemv.h) */
+    for (size_t r = 0; r < rows; r++)
+        fn(gpack, out, cols, xq + r * cols, z, wz, ws, s32, bias, gi + r * out);
+    return QRT_OK;
+}

@@ -176,3 +176,72 @@ def test_rnn_layer_checks_once_and_refuses_nan(rng):
         layer.run()
     a[13][0] = 0.0
     layer.run()
+
+
+def _ih_args(rng, a, in_size=7, nonzero_wz=True):
+    """A dynamic linear [G*H, in_size] (per-channel, nonzero weight zero points) over the
+    layer's steps*batch rows, and its float input."""
+    gh_n, rows = a[4].shape[0], a[17] * (a[13].shape[0] // a[12])
+    m = nn.DynamicLinear(in_size, gh_n, bias=True)
+    m._install_raw(rng.integers(-128, 128, (gh_n, in_size, 1), dtype=np.int8),
+                   rng.uniform(1e-3, 2e-2, gh_n),
+                   (rng.integers(-128, 128, gh_n) if nonzero_wz else np.zeros(gh_n)).astype(
+                       np.int32),
+                   rng.standard_normal(gh_n).astype(np.float32), "per_channel_affine")
+    gi = R._Gemm(m, rows, "layer 0 input")
+    x = (rng.standard_normal(rows * in_size) * 3).astype(np.float32)
+    return gi, x
+
+
+@pytest.mark.parametrize("mode,gates", [(0, 4), (1, 3), (2, 1)])
+@pytest.mark.parametrize("in_size", [1, 7, 64, 130])
+def test_rnn_layer_input_projection_is_the_plans(rng, mode, gates, in_size):
+    """set_input: the input projection inside the layer's C call (packed GEMV per row) gives
+    gi and every output bit of the plan's own kernel (ih.run_dynamic_f32), for every GEMV
+    variant this CPU runs, and with two threads (which take the plan's kernel)."""
+    a = _layer_args(rng, mode, gates)
+    gi_plan, x = _ih_args(rng, a, in_size)
+    h0, c0 = a[13].copy(), a[14].copy()
+    assert gi_plan.plan.run_dynamic_f32(x, gi_plan.xq1, a[5], gi_plan.ws, gi_plan.rs)
+    want_gi = a[5].copy()
+    _conv1d.RnnLayer(*a).run()
+    want = [a[9].copy(), a[13].copy(), a[14].copy()]
+    layer = _conv1d.RnnLayer(*a)
+    layer.set_input(gi_plan.plan, x, gi_plan.xq1, gi_plan.ws, gi_plan.rs, a[5], "t")
+    threads = qrt.get_num_threads()
+    try:
+        for variant, nthreads in ((-1, 1), (1, 1), (2, 1), (3, 1), (0, 1), (-1, 2)):
+            _conv1d.rnn_gemv_variant(variant)
+            qrt.set_num_threads(nthreads)
+            a[13][:], a[14][:], a[9][:], a[5][:] = h0, c0, 0, np.nan
+            layer.run()
+            np.testing.assert_array_equal(a[5], want_gi, err_msg=str(variant))
+            for w, got in zip(want, (a[9], a[13], a[14])):
+                np.testing.assert_array_equal(got, w, err_msg=str(variant))
+    finally:
+        _conv1d.rnn_gemv_variant(-1)
+        qrt.set_num_threads(threads)
+
+
+def test_rnn_layer_input_projection_checks(rng):
+    a = _layer_args(rng)
+    gi_plan, x = _ih_args(rng, a)
+    layer = _conv1d.RnnLayer(*a)
+    ok = [gi_plan.plan, x, gi_plan.xq1, gi_plan.ws, gi_plan.rs, a[5], "layer 0 input"]
+    for k, bad, what in ((1, x[:-1], "buffers"), (2, gi_plan.xq1[:-1], "buffers"),
+                         (3, gi_plan.ws[:-1], "buffers"), (5, a[5][:-1].copy(), "buffers"),
+                         (5, a[5].copy(), "buffers"),     # not the buffer the layer reads
+                         (0, _layer_args(rng)[0], "does not match")):   # hh's plan, 5 rows
+        args = list(ok)
+        args[k] = bad
+        with pytest.raises(ValueError, match=what):
+            layer.set_input(*args)
+    with pytest.raises((ValueError, TypeError)):
+        layer.set_input(gi_plan.plan, x.astype(np.float64), *ok[2:])
+    layer.set_input(*ok)
+    for v in (np.nan, np.inf, -np.inf):
+        x[3] = v
+        with pytest.raises(ValueError, match="layer 0 input: NaN or infinity"):
+            layer.run()
+    x[3] = 0.5
+    layer.run()

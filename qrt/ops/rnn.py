@@ -345,19 +345,26 @@ class RnnDynamic(OpDef):
             h01 = None if h0 is None else h0[k].reshape(-1)
             cs1 = c_out[k].reshape(-1) if mode == "lstm" else None
             c01 = None if c0 is None or mode != "lstm" else c0[k].reshape(-1)
+            ih = gemm_ih      # the input projection, run here unless the C layer runs it
             if _USE_NUMPY_LOOP:
                 layer = partial(run_py, gemm_hh, dst, d, hs1, cs1)
             else:
-                layer = _conv1d.RnnLayer(
+                c_layer = _conv1d.RnnLayer(
                     gemm_hh.plan, code, g, gemm_hh.ws, gemm_hh.rs, gi1, 0, gi_st, gi_sb,
                     None if dst is None else dst.reshape(-1), d * h, y_st, y_sb, hs1, cs1,
-                    gates1, gemm_hh.xq1, t_len, bool(d)).run
-            plan.append((src1, src, gemm_ih, hs1, h01, cs1, c01, layer))
+                    gates1, gemm_hh.xq1, t_len, bool(d))
+                if src1 is not None:
+                    # the same dynamic linear in the layer's C call (packed GEMV per row)
+                    c_layer.set_input(gemm_ih.plan, src1, gemm_ih.xq1, gemm_ih.ws, gemm_ih.rs,
+                                      gi1, gemm_ih.name)
+                    ih = None
+                layer = c_layer.run
+            plan.append((src1, src, ih, hs1, h01, cs1, c01, layer))
 
         def run():
             for src1, src, gemm_ih, hs1, h01, cs1, c01, layer in plan:
                 # gemm_ih(x, gi1), its plan called directly (_Gemm.__call__'s error)
-                if not gemm_ih.plan.run_dynamic_f32(
+                if gemm_ih is not None and not gemm_ih.plan.run_dynamic_f32(
                         src1 if src1 is not None else np.ascontiguousarray(src).reshape(-1),
                         gemm_ih.xq1, gi1, gemm_ih.ws, gemm_ih.rs):
                     raise gemm_ih.nonfinite()
