@@ -239,9 +239,11 @@ def test_rnn_layer_input_projection_checks(rng):
     with pytest.raises((ValueError, TypeError)):
         layer.set_input(gi_plan.plan, x.astype(np.float64), *ok[2:])
     layer.set_input(*ok)
-    for v in (np.nan, np.inf, -np.inf):
-        x[3] = v
-        with pytest.raises(ValueError, match="layer 0 input: NaN or infinity"):
-            layer.run()
-    x[3] = 0.5
+    for at in (0, 3, 13, x.shape[0] - 1):      # first, vector lanes, the scalar tail
+        for v in (np.nan, np.inf, -np.inf):
+            keep = x[at]
+            x[at] = v
+            with pytest.raises(ValueError, match="layer 0 input: NaN or infinity"):
+                layer.run()
+            x[at] = keep
     layer.run()
