@@ -675,6 +675,9 @@ cdef extern from "qrt/rnn.h" nogil:
         const void *gpack
         int gisa
     qrt_status qrt_rnn_f32(qrt_rnn_args *a)
+    qrt_status qrt_rnn_input_f32(const float *x, size_t rows, uint32_t cols, uint32_t out,
+                                 uint8_t *xq, const void *gpack, int gisa, const int32_t *wz,
+                                 const float *ws, const float *bias, float *gi, int *nonfinite)
 
 
 cdef extern from "qrt/rnn_gemv.h" nogil:
@@ -721,76 +724,149 @@ cdef Py_ssize_t _extent(Py_ssize_t off, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t
     return 0
 
 
-def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs,
-            const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
-            y, Py_ssize_t y_off, Py_ssize_t y_st, Py_ssize_t y_sb,
-            float[::1] h, c, float[::1] gh, uint8_t[::1] hq,
-            Py_ssize_t steps, bint reverse, bint gemv=True):
-    """The steps of one recurrent layer and direction (include/qrt/rnn.h).
-
-    ``hh``: the dynamic-linear plan of the hidden projection, geometry (1, H, B) -> (1, G*H, B)
-    with float32 output whose scale buffer is ``rs``; ``gi``: the input projection (b_ih
-    included), row (t, b) at gi_off + t*gi_st + b*gi_sb; ``y``: a float32 buffer (or None) for
-    the outputs; ``h`` (and for LSTM ``c``) [B*H] hold the initial state and get the final one.
-    ``gemv``: the hidden projection by the loop's own GEMV (bit-exact with the plan's kernel,
-    faster for the few rows of a step); False runs the plan's kernel.
-    """
-    cdef Py_ssize_t H = hh.p.c_in, B = hh.p.len_in, GH = hh.p.c_out
-    if mode < 0 or mode > 3 or gates != (4, 3, 1, 1)[mode] or GH != gates * H or hh.p.n != 1 or \
-            hh.p.kernel != 1 or hh.p.groups != 1 or hh.p.out_kind != QRT_CONV1D_OUT_F32:
-        raise ValueError("rnn: the hidden-projection plan does not match the layer")
-    if hh.p.x_stride_c != 1 or hh.p.y_stride_c != 1 or \
-            (B > 1 and (hh.p.x_stride_t != H or hh.p.y_stride_t != GH)):
-        raise ValueError("rnn: the hidden-projection plan must use contiguous rows")
-    if rs.shape[0] != GH or hh.q.scale != &rs[0] or wscale.shape[0] != GH:
-        raise ValueError("rnn: rs must be the plan's scale buffer and wscale have G*H entries")
-    if steps < 1 or h.shape[0] != B * H or hq.shape[0] != B * H or gh.shape[0] != B * GH:
-        raise ValueError("rnn: h, hq need B*H and gh B*G*H elements, steps >= 1")
-    _extent(gi_off, steps, gi_st, B, gi_sb, GH, gi.shape[0], "gi")
-    cdef float[::1] yv
-    cdef float[::1] cv
+cdef class RnnLayer:
+    """The steps of one recurrent layer and direction (include/qrt/rnn.h), its arguments
+    checked once: ``RnnLayer(...)`` takes rnn_run's arguments and checks them as rnn_run does
+    (the buffers it keeps are fixed: a plan's arena views), then every ``run()`` runs the
+    steps on them with no per-call conversion. ``h`` (and ``c``) hold the initial state when
+    run() starts and the final state after it."""
+    cdef Plan hh
     cdef qrt_rnn_args a
-    a.y = NULL
-    a.c = NULL
-    if y is not None:
-        yv = y
-        _extent(y_off, steps, y_st, B, y_sb, H, yv.shape[0], "y")
-        a.y = &yv[y_off]
-    if mode == 0:
-        cv = c
-        if cv.shape[0] != B * H:
-            raise ValueError("rnn: c needs B*H elements")
-        a.c = &cv[0]
-    cdef int threads = qrt_pool_get_threads()
-    if threads != hh.threads:
+    cdef object keep        # the buffers a points into
+    cdef object xs_buf      # int16 [H] for the reference hidden_gemv
+    cdef object pack        # the packed hidden weights a.gpack points into (or None)
+    cdef bint gemv
+    cdef int isa            # the GEMV variant _pick set up (-2: none yet; -1: gemv off)
+    # the input projection, when set_input gave one (else the caller runs it)
+    cdef Plan ih
+    cdef object ih_keep     # (x, xq, wscale, rs, gi) as given
+    cdef object ih_pack     # the packed W_ih for ih_isa (or None)
+    cdef int ih_isa
+    cdef const float *ih_x
+    cdef uint8_t *ih_xq
+    cdef const float *ih_ws
+    cdef float *ih_gi
+    cdef size_t ih_rows
+    cdef str ih_name
+
+    def __init__(self, Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs,
+                 const float[::1] gi, Py_ssize_t gi_off, Py_ssize_t gi_st, Py_ssize_t gi_sb,
+                 y, Py_ssize_t y_off, Py_ssize_t y_st, Py_ssize_t y_sb,
+                 float[::1] h, c, float[::1] gh, uint8_t[::1] hq,
+                 Py_ssize_t steps, bint reverse, bint gemv=True):
+        cdef Py_ssize_t H = hh.p.c_in, B = hh.p.len_in, GH = hh.p.c_out
+        if mode < 0 or mode > 3 or gates != (4, 3, 1, 1)[mode] or GH != gates * H or \
+                hh.p.n != 1 or hh.p.kernel != 1 or hh.p.groups != 1 or \
+                hh.p.out_kind != QRT_CONV1D_OUT_F32:
+            raise ValueError("rnn: the hidden-projection plan does not match the layer")
+        if hh.p.x_stride_c != 1 or hh.p.y_stride_c != 1 or \
+                (B > 1 and (hh.p.x_stride_t != H or hh.p.y_stride_t != GH)):
+            raise ValueError("rnn: the hidden-projection plan must use contiguous rows")
+        if rs.shape[0] != GH or hh.q.scale != &rs[0] or wscale.shape[0] != GH:
+            raise ValueError("rnn: rs must be the plan's scale buffer and wscale have G*H "
+                             "entries")
+        if steps < 1 or h.shape[0] != B * H or hq.shape[0] != B * H or gh.shape[0] != B * GH:
+            raise ValueError("rnn: h, hq need B*H and gh B*G*H elements, steps >= 1")
+        _extent(gi_off, steps, gi_st, B, gi_sb, GH, gi.shape[0], "gi")
+        cdef float[::1] yv
+        cdef float[::1] cv
+        self.a.y = NULL
+        self.a.c = NULL
+        if y is not None:
+            yv = y
+            _extent(y_off, steps, y_st, B, y_sb, H, yv.shape[0], "y")
+            self.a.y = &yv[y_off]
+        if mode == 0:
+            cv = c
+            if cv.shape[0] != B * H:
+                raise ValueError("rnn: c needs B*H elements")
+            self.a.c = &cv[0]
+        self.hh = hh
+        self.keep = (wscale, rs, gi, y, h, c, gh, hq)
+        self.a.mode, self.a.reverse = mode, reverse
+        self.a.batch, self.a.hidden, self.a.steps, self.a.gates = B, H, steps, gates
+        self.a.gi, self.a.gi_st, self.a.gi_sb = &gi[gi_off], gi_st, gi_sb
+        self.a.y_st, self.a.y_sb = y_st, y_sb
+        self.a.h, self.a.gh, self.a.hq = &h[0], &gh[0], &hq[0]
+        self.a.rs, self.a.wscale = &rs[0], &wscale[0]
+        self.a.xs = NULL
+        self.a.gpack = NULL
+        self.a.gisa = 0
+        self.gemv = gemv
+        self.isa = -2
+        self.xs_buf = None
+        self.pack = None
+
+    def set_input(self, Plan ih, const float[::1] x, uint8_t[::1] xq,
+                  const float[::1] wscale, float[::1] rs, float[::1] gi, str name):
+        """Make run() compute the layer's input projection first: gi[0 .. steps*B rows) =
+        the dynamic linear of x ([steps*B, I] float32, contiguous) by ``ih``'s weights, as
+        ``ih.run_dynamic_f32(x, xq, gi, wscale, rs)`` computes it (the same bits): with one
+        thread by the packed GEMV per row (qrt_rnn_input_f32), else by that call. ``name``
+        names the layer input in the NaN / infinity error. ``gi`` must be the buffer the
+        layer reads, holding its rows at 0, GH, 2 GH..."""
+        cdef Py_ssize_t rows = self.a.steps * self.a.batch, I = ih.p.c_in
+        if ih.p.out_kind != QRT_CONV1D_OUT_F32 or ih.p.n != 1 or ih.p.kernel != 1 or \
+                ih.p.groups != 1 or ih.p.c_out != self.hh.p.c_out or ih.p.len_in != rows:
+            raise ValueError("rnn: the input-projection plan does not match the layer")
+        if x.shape[0] != rows * I or xq.shape[0] != rows * I or wscale.shape[0] != ih.p.c_out \
+                or rs.shape[0] != ih.p.c_out or gi.shape[0] < rows * ih.p.c_out or \
+                self.a.gi != &gi[0]:
+            raise ValueError("rnn: the input projection's buffers do not match the layer")
+        self.ih = ih
+        self.ih_keep = (x, xq, wscale, rs, gi)
+        self.ih_pack = None
+        self.ih_isa = -2
+        self.ih_x, self.ih_xq, self.ih_ws, self.ih_gi = &x[0], &xq[0], &wscale[0], &gi[0]
+        self.ih_rows = rows
+        self.ih_name = name
+
+    cdef int _input(self) except -1:
+        """The input projection (set_input)."""
+        cdef Plan ih = self.ih
+        cdef Py_ssize_t I = ih.p.c_in, GH = ih.p.c_out
+        cdef int isa = qrt_rnn_gemv_pick(_rnn_gemv_variant)
+        cdef size_t psize
+        cdef uint8_t[::1] pk
+        cdef int bad = 0
+        cdef qrt_status st
+        if qrt_pool_get_threads() != 1 or I > QRT_CONV1D_MAX_TAPS or \
+                qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>I, isa) == 0:
+            x, xq, wscale, rs, gi = self.ih_keep   # the plan's own kernel (threads, reference)
+            if not ih.run_dynamic_f32(x, xq, gi, wscale, rs):
+                raise ValueError(f"{self.ih_name}: NaN or infinity in the values to "
+                                 "quantize; torch's dynamic quantization fails on it too")
+            return 0
+        if isa != self.ih_isa:
+            import numpy as np
+            psize = qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>I, isa)
+            pk = np.empty(<Py_ssize_t>psize, np.uint8)
+            qrt_rnn_gemv_pack(&ih.w[0, 0, 0], <uint32_t>GH, <uint32_t>I, isa, &pk[0])
+            self.ih_pack, self.ih_isa = pk, isa
+        pk = self.ih_pack
+        with nogil:
+            st = qrt_rnn_input_f32(self.ih_x, self.ih_rows, <uint32_t>I, <uint32_t>GH,
+                                   self.ih_xq, &pk[0], isa, ih.q.weight_zero, self.ih_ws,
+                                   ih.q.bias_f, self.ih_gi, &bad)
+        if bad:
+            raise ValueError(f"{self.ih_name}: NaN or infinity in the values to quantize; "
+                             "torch's dynamic quantization fails on it too")
+        _check_status(st, &ih.p)
+        return 0
+
+    cdef int _pick(self) except -1:
+        """a.gpack / a.xs for the GEMV variant rnn_gemv_variant asks for now."""
+        cdef Plan hh = self.hh
+        cdef Py_ssize_t H = hh.p.c_in, GH = hh.p.c_out
+        cdef int16_t[::1] xs
+        cdef uint8_t[::1] pk
+        cdef int isa = qrt_rnn_gemv_pick(_rnn_gemv_variant) if self.gemv else -1
+        cdef size_t psize = qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>H, isa) \
+            if self.gemv else 0
         import numpy as np
-        hh.need = qrt_conv1d_u8_mt_scratch_size(&hh.p, hh.variant, threads)
-        if <size_t>hh.scratch.shape[0] < hh.need:
-            hh.scratch = np.empty(<Py_ssize_t>hh.need, np.uint8)
-        hh.threads = threads
-    if hh.busy:
-        raise RuntimeError("rnn: the layer is already running in another thread")
-    a.mode, a.reverse = mode, reverse
-    a.batch, a.hidden, a.steps, a.gates = B, H, steps, gates
-    a.gi, a.gi_st, a.gi_sb = &gi[gi_off], gi_st, gi_sb
-    a.y_st, a.y_sb = y_st, y_sb
-    a.h, a.gh, a.hq = &h[0], &gh[0], &hq[0]
-    a.p, a.w = &hh.p, &hh.w[0, 0, 0]
-    a.wpack = &hh.wpack[0] if hh.wpack.shape[0] else NULL
-    a.wsum, a.q, a.rs, a.wscale = &hh.wsum[0], &hh.q, &rs[0], &wscale[0]
-    a.scratch, a.scratch_size = &hh.scratch[0], hh.scratch.shape[0]
-    a.variant, a.threads = hh.variant, hh.threads
-    cdef int16_t[::1] xs
-    cdef uint8_t[::1] pk
-    cdef int isa
-    cdef size_t psize
-    a.xs = NULL
-    a.gpack = NULL
-    a.gisa = 0
-    if gemv:
-        import numpy as np
-        isa = qrt_rnn_gemv_pick(_rnn_gemv_variant)
-        psize = qrt_rnn_gemv_pack_size(<uint32_t>GH, <uint32_t>H, isa)
+        self.a.xs = NULL
+        self.a.gpack = NULL
+        self.a.gisa = 0
         if psize:
             if hh.gemv_pack is None or hh.gemv_isa != isa:
                 pk = np.empty(<Py_ssize_t>psize, np.uint8)
@@ -799,18 +875,64 @@ def rnn_run(Plan hh, int mode, int gates, const float[::1] wscale, float[::1] rs
             pk = hh.gemv_pack
             if <size_t>pk.shape[0] != psize:
                 raise ValueError("rnn: the packed hidden weights do not match the layer")
-            a.gpack, a.gisa = &pk[0], isa
-        else:
-            xs = np.empty(H, np.int16)
-            a.xs = &xs[0]
-    cdef qrt_status st
-    hh.busy = True
-    try:
-        with nogil:
-            st = qrt_rnn_f32(&a)
-    finally:
-        hh.busy = False
-    if st == QRT_ERR_ARG:
-        raise ValueError("rnn: NaN or infinity in the hidden state; torch's dynamic "
-                         "quantization fails on it too")
-    _check_status(st, &hh.p)
+            self.a.gpack, self.a.gisa = &pk[0], isa
+            self.pack = pk
+        elif self.gemv:
+            if self.xs_buf is None:
+                self.xs_buf = np.empty(H, np.int16)
+            xs = self.xs_buf
+            self.a.xs = &xs[0]
+        self.isa = isa
+        return 0
+
+    def run(self):
+        """The input projection (when set_input gave one), then the steps, on the buffers
+        given at construction."""
+        cdef Plan hh = self.hh
+        if self.ih is not None:
+            self._input()
+        cdef int threads = qrt_pool_get_threads()
+        if threads != hh.threads:
+            import numpy as np
+            hh.need = qrt_conv1d_u8_mt_scratch_size(&hh.p, hh.variant, threads)
+            if <size_t>hh.scratch.shape[0] < hh.need:
+                hh.scratch = np.empty(<Py_ssize_t>hh.need, np.uint8)
+            hh.threads = threads
+        if hh.busy:
+            raise RuntimeError("rnn: the layer is already running in another thread")
+        if (qrt_rnn_gemv_pick(_rnn_gemv_variant) if self.gemv else -1) != self.isa:
+            self._pick()   # the first run, or rnn_gemv_variant asked for another variant
+        cdef qrt_rnn_args *a = &self.a
+        a.p, a.w = &hh.p, &hh.w[0, 0, 0]
+        a.wpack = &hh.wpack[0] if hh.wpack.shape[0] else NULL
+        a.wsum, a.q = &hh.wsum[0], &hh.q
+        a.scratch, a.scratch_size = &hh.scratch[0], hh.scratch.shape[0]
+        a.variant, a.threads = hh.variant, hh.threads
+        cdef qrt_status st
+        hh.busy = True
+        try:
+            with nogil:
+                st = qrt_rnn_f32(a)
+        finally:
+            hh.busy = False
+        if st == QRT_ERR_ARG:
+            raise ValueError("rnn: NaN or infinity in the hidden state; torch's dynamic "
+                             "quantization fails on it too")
+        _check_status(st, &hh.p)
+
+
+def rnn_run(Plan hh, int mode, int gates, wscale, rs, gi, Py_ssize_t gi_off,
+            Py_ssize_t gi_st, Py_ssize_t gi_sb, y, Py_ssize_t y_off, Py_ssize_t y_st,
+            Py_ssize_t y_sb, h, c, gh, hq, Py_ssize_t steps, bint reverse, bint gemv=True):
+    """The steps of one recurrent layer and direction (include/qrt/rnn.h), once
+    (:class:`RnnLayer`'s checks and one run()).
+
+    ``hh``: the dynamic-linear plan of the hidden projection, geometry (1, H, B) -> (1, G*H, B)
+    with float32 output whose scale buffer is ``rs``; ``gi``: the input projection (b_ih
+    included), row (t, b) at gi_off + t*gi_st + b*gi_sb; ``y``: a float32 buffer (or None) for
+    the outputs; ``h`` (and for LSTM ``c``) [B*H] hold the initial state and get the final one.
+    ``gemv``: the hidden projection by the loop's own GEMV (bit-exact with the plan's kernel,
+    faster for the few rows of a step); False runs the plan's kernel.
+    """
+    RnnLayer(hh, mode, gates, wscale, rs, gi, gi_off, gi_st, gi_sb, y, y_off, y_st, y_sb,
+             h, c, gh, hq, steps, reverse, gemv).run()

@@ -464,6 +464,106 @@ def dwconv2d_f32(const float[:, :, :, ::1] xp, const float[:, :, ::1] w, bias,
     with nogil:
         st = qrt_dwconv2d_f32(&p, &xp[0, 0, 0, 0], &w[0, 0, 0], bp, &y[0, 0, 0, 0], sp, slen)
     _check(st, "dwconv2d_f32")
+
+
+def dwconv2d_f32_cm(const float[:, :, :, ::1] xp, const float[:, :, :, ::1] wt, bias,
+                    float[:, :, :, ::1] y, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
+                    Py_ssize_t dw, int variant=-1):
+    """dwconv2d_f32's values with the channel multiplier innermost (include/qrt/float_conv.h):
+    ``wt`` the weights tap-major, [C, kh, kw, mult] (wt[c, i, j, m] = w[c * mult + m, i, j]);
+    ``variant`` 0 forces the baseline compilation (tests: the same bits as the AVX2 one)."""
+    cdef qrt_dwconv2d_f32_params p
+    cdef const float[::1] bv
+    cdef const float *bp = NULL
+    cdef qrt_status st
+    if wt.shape[0] != xp.shape[1] or wt.shape[0] * wt.shape[3] != y.shape[1]:
+        raise ValueError("dwconv2d_f32_cm: shapes of xp, wt and y do not match")
+    _dw_params(&p, (xp.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]),
+               (y.shape[1], wt.shape[1], wt.shape[2]), (y.shape[0], y.shape[1], y.shape[2],
+                                                         y.shape[3]), sh, sw, dh, dw)
+    if bias is not None:
+        bv = bias
+        if bv.shape[0] != y.shape[1]:
+            raise ValueError("dwconv2d_f32_cm: one bias per output channel")
+        bp = &bv[0]
+    if y.size == 0:
+        return
+    with nogil:
+        st = qrt_dwconv2d_f32_cm(&p, &xp[0, 0, 0, 0], &wt[0, 0, 0, 0], bp, &y[0, 0, 0, 0],
+                                 variant)
+    _check(st, "dwconv2d_f32_cm")
+
+
+cdef class DwConvF32:
+    """One depthwise conv bound to fixed buffers (a plan's arena views and weights made at
+    bind): the arguments of dwconv2d_f32 (``cm=False``: w [C * mult, kh, kw], ``scratch``) or
+    dwconv2d_f32_cm (``cm=True``: wt [C, kh, kw, mult]) checked once, as those functions
+    check them, then every ``run()`` is the kernel alone (which still gates the geometry:
+    a window outside the input raises there): the same bits."""
+    cdef qrt_dwconv2d_f32_params p
+    cdef const float *xp
+    cdef const float *w
+    cdef const float *bp
+    cdef float *y
+    cdef float *sp
+    cdef size_t slen
+    cdef bint cm, empty
+    cdef object keep
+
+    def __init__(self, const float[:, :, :, ::1] xp, w, bias, float[:, :, :, ::1] y,
+                 Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw, bint cm,
+                 scratch=None):
+        cdef const float[:, :, :, ::1] wt
+        cdef const float[:, :, ::1] w3
+        cdef const float[::1] bv
+        cdef float[::1] sv
+        self.cm = cm
+        if cm:
+            wt = w
+            if wt.shape[0] != xp.shape[1] or wt.shape[0] * wt.shape[3] != y.shape[1]:
+                raise ValueError("dwconv2d_f32_cm: shapes of xp, wt and y do not match")
+            _dw_params(&self.p, (xp.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]),
+                       (y.shape[1], wt.shape[1], wt.shape[2]),
+                       (y.shape[0], y.shape[1], y.shape[2], y.shape[3]), sh, sw, dh, dw)
+            self.w = &wt[0, 0, 0, 0] if wt.size else NULL
+        else:
+            w3 = w
+            _dw_params(&self.p, (xp.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]),
+                       (w3.shape[0], w3.shape[1], w3.shape[2]),
+                       (y.shape[0], y.shape[1], y.shape[2], y.shape[3]), sh, sw, dh, dw)
+            self.w = &w3[0, 0, 0] if w3.size else NULL
+        self.bp = NULL
+        if bias is not None:
+            bv = bias
+            if bv.shape[0] != y.shape[1]:
+                raise ValueError("dwconv2d_f32: one bias per output channel")
+            self.bp = &bv[0] if bv.shape[0] else NULL
+        self.sp = NULL
+        self.slen = 0
+        if scratch is not None and not cm:
+            sv = scratch
+            self.slen = sv.shape[0]
+            if self.slen:
+                self.sp = &sv[0]
+        self.empty = y.size == 0
+        self.xp = NULL if self.empty else &xp[0, 0, 0, 0]
+        self.y = NULL if self.empty else &y[0, 0, 0, 0]
+        self.keep = (xp, w, bias, y, scratch)   # the buffers the pointers point into
+
+    def run(self):
+        """The conv on the buffers given at construction."""
+        cdef qrt_status st
+        if self.empty:
+            return
+        with nogil:
+            if self.cm:
+                st = qrt_dwconv2d_f32_cm(&self.p, self.xp, self.w, self.bp, self.y, -1)
+            else:
+                st = qrt_dwconv2d_f32(&self.p, self.xp, self.w, self.bp, self.y, self.sp,
+                                      self.slen)
+        _check(st, "dwconv2d_f32_cm" if self.cm else "dwconv2d_f32")
+
+
 # ---- float32 GELU, approximate 'none' (include/qrt/float_gelu.h; qrt/ops/float_unary.py) ----
 cdef extern from "qrt/float_gelu.h" nogil:
     int qrt_gelu_erf_f32(const float *x, float *y, size_t n, int variant)

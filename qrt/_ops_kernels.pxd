@@ -127,3 +127,5 @@ cdef extern from "qrt/float_conv.h" nogil:
                                 const float *w, const float *bias, float *y, float *scratch,
                                 size_t scratch_len)
     size_t qrt_dwconv2d_f32_scratch(const qrt_dwconv2d_f32_params *p)
+    qrt_status qrt_dwconv2d_f32_cm(const qrt_dwconv2d_f32_params *p, const float *xp,
+                                   const float *wt, const float *bias, float *y, int variant)

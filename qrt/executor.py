@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
+from functools import partial
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from qrt._format.reader import Blob, FormatError, TensorEntry
@@ -201,8 +202,8 @@ class Graph:
 class Plan:
     """Arena placement + bound calls for one tuple of input shapes."""
 
-    __slots__ = ("key", "arena", "nbytes", "views", "bound", "calls", "in_views", "out_views",
-                 "shapes", "state_buffers")
+    __slots__ = ("key", "arena", "nbytes", "views", "bound", "calls", "thunks", "in_views",
+                 "out_views", "shapes", "state_buffers")
 
 
 class Executor:
@@ -234,6 +235,15 @@ class Executor:
             self._plans[key] = plan
             while len(self._plans) > PLAN_CACHE_SIZE:
                 self._plans.popitem(last=False)
+            return plan
+
+    def cached(self, key) -> "Plan | None":
+        """The plan made for ``key`` (a tuple of input shape tuples, as :meth:`plan` keys
+        them) if it is cached (marked most recently used), else None; plans nothing."""
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
             return plan
 
     def shapes_for(self, in_shapes) -> Dict[int, tuple]:
@@ -284,6 +294,10 @@ class Executor:
                              f"{e}") from None
         plan.bound = bound
         plan.calls = [c for _, c in bound]
+        # the same calls without argument packing per call: the function itself when it
+        # takes no arguments, else one functools.partial
+        plan.thunks = [c[0] if not c[1] and not c[2] else partial(c[0], *c[1], **c[2])
+                       for c in plan.calls]
         plan.in_views = [be.input_view(views[i]) for i in g.inputs]
         plan.out_views = [views[i] for i in g.outputs]
         return plan
@@ -323,6 +337,6 @@ class Executor:
         with self._lock:
             for x, dst in zip(inputs, plan.in_views):
                 copy_in(dst, x)
-            for call in plan.calls:
-                call[0](*call[1], **call[2])
-            return tuple(copy_out(v) for v in plan.out_views)
+            for f in plan.thunks:
+                f()
+            return tuple([copy_out(v) for v in plan.out_views])

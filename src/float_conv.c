@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file float_conv.c
- * @brief qrt/float_conv.h: the float32 depthwise 2-d convolution.
+ * @brief qrt/float_conv.h: the float32 depthwise 2-d convolution (and 1-d, as height 1).
  */
 #include "qrt/float_conv.h"
+
+#include "qrt/cpu.h"
 
 static int geometry_ok(const qrt_dwconv2d_f32_params *p) {
     if (!p->n || !p->c_in || !p->mult || !p->hp || !p->wp || !p->ho || !p->wo || !p->kh ||
@@ -97,5 +99,24 @@ qrt_status qrt_dwconv2d_f32(const qrt_dwconv2d_f32_params *p, const float *xp, c
             for (size_t oh = 0; oh < p->ho; oh++)
                 dw_row(p, xc, w + o * kk, b, bias != NULL, oh, yc + oh * p->wo);
         }
+    return QRT_OK;
+}
+
+#define CM_NAME dwconv2d_f32_cm_ref
+#define CM_BLOCK 32
+#include "float_conv_cm.h"
+
+qrt_status qrt_dwconv2d_f32_cm(const qrt_dwconv2d_f32_params *p, const float *xp,
+                               const float *wt, const float *bias, float *y, int variant)
+{
+    if (!p || !xp || !wt || !y || !geometry_ok(p)) return QRT_ERR_ARG;
+#if defined(QRT_HAVE_X86)
+    if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_AVX2)) {
+        qrt_dwconv2d_f32_cm__avx2(p, xp, wt, bias, y);
+        return QRT_OK;
+    }
+#endif
+    (void)variant;
+    dwconv2d_f32_cm_ref(p, xp, wt, bias, y);
     return QRT_OK;
 }

@@ -44,6 +44,27 @@ typedef struct {
 qrt_status qrt_dwconv2d_f32(const qrt_dwconv2d_f32_params *p, const float *xp, const float *w,
                             const float *bias, float *y, float *scratch, size_t scratch_len);
 
+/**
+ * @brief The same values as qrt_dwconv2d_f32 (every output element by the same operations in
+ *        the same order, so the same bits), computed with the channel multiplier innermost:
+ *        for many output channels per input channel (e.g. a Conv1d(1, 64, k) front end) the
+ *        accumulators of one output position are one vector loop (src/float_conv_cm.h; an
+ *        AVX2 compilation of it where the CPU has AVX2, the same bits).
+ * @param wt      weights tap-major: [c_in][kh][kw][mult], contiguous (wt[ci][i][j][m] =
+ *                w[ci * mult + m][i][j])
+ * @param variant QRT_ISA_REF (0) forces the baseline compilation; anything else: the best
+ * Other parameters as qrt_dwconv2d_f32 (no scratch).
+ * @return QRT_OK, QRT_ERR_ARG (nothing written)
+ */
+qrt_status qrt_dwconv2d_f32_cm(const qrt_dwconv2d_f32_params *p, const float *xp,
+                               const float *wt, const float *bias, float *y, int variant);
+
+#ifdef QRT_HAVE_X86
+/** the AVX2 compilation (src/x86/float_conv_avx2.c); geometry checked by the caller */
+void qrt_dwconv2d_f32_cm__avx2(const qrt_dwconv2d_f32_params *p, const float *xp,
+                               const float *wt, const float *bias, float *y);
+#endif
+
 /** Floats of scratch qrt_dwconv2d_f32 uses (0: none, the stride is not square). */
 size_t qrt_dwconv2d_f32_scratch(const qrt_dwconv2d_f32_params *p);
 

@@ -72,6 +72,24 @@ void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_poin
  */
 qrt_status qrt_rnn_f32(qrt_rnn_args *a);
 
+/**
+ * @brief The input projection of a whole layer input (torch's linear_ih over T*B rows: one
+ *        per-tensor min / max, qrt_choose_qparams_u8, one quantization of every row into xq),
+ *        each row by the packed GEMV of include/qrt/rnn_gemv.h (the linear_dynamic kernel's
+ *        integers and float epilogue, the same bits as the plan's kernel).
+ * @param x       [rows][cols] float32, contiguous; rows, cols >= 1, cols <= QRT_CONV1D_MAX_TAPS
+ * @param xq      [rows][cols] bytes of scratch (the quantized input)
+ * @param gpack   qrt_rnn_gemv_pack of the [out, cols] weights for `gisa` (a packed variant the
+ *                CPU runs: qrt_rnn_gemv_pick)
+ * @param wz, ws, bias  per output row: weight zero point, float32 weight scale, float32 bias
+ * @param gi      [rows][out] float32 output
+ * @param nonfinite  set to 1 (nothing written) when x holds NaN or infinity, else 0
+ * @return QRT_OK; QRT_ERR_ARG (nothing written) for a bad argument or a variant without a GEMV
+ */
+qrt_status qrt_rnn_input_f32(const float *x, size_t rows, uint32_t cols, uint32_t out,
+                             uint8_t *xq, const void *gpack, int gisa, const int32_t *wz,
+                             const float *ws, const float *bias, float *gi, int *nonfinite);
+
 /* The loop compiled in each ISA unit around its packed GEMV (src/rnn_loop.h). */
 qrt_status qrt_rnn_f32__avx2(qrt_rnn_args *a);
 qrt_status qrt_rnn_f32__avx512vnni(qrt_rnn_args *a);

@@ -341,6 +341,12 @@ def _depthwise(xp, y, w, g, k, stride, dilation):
     return run
 
 
+# depthwise convs with at least this many output channels per input channel run the C kernel's
+# channel-multiplier-innermost form (qrt_dwconv2d_f32_cm: the same bits, vectorised over the
+# output channels instead of along one output row)
+CM_MIN_MULT = 8
+
+
 def conv_steps(x, y, w, groups, stride, pads, dilation, bias, mode="zeros", use_kernel=True):
     """Steps of a float32 convolution with any number of spatial dims (Conv1d, Conv2d):
     ``x`` [N, Ci, *S], ``y`` [N, Co, *So], ``w`` [Co, Ci/g, *K], ``pads`` per spatial dim
@@ -349,8 +355,9 @@ def conv_steps(x, y, w, groups, stride, pads, dilation, bias, mode="zeros", use_
 
     * pointwise (K = 1, stride 1, no padding): y = W x, one GEMM per group (numpy's BLAS);
     * depthwise (Ci/g = 1): y = sum over taps, in tap order, of w[:, tap] * the tap's strided
-      view of the input, no column buffer (2-d: the C kernel of include/qrt/float_conv.h;
-      ``use_kernel=False`` or 1-d: its numpy specification, :func:`_depthwise`);
+      view of the input, no column buffer (1-d and 2-d: the C kernel of
+      include/qrt/float_conv.h; ``use_kernel=False``: its numpy specification,
+      :func:`_depthwise`);
     * otherwise: im2col into a column buffer [N, g, Ci/g * prod(K), prod(So)] (one strided
       copy), then one GEMM per group. The bias is added last."""
     nsp = x.ndim - 2
@@ -388,15 +395,29 @@ def conv_steps(x, y, w, groups, stride, pads, dilation, bias, mode="zeros", use_
         cols = x.reshape(n, g, cig, lo)
         y4 = y.reshape(n, g, cog, lo)
         steps.append(lambda: np.matmul(wg, cols, out=y4))
-    elif cig == 1 and kk > 1 and nsp == 2 and xp.flags.c_contiguous and \
+    elif cig == 1 and kk > 1 and nsp in (1, 2) and xp.flags.c_contiguous and \
             y.flags.c_contiguous and use_kernel:
-        # depthwise 2-d: the C kernel (include/qrt/float_conv.h), bias included
+        # depthwise 1-d (as height 1) and 2-d: the C kernel (include/qrt/float_conv.h), bias
+        # included; with many output channels per input channel (a Conv1d(1, 64, k) front
+        # end) its channel-multiplier-innermost form, the same bits
         from qrt import _ops
-        w3 = np.ascontiguousarray(w.reshape(co, k[0], k[1]))
+        if nsp == 1:
+            k2, xp4, y4 = (1,) + k, xp.reshape(xp.shape[:2] + (1,) + xp.shape[2:]), \
+                y.reshape(y.shape[:2] + (1,) + y.shape[2:])
+            geo = (1, stride[0], 1, dilation[0])
+        else:
+            k2, xp4, y4 = k, xp, y
+            geo = (stride[0], stride[1], dilation[0], dilation[1])
         bv = None if b is None else np.ascontiguousarray(b.reshape(co))
-        geo = (stride[0], stride[1], dilation[0], dilation[1])
-        sbuf = np.empty(_ops.dwconv2d_f32_scratch(xp.shape, w3.shape, y.shape, *geo), F32)
-        steps.append(lambda: _ops.dwconv2d_f32(xp, w3, bv, y, *geo, sbuf))
+        mult = co // ci
+        # bound once (_ops.DwConvF32: the arguments checked at bind, the kernel per call)
+        if mult >= CM_MIN_MULT:
+            wt = np.ascontiguousarray(w.reshape(ci, mult, k2[0], k2[1]).transpose(0, 2, 3, 1))
+            steps.append(_ops.DwConvF32(xp4, wt, bv, y4, *geo, True).run)
+        else:
+            w3 = np.ascontiguousarray(w.reshape(co, k2[0], k2[1]))
+            sbuf = np.empty(_ops.dwconv2d_f32_scratch(xp4.shape, w3.shape, y4.shape, *geo), F32)
+            steps.append(_ops.DwConvF32(xp4, w3, bv, y4, *geo, False, sbuf).run)
         return _seq(*steps)
     elif cig == 1 and kk > 1:
         steps.append(_depthwise(xp, y, w, g, k, stride, dilation))

@@ -134,11 +134,13 @@ class FSigmoid(_Unary):
     doc = "float32 sigmoid (nn.Sigmoid, torch.sigmoid on a float tensor): 1 / (1 + exp(-x))"
 
     def kernel(self, node, x, y):
-        def run():
-            np.negative(x, out=y)
-            np.exp(y, out=y)
-            np.add(y, _ONE, out=y)
-            np.reciprocal(y, out=y)
+        neg, exp, add, rec = np.negative, np.exp, np.add, np.reciprocal
+
+        def run():   # out positional: the same ufunc calls, less argument parsing per call
+            neg(x, y)
+            exp(y, y)
+            add(y, _ONE, y)
+            rec(y, y)
         return run
 
 

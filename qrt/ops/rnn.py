@@ -33,6 +33,8 @@ Params, per layer l and direction (``l{l}`` / ``l{l}_reverse``), 8 each: ``w_ih`
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from qrt.ops._core import Bool, Choice, Int, OpDef, Param, ShapeError, define
@@ -76,8 +78,11 @@ class _Gemm:
         # min / max, choose_qparams (qrt_choose_qparams_u8 == qrt.quantization's, tested),
         # quantize, rs = f32(sw * f32(s)) and the kernel in one C call
         if not self.plan.run_dynamic_f32(x1, self.xq1, y1, self.ws, self.rs):
-            raise ValueError(f"{self.name}: NaN or infinity in the values to quantize; "
-                             "torch's dynamic quantization fails on it too")
+            raise self.nonfinite()
+
+    def nonfinite(self):
+        return ValueError(f"{self.name}: NaN or infinity in the values to quantize; "
+                          "torch's dynamic quantization fails on it too")
 
 
 def _sigmoid(x, out):
@@ -296,11 +301,6 @@ class RnnDynamic(OpDef):
         code = _MODE_CODE[mode]
         from qrt import _conv1d
 
-        def run_c(gemm_hh, dst, d, hs1, cs1):
-            _conv1d.rnn_run(gemm_hh.plan, code, g, gemm_hh.ws, gemm_hh.rs, gi1, 0, gi_st, gi_sb,
-                            None if dst is None else dst.reshape(-1), d * h, y_st, y_sb,
-                            hs1, cs1, gates1, gemm_hh.xq1, t_len, bool(d))
-
         def run_py(gemm_hh, dst, d, hs1, cs1):
             hs = hs1.reshape(b, h)
             cs = None if cs1 is None else cs1.reshape(b, h)
@@ -337,26 +337,47 @@ class RnnDynamic(OpDef):
                     else:
                         dst[t, :, d * h:(d + 1) * h] = hs
 
-        loop = run_py if _USE_NUMPY_LOOP else run_c
+        # per layer and direction, fixed at bind: the state views (arena buffers) and, for
+        # the C loop, its call with every argument checked once (_conv1d.RnnLayer)
+        plan = []
+        for src1, src, in_cols, gemm_ih, gemm_hh, dst, d, k in steps:
+            hs1 = h_out[k].reshape(-1)
+            h01 = None if h0 is None else h0[k].reshape(-1)
+            cs1 = c_out[k].reshape(-1) if mode == "lstm" else None
+            c01 = None if c0 is None or mode != "lstm" else c0[k].reshape(-1)
+            ih = gemm_ih      # the input projection, run here unless the C layer runs it
+            if _USE_NUMPY_LOOP:
+                layer = partial(run_py, gemm_hh, dst, d, hs1, cs1)
+            else:
+                c_layer = _conv1d.RnnLayer(
+                    gemm_hh.plan, code, g, gemm_hh.ws, gemm_hh.rs, gi1, 0, gi_st, gi_sb,
+                    None if dst is None else dst.reshape(-1), d * h, y_st, y_sb, hs1, cs1,
+                    gates1, gemm_hh.xq1, t_len, bool(d))
+                if src1 is not None:
+                    # the same dynamic linear in the layer's C call (packed GEMV per row)
+                    c_layer.set_input(gemm_ih.plan, src1, gemm_ih.xq1, gemm_ih.ws, gemm_ih.rs,
+                                      gi1, gemm_ih.name)
+                    ih = None
+                layer = c_layer.run
+            plan.append((src1, src, ih, hs1, h01, cs1, c01, layer))
 
         def run():
-            for src1, src, in_cols, gemm_ih, gemm_hh, dst, d, k in steps:
-                gemm_ih(src1 if src1 is not None else
-                        np.ascontiguousarray(src).reshape(-1), gi1)
-                hs = h_out[k]
-                if h0 is None:
-                    hs.fill(0.0)
+            for src1, src, gemm_ih, hs1, h01, cs1, c01, layer in plan:
+                # gemm_ih(x, gi1), its plan called directly (_Gemm.__call__'s error)
+                if gemm_ih is not None and not gemm_ih.plan.run_dynamic_f32(
+                        src1 if src1 is not None else np.ascontiguousarray(src).reshape(-1),
+                        gemm_ih.xq1, gi1, gemm_ih.ws, gemm_ih.rs):
+                    raise gemm_ih.nonfinite()
+                if h01 is None:
+                    hs1.fill(0.0)
                 else:
-                    np.copyto(hs, h0[k])
-                cs1 = None
-                if mode == "lstm":
-                    cs = c_out[k]
-                    if c0 is None:
-                        cs.fill(0.0)
+                    np.copyto(hs1, h01)
+                if cs1 is not None:
+                    if c01 is None:
+                        cs1.fill(0.0)
                     else:
-                        np.copyto(cs, c0[k])
-                    cs1 = cs.reshape(-1)
-                loop(gemm_hh, dst, d, hs.reshape(-1), cs1)
+                        np.copyto(cs1, c01)
+                layer()
         return run, (), {}
 
 

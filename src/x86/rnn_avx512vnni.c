@@ -3,7 +3,7 @@
  * @file rnn_avx512vnni.c
  * @brief The recurrent step loop (src/rnn_loop.h) for AVX-512 VNNI CPUs, around the packed
  *        hidden-projection GEMV of include/qrt/rnn_gemv.h: vpdpbusd over blocks of 16 rows,
- *        four blocks at a time (four independent accumulator chains).
+ *        eight (then four, then one) blocks at a time (independent accumulator chains).
  */
 #include <immintrin.h>
 #include <string.h>
@@ -55,6 +55,22 @@ TGT void qrt_rnn_gemv_u8__avx512vnni(const void *pack, uint32_t rows, uint32_t c
     const int32_t sxs = (int32_t)((uint32_t)sx - (uint32_t)cols * (uint32_t)zx);
     const size_t bstride = (size_t)k4 * 64; /* bytes of one block */
     uint32_t b = 0;
+    /* eight blocks a pass where there are: eight independent vpdpbusd chains hide its
+     * latency (four leave the loop latency-bound); int32 sums, the same values */
+    for (; b + 8 <= nb; b += 8) {
+        __m512i a[8];
+        for (int q = 0; q < 8; q++) a[q] = _mm512_setzero_si512();
+        const uint8_t *p0 = pw + b * bstride;
+        for (uint32_t g = 0; g < k4; g++) {
+            const __m512i xb = _mm512_set1_epi32(x4(x, cols, g));
+            const uint8_t *p = p0 + (size_t)g * 64;
+            for (int q = 0; q < 8; q++)
+                a[q] = _mm512_dpbusd_epi32(a[q], xb,
+                                           _mm512_loadu_si512((const void *)(p + q * bstride)));
+        }
+        for (int q = 0; q < 8; q++)
+            epilogue(a[q], wsum, 16 * (b + q), rows, zx, sxs, wz, ws, s, bias, y);
+    }
     for (; b + 4 <= nb; b += 4) {
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
         const uint8_t *p0 = pw + b * bstride;
