@@ -1,42 +1,84 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file minmax.c
- * @brief qrt/minmax.h (baseline flags; gcc vectorises the 16 lanes).
+ * @brief qrt/minmax.h.  gcc does not if-convert the selects of a min / max across partial
+ *        lanes (its SLP pass refuses them), so the baseline vector units are used directly:
+ *        SSE2 on x86-64, Advanced SIMD on aarch64, a scalar loop elsewhere.  min and max are
+ *        exact in any order; only the sign of a zero result may differ from a serial loop, which
+ *        qrt_choose_qparams_u8 does not see (it compares with and subtracts from 0).
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math") /* if-conversion of the selects; no value changes */
-#endif
 #include "qrt/minmax.h"
 
-#define LANES 16
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 int qrt_minmax_finite_f32(const float *x, size_t n, float *lo, float *hi)
 {
-    float mn[LANES], mx[LANES], z[LANES];
-    for (int j = 0; j < LANES; j++) {
-        mn[j] = x[0];
-        mx[j] = x[0];
-        z[j] = 0.0f;
-    }
     size_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++) {
-            const float v = x[i + j];
-            mn[j] = v < mn[j] ? v : mn[j];
-            mx[j] = v > mx[j] ? v : mx[j];
-            z[j] = z[j] + v * 0.0f; /* NaN once a NaN or an infinity passed */
+    float a = x[0], b = x[0], c = 0.0f;
+#if defined(__SSE2__)
+    if (n >= 16) {
+        __m128 mn[4], mx[4], z[4];
+        const __m128 zero = _mm_setzero_ps();
+        for (int j = 0; j < 4; j++) {
+            mn[j] = mx[j] = _mm_loadu_ps(x + 4 * j);
+            z[j] = zero;
         }
+        for (; i + 16 <= n; i += 16)
+            for (int j = 0; j < 4; j++) {
+                const __m128 v = _mm_loadu_ps(x + i + 4 * j);
+                mn[j] = _mm_min_ps(mn[j], v);
+                mx[j] = _mm_max_ps(mx[j], v);
+                z[j] = _mm_add_ps(z[j], _mm_mul_ps(v, zero)); /* NaN once a NaN / inf passed */
+            }
+        float t[3][16];
+        for (int j = 0; j < 4; j++) {
+            _mm_storeu_ps(t[0] + 4 * j, mn[j]);
+            _mm_storeu_ps(t[1] + 4 * j, mx[j]);
+            _mm_storeu_ps(t[2] + 4 * j, z[j]);
+        }
+        for (int j = 0; j < 16; j++) {
+            a = t[0][j] < a ? t[0][j] : a;
+            b = t[1][j] > b ? t[1][j] : b;
+            c = c + t[2][j];
+        }
+    }
+#elif defined(__aarch64__)
+    if (n >= 16) {
+        float32x4_t mn[4], mx[4], z[4];
+        const float32x4_t zero = vdupq_n_f32(0.0f);
+        for (int j = 0; j < 4; j++) {
+            mn[j] = mx[j] = vld1q_f32(x + 4 * j);
+            z[j] = zero;
+        }
+        for (; i + 16 <= n; i += 16)
+            for (int j = 0; j < 4; j++) {
+                const float32x4_t v = vld1q_f32(x + i + 4 * j);
+                mn[j] = vminq_f32(mn[j], v);
+                mx[j] = vmaxq_f32(mx[j], v);
+                z[j] = vaddq_f32(z[j], vmulq_f32(v, zero));
+            }
+        float t[3][16];
+        for (int j = 0; j < 4; j++) {
+            vst1q_f32(t[0] + 4 * j, mn[j]);
+            vst1q_f32(t[1] + 4 * j, mx[j]);
+            vst1q_f32(t[2] + 4 * j, z[j]);
+        }
+        for (int j = 0; j < 16; j++) {
+            a = t[0][j] < a ? t[0][j] : a;
+            b = t[1][j] > b ? t[1][j] : b;
+            c = c + t[2][j];
+        }
+    }
+#endif
     for (; i < n; i++) {
         const float v = x[i];
-        mn[0] = v < mn[0] ? v : mn[0];
-        mx[0] = v > mx[0] ? v : mx[0];
-        z[0] = z[0] + v * 0.0f;
-    }
-    float a = mn[0], b = mx[0], c = z[0];
-    for (int j = 1; j < LANES; j++) {
-        a = mn[j] < a ? mn[j] : a;
-        b = mx[j] > b ? mx[j] : b;
-        c = c + z[j];
+        a = v < a ? v : a;
+        b = v > b ? v : b;
+        c = c + v * 0.0f;
     }
     *lo = a;
     *hi = b;
