@@ -6,7 +6,11 @@ medians, minimums and ratios to qrt, at one thread and at all threads.
 
 Usage: python benchmarks/vision.py [--arch mobilenet_v2|mobilenet_v3_large] [--threads 1 2]
        [--rounds 7] [--calls 20] [--tflite-dir benchmarks/vision_peers/models] [--before]
-       [--profile-rounds 5]
+       [--profile-rounds 5] [--ort-no-spin] [--settle-ms 20] [--only qrt onnx ...]
+--settle-ms pauses before every timed block, so a peer's spinning pool threads (onnxruntime's
+spin after a run, torch's OpenMP workers; run with OMP_WAIT_POLICY=PASSIVE to stop those) do
+not hold the second core while the next runtime is timed; --ort-no-spin turns onnxruntime's
+spinning off; --only times a subset (qrt alone: --only qrt).
 --before also times qrt with its depthwise layers run the old way (im2col + one GEMM per
 channel, ``qrt.nn.Conv2d._dw_direct = False``) in the same rounds, and profiles both per layer
 (depthwise layers before / after and the biggest 1x1 convs, GMAC/s).
@@ -90,9 +94,11 @@ def onnx_model(tvq, arch, size, tmpdir):
     return qp, None
 
 
-def ort_fn(path, threads, xn):
+def ort_fn(path, threads, xn, spin=True):
     import onnxruntime as ort
     so = ort.SessionOptions()
+    if not spin:  # its workers block at once after a run instead of spinning on a core
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -130,6 +136,14 @@ def main():
                     help="also time qrt with depthwise as im2col + GEMM (the old path)")
     ap.add_argument("--profile-rounds", type=int, default=5,
                     help="interleaved profile passes (medians per layer)")
+    ap.add_argument("--ort-no-spin", action="store_true",
+                    help="onnxruntime with session.intra_op.allow_spinning=0")
+    ap.add_argument("--settle-ms", type=float, default=20.0,
+                    help="pause before each timed block, so the thread pools of the runtime "
+                         "timed before (onnxruntime, torch's OpenMP, qrt) stop spinning on the "
+                         "cores the next one needs")
+    ap.add_argument("--only", nargs="+", default=None,
+                    help="time only these (qrt, torch, onnxruntime, LiteRT: name prefixes)")
     a = ap.parse_args()
     import torch
     from _torch_models import torchvision
@@ -187,9 +201,12 @@ def main():
             fns["qrt before (dw GEMM)"] = lambda: q_before(xn)
         fns.update({k: run_torch(*v) for k, v in engines.items()})
         if onnx_path is not None:
-            fns["onnxruntime QDQ U8S8"] = ort_fn(onnx_path, threads, xn)
+            fns["onnxruntime QDQ U8S8"] = ort_fn(onnx_path, threads, xn, not a.ort_no_spin)
         if tfl is not None:
             fns["LiteRT XNNPACK int8"] = litert_fn(tfl, threads, xn)
+        if a.only:
+            fns = {k: f for k, f in fns.items() if k == "qrt" or
+                   any(k.startswith(o) for o in a.only)}
         for f in fns.values():
             f()
             f()
@@ -198,6 +215,7 @@ def main():
             order = list(fns)
             random.shuffle(order)
             for k in order:
+                time.sleep(a.settle_ms / 1e3)
                 t0 = time.perf_counter()
                 for _ in range(a.calls):
                     fns[k]()

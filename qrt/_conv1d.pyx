@@ -23,6 +23,8 @@ cdef extern from "qrt/conv1d_threads.h" nogil:
         int axis
         long long per
         long long units
+        int parts_t
+        int parts_c
     qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads)
     size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads)
     qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
@@ -90,12 +92,13 @@ qrt_pool_set_threads(_default_threads())
 def split(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len_in, Py_ssize_t len_out,
           Py_ssize_t kernel, Py_ssize_t stride=1, Py_ssize_t dilation=1, Py_ssize_t pad_left=0,
           Py_ssize_t groups=1, int threads=-1):
-    """(chunks, axis, per) of the multi-thread cut (axis 0 batch, 1 positions, 2 channels)."""
+    """(chunks, axis, per, parts_t, parts_c) of the multi-thread cut (axis 0 batch, 1 positions,
+    2 channels, 3 a grid of parts_t position parts x parts_c channel parts)."""
     cdef qrt_conv1d_params p
     _fill(&p, n, c_in, c_out, len_in, len_out, kernel, stride, dilation, pad_left, groups)
     cdef qrt_conv1d_split s = qrt_conv1d_split_of(&p, threads if threads > 0
                                                   else qrt_pool_get_threads())
-    return int(s.chunks), int(s.axis), int(s.per)
+    return int(s.chunks), int(s.axis), int(s.per), int(s.parts_t), int(s.parts_c)
 
 
 # QRT_ISA_* code -> name, from the one table in src/cpu.c (qrt_isa_name).

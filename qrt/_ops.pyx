@@ -138,7 +138,29 @@ def add_qnnp(const uint8_t[::1] a, const uint8_t[::1] b, uint8_t[::1] out, float
     if a.shape[0] == 0:
         return
     with nogil:
-        qrt_add_u8(&p, &a[0], &b[0], a.shape[0], &out[0], variant)
+        qrt_add_u8_mt(&p, &a[0], &b[0], a.shape[0], &out[0], variant, qrt_pool_get_threads())
+
+
+cdef class AddQnnp:
+    """add_qnnp() with its qparams fixed (a model plan binds one per add node): the QNNPACK
+    parameters are computed once; a call checks the lengths and runs the kernel on the qrt
+    threads."""
+    cdef qrt_add_qnnp_params p
+    cdef int variant
+
+    def __init__(self, float sa, int za, float sb, int zb, float so, int zo, bint relu,
+                 int variant=-1):
+        _check(qrt_add_qnnp_params_init(sa, za, sb, zb, so, zo, relu, &self.p), "add")
+        self.variant = variant
+
+    def __call__(self, const uint8_t[::1] a, const uint8_t[::1] b, uint8_t[::1] out):
+        if a.shape[0] != b.shape[0] or out.shape[0] != a.shape[0]:
+            raise ValueError("add: a, b and out must have the same number of elements")
+        if a.shape[0] == 0:
+            return
+        with nogil:
+            qrt_add_u8_mt(&self.p, &a[0], &b[0], a.shape[0], &out[0], self.variant,
+                          qrt_pool_get_threads())
 
 
 def add_float(const q8_t[:, ::1] a, const q8_t[:, ::1] b, q8_t[:, ::1] out, float sa, int za,
@@ -639,3 +661,61 @@ def rnn_float_run(int mode, Py_ssize_t batch, Py_ssize_t hidden, Py_ssize_t proj
     a.variant = variant
     with nogil:
         qrt_rnn_float(&a)
+
+
+# ---- bilinear upsample (include/qrt/upsample.h; qrt/ops/upsample.py) -------------------------
+cdef extern from "qrt/upsample.h" nogil:
+    ctypedef struct qrt_upsample_params:
+        int64_t planes, c, h, w, oh, ow, nv
+        int dtype, fused
+        float zp
+        int lo, hi
+    int qrt_upsample_bilinear(const qrt_upsample_params *p, const void *x, void *y,
+                              const int32_t *hi0, const int32_t *hi1, const float *hl0,
+                              const float *hl1, const int32_t *wi0, const int32_t *wi1,
+                              const float *wl0, const float *wl1, float *work, int variant)
+
+
+cdef void _taps_in(const int32_t[::1] i0, const int32_t[::1] i1, const float[::1] l0,
+                   const float[::1] l1, int64_t n, int64_t lim, str what) except *:
+    cdef int64_t k
+    if i0.shape[0] != n or i1.shape[0] != n or l0.shape[0] != n or l1.shape[0] != n:
+        raise ValueError(f"upsample: the {what} taps need {n} entries each")
+    for k in range(n):
+        if i0[k] < 0 or i0[k] >= lim or i1[k] < 0 or i1[k] >= lim:
+            raise IndexError(f"upsample: {what} tap {k} reads outside 0..{lim - 1}")
+
+
+def upsample_bilinear(const uint8_t[::1] x, uint8_t[::1] y, int dtype, int64_t planes,
+                      int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow,
+                      const int32_t[::1] hi0, const int32_t[::1] hi1, const float[::1] hl0,
+                      const float[::1] hl1, const int32_t[::1] wi0, const int32_t[::1] wi1,
+                      const float[::1] wl0, const float[::1] wl1, float[::1] work,
+                      bint fused=False, int64_t nv=0, float zp=0.0, int lo=0, int hi=255,
+                      int variant=-1):
+    """y = bilinear upsample of x (planes x h x w -> planes x oh x ow; x and y as uint8 views
+    of their bytes; dtype 0 uint8, 1 int8, 2 float32), with the per-row / per-column taps of
+    qrt/ops/upsample.py.  Returns the QRT_ISA_* code that ran."""
+    cdef qrt_upsample_params p
+    cdef int64_t isz = 4 if dtype == 2 else 1
+    cdef int r
+    if dtype < 0 or dtype > 2:
+        raise ValueError("upsample: dtype must be 0 (uint8), 1 (int8) or 2 (float32)")
+    if planes < 0 or c < 1 or h < 1 or w < 1 or oh < 1 or ow < 1 or planes % c:
+        raise ValueError("upsample: sizes must be >= 1 and planes a multiple of c")
+    if x.shape[0] != planes * h * w * isz or y.shape[0] != planes * oh * ow * isz:
+        raise ValueError("upsample: x / y hold the wrong number of bytes for these sizes")
+    if work.shape[0] < 2 * ow:
+        raise ValueError("upsample: work needs 2 * ow floats")
+    if nv < 0 or nv > c or lo > hi:
+        raise ValueError("upsample: nv must lie in 0..c and lo <= hi")
+    _taps_in(hi0, hi1, hl0, hl1, oh, h, "row")
+    _taps_in(wi0, wi1, wl0, wl1, ow, w, "column")
+    if planes == 0:
+        return 0
+    p.planes, p.c, p.h, p.w, p.oh, p.ow, p.nv = planes, c, h, w, oh, ow, nv
+    p.dtype, p.fused, p.zp, p.lo, p.hi = dtype, fused, zp, lo, hi
+    with nogil:
+        r = qrt_upsample_bilinear(&p, &x[0], &y[0], &hi0[0], &hi1[0], &hl0[0], &hl1[0],
+                                  &wi0[0], &wi1[0], &wl0[0], &wl1[0], &work[0], variant)
+    return r

@@ -39,9 +39,14 @@ cdef extern from "qrt/add_params.h" nogil:
                                          int32_t zo, int32_t qmin, int32_t qmax, int relu,
                                          qrt_add_float_params *p)
 
+cdef extern from "qrt/threadpool.h" nogil:
+    int qrt_pool_get_threads()
+
 cdef extern from "qrt/add.h" nogil:
     void qrt_add_u8(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
                     uint8_t *out, int variant)
+    void qrt_add_u8_mt(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b,
+                       size_t n, uint8_t *out, int variant, int threads)
     void qrt_add_float_u8(const qrt_add_float_params *p, const uint8_t *a, const uint8_t *b,
                           size_t rows, size_t inner, size_t nvec, uint8_t *out, int variant)
     void qrt_add_float_s8(const qrt_add_float_params *p, const int8_t *a, const int8_t *b,

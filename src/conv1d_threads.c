@@ -9,55 +9,112 @@
 
 double qrt_conv1d_mt_min_work = QRT_CONV1D_MT_MIN_WORK;
 
+/* Start of part k of `parts` over `units` cut on multiples of `gran` (balanced in granules). */
+static inline int64_t qrt__c1_bound(int64_t units, int64_t gran, int64_t parts, int64_t k) {
+    const int64_t g = (units + gran - 1) / gran;
+    const int64_t b = g * k / parts * gran;
+    return b < units ? b : units;
+}
+
+/* The last position part starts on a real input sample (a part made only of right padding
+ * would see an empty input). */
+static inline int qrt__c1_t_parts_ok(const qrt_conv1d_params *p, int64_t parts) {
+    const int64_t last = qrt__c1_bound(p->len_out, QRT_CONV1D_MT_GRAN_T, parts, parts - 1);
+    return last * p->stride < (int64_t)p->pad_left + p->len_in;
+}
+
 qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads) {
-    qrt_conv1d_split s = {1, 0, 0, 0};
+    qrt_conv1d_split s = {1, 0, 0, 0, 1, 1};
     if (threads <= 1 || p->n == 0 || p->len_out == 0) return s;
     const double cg = (double)(p->c_in / p->groups);
     const double work =
         (double)p->n * p->c_out * p->len_out * cg * p->kernel +
         16.0 * ((double)p->n * p->c_out * p->len_out + (double)p->n * p->c_in * p->len_in);
     if (work < qrt_conv1d_mt_min_work) return s;
-    int64_t T = threads;
-    if ((int64_t)p->n >= T) { /* batch */
+    const int64_t T = threads;
+    if ((int64_t)p->n >= T && ((int64_t)p->n % T == 0 || (int64_t)p->n >= 4 * T)) { /* batch */
         s.axis = 0;
         s.units = p->n;
-    } else if ((int64_t)p->len_out >= 2 * QRT_CONV1D_MT_ALIGN_T) { /* positions */
-        s.axis = 1;
-        s.units = p->len_out;
-        /* every chunk must start on a real input sample (no chunk made only of right
-         * padding): keep chunks whose first window starts before len_in */
-    } else if (p->groups > 1 || p->c_out >= 16) { /* groups, or channels */
-        s.axis = 2;
-        s.units = p->groups > 1 ? p->groups : p->c_out;
-    } else {
+        s.per = (s.units + T - 1) / T;
+        s.chunks = (int)((s.units + s.per - 1) / s.per);
         return s;
     }
     /* big layers: two chunks per thread, so a thread that starts late (a busy machine) costs
-     * at most one small chunk */
-    if (s.axis != 0 && work >= 4.0 * QRT_CONV1D_MT_MIN_WORK) T *= 2;
-    int64_t per = (s.units + T - 1) / T;
+     * at most one small chunk: tasks are claimed dynamically, the caller takes what is left */
+    int64_t C = work >= 4.0 * qrt_conv1d_mt_min_work ? 2 * T : T;
+    if (C > QRT_POOL_MAX_TASKS) C = QRT_POOL_MAX_TASKS;
+    const int64_t gt = ((int64_t)p->len_out + QRT_CONV1D_MT_GRAN_T - 1) / QRT_CONV1D_MT_GRAN_T;
+    const int64_t gc = p->groups > 1 ? (int64_t)p->groups
+                                     : ((int64_t)p->c_out + QRT_CONV1D_MT_GRAN_C - 1) /
+                                           QRT_CONV1D_MT_GRAN_C;
+    /* positions first (the input is packed once in all, and each part writes whole vectors),
+     * then output-channel tiles for what positions cannot give (short rows, a linear layer) */
+    int64_t pt = gt / QRT_CONV1D_MT_MIN_T;
+    if (pt > C) pt = C;
+    if (pt < 1) pt = 1;
+    while (pt > 1 && !qrt__c1_t_parts_ok(p, pt)) pt--;
+    int64_t pc = (C + pt - 1) / pt;
+    if (pc > gc) pc = gc;
+    if (pc < 1) pc = 1;
+    /* a grid that cannot give every thread a share falls back to what the channels give */
+    if (pt * pc < T && gc >= T) pt = 1, pc = C < gc ? C : gc;
+    if (pt * pc <= 1) return s;
+    s.parts_t = (int)pt;
+    s.parts_c = (int)pc;
+    s.chunks = (int)(pt * pc);
+    s.axis = pc == 1 ? 1 : pt == 1 ? 2 : 3;
     if (s.axis == 1) {
-        per = (per + QRT_CONV1D_MT_ALIGN_T - 1) / QRT_CONV1D_MT_ALIGN_T * QRT_CONV1D_MT_ALIGN_T;
-    } else if (s.axis == 2 && p->groups == 1) {
-        per = (per + 7) / 8 * 8; /* 8-channel tiles */
+        s.units = p->len_out;
+        s.per = (gt + pt - 1) / pt * QRT_CONV1D_MT_GRAN_T;
+    } else {
+        s.units = p->groups > 1 ? p->groups : p->c_out;
+        s.per = (gc + pc - 1) / pc * (p->groups > 1 ? 1 : QRT_CONV1D_MT_GRAN_C);
     }
-    s.per = per;
-    s.chunks = (int)((s.units + per - 1) / per);
-    if (s.axis == 1) {
-        /* the last chunk's first window must overlap the input (else its sub-call would see
-         * an empty input): shrink the chunk count until it does */
-        while (s.chunks > 1 &&
-               (int64_t)(s.chunks - 1) * per * p->stride >= (int64_t)p->pad_left + p->len_in)
-            s.chunks--;
-        s.per = (s.units + s.chunks - 1) / s.chunks;
-        s.per = (s.per + QRT_CONV1D_MT_ALIGN_T - 1) / QRT_CONV1D_MT_ALIGN_T * QRT_CONV1D_MT_ALIGN_T;
-        s.chunks = (int)((s.units + s.per - 1) / s.per);
-        while (s.chunks > 1 &&
-               (int64_t)(s.chunks - 1) * s.per * p->stride >= (int64_t)p->pad_left + p->len_in)
-            s.chunks--, s.per = (s.units + s.chunks - 1) / s.chunks;
-    }
-    if (s.chunks <= 1) s.chunks = 1;
     return s;
+}
+
+/* Restrict r (a copy of p's call) to output positions [u0, u1). */
+static inline void qrt__c1_cut_t(qrt__c1_sub *r, const qrt_conv1d_params *p, int64_t u0,
+                                 int64_t u1, size_t es) {
+    const int64_t start = u0 * p->stride - (int64_t)p->pad_left; /* first tap of u0 */
+    const int64_t span = (u1 - u0 - 1) * p->stride + (int64_t)(p->kernel - 1) * p->dilation + 1;
+    int64_t x0 = start > 0 ? start : 0;
+    int64_t avail = (int64_t)p->len_in - x0;
+    int64_t need = start + span - x0; /* input samples the chunk can read */
+    if (need < 1) need = 1;
+    r->p.pad_left = (uint32_t)(start < 0 ? -start : 0);
+    r->p.len_in = (uint32_t)(avail < 0 ? 0 : avail < need ? avail : need);
+    r->p.len_out = (uint32_t)(u1 - u0);
+    r->x = r->x + x0 * p->x_stride_t;
+    r->out = (uint8_t *)r->out + (ptrdiff_t)(u0 * p->y_stride_t) * (ptrdiff_t)es;
+}
+
+/* Restrict r to groups (groups > 1) or output channels (groups == 1) [u0, u1). */
+static inline void qrt__c1_cut_c(qrt__c1_sub *r, const qrt_conv1d_params *p,
+                                 const qrt_conv1d_quant *q, int64_t u0, int64_t u1, size_t es) {
+    const int64_t cg = p->c_in / p->groups, cpg = p->c_out / p->groups;
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of((uint32_t)cg, p->kernel);
+    const int64_t per_oc = (int64_t)l.kc * l.cq * 4;
+    int64_t oc0, noc;
+    if (p->groups > 1) {
+        r->p.groups = (uint32_t)(u1 - u0);
+        r->p.c_in = (uint32_t)((u1 - u0) * cg);
+        r->x = r->x + u0 * cg * p->x_stride_c;
+        oc0 = u0 * cpg;
+        noc = (u1 - u0) * cpg;
+    } else {
+        oc0 = u0;
+        noc = u1 - u0;
+    }
+    r->p.c_out = (uint32_t)noc;
+    r->w = r->w + oc0 * cg * p->kernel;
+    r->wpack = r->wpack ? r->wpack + oc0 * per_oc : NULL;
+    r->wsum = r->wsum ? r->wsum + oc0 : NULL;
+    r->q.weight_zero = q->weight_zero + oc0;
+    r->q.bias_q = q->bias_q ? q->bias_q + oc0 : NULL;
+    r->q.scale = q->scale + oc0;
+    r->q.bias_f = q->bias_f ? q->bias_f + oc0 : NULL;
+    r->out = (uint8_t *)r->out + (ptrdiff_t)(oc0 * p->y_stride_c) * (ptrdiff_t)es;
 }
 
 qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s, int i,
@@ -72,51 +129,26 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
     r.q = *q;
     r.out = out;
     const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
-    const int64_t u0 = (int64_t)i * s->per;
-    int64_t u1 = u0 + s->per;
-    if (u1 > s->units) u1 = s->units;
     if (s->chunks <= 1) return r;
     if (s->axis == 0) {
+        const int64_t u0 = (int64_t)i * s->per;
+        int64_t u1 = u0 + s->per;
+        if (u1 > s->units) u1 = s->units;
         r.p.n = (uint32_t)(u1 - u0);
         r.x = x + u0 * p->x_stride_n;
         r.out = (uint8_t *)out + (ptrdiff_t)(u0 * p->y_stride_n) * (ptrdiff_t)es;
-    } else if (s->axis == 1) {
-        const int64_t start = u0 * p->stride - (int64_t)p->pad_left; /* first tap of u0 */
-        const int64_t span = (u1 - u0 - 1) * p->stride + (int64_t)(p->kernel - 1) * p->dilation + 1;
-        int64_t x0 = start > 0 ? start : 0;
-        int64_t avail = (int64_t)p->len_in - x0;
-        int64_t need = start + span - x0; /* input samples the chunk can read */
-        if (need < 1) need = 1;
-        r.p.pad_left = (uint32_t)(start < 0 ? -start : 0);
-        r.p.len_in = (uint32_t)(avail < 0 ? 0 : avail < need ? avail : need);
-        r.p.len_out = (uint32_t)(u1 - u0);
-        r.x = x + x0 * p->x_stride_t;
-        r.out = (uint8_t *)out + (ptrdiff_t)(u0 * p->y_stride_t) * (ptrdiff_t)es;
-    } else {
-        const int64_t cg = p->c_in / p->groups, cpg = p->c_out / p->groups;
-        const qrt_conv1d_layout l = qrt_conv1d_layout_of((uint32_t)cg, p->kernel);
-        const int64_t per_oc = (int64_t)l.kc * l.cq * 4;
-        int64_t oc0, noc;
-        if (p->groups > 1) {
-            r.p.groups = (uint32_t)(u1 - u0);
-            r.p.c_in = (uint32_t)((u1 - u0) * cg);
-            r.x = x + u0 * cg * p->x_stride_c;
-            oc0 = u0 * cpg;
-            noc = (u1 - u0) * cpg;
-        } else {
-            oc0 = u0;
-            noc = u1 - u0;
-        }
-        r.p.c_out = (uint32_t)noc;
-        r.w = w + oc0 * cg * p->kernel;
-        r.wpack = wpack ? wpack + oc0 * per_oc : NULL;
-        r.wsum = wsum ? wsum + oc0 : NULL;
-        r.q.weight_zero = q->weight_zero + oc0;
-        r.q.bias_q = q->bias_q ? q->bias_q + oc0 : NULL;
-        r.q.scale = q->scale + oc0;
-        r.q.bias_f = q->bias_f ? q->bias_f + oc0 : NULL;
-        r.out = (uint8_t *)out + (ptrdiff_t)(oc0 * p->y_stride_c) * (ptrdiff_t)es;
+        return r;
     }
+    const int64_t it = i / s->parts_c, ic = i % s->parts_c;
+    if (s->parts_c > 1) { /* channels first: the position cut reads p's geometry only */
+        const int64_t units = p->groups > 1 ? p->groups : p->c_out;
+        const int64_t gran = p->groups > 1 ? 1 : QRT_CONV1D_MT_GRAN_C;
+        qrt__c1_cut_c(&r, p, q, qrt__c1_bound(units, gran, s->parts_c, ic),
+                      qrt__c1_bound(units, gran, s->parts_c, ic + 1), es);
+    }
+    if (s->parts_t > 1)
+        qrt__c1_cut_t(&r, p, qrt__c1_bound(p->len_out, QRT_CONV1D_MT_GRAN_T, s->parts_t, it),
+                      qrt__c1_bound(p->len_out, QRT_CONV1D_MT_GRAN_T, s->parts_t, it + 1), es);
     return r;
 }
 

@@ -65,7 +65,9 @@ static int64_t qrt__dw_chunks(const qrt_dwconv2d_params *p, int threads) {
     const int64_t units = (int64_t)p->n * p->c_in;
     const double work = (double)units * p->mult * p->ho * p->wo * p->kh * p->kw;
     if (threads <= 1 || work < qrt_dwconv2d_mt_min_work) return 1;
-    int64_t c = threads;
+    /* big layers: two runs per thread; runs are claimed dynamically, so a thread that starts
+     * late (a busy machine) leaves its second run to the others */
+    int64_t c = work >= 4.0 * qrt_dwconv2d_mt_min_work ? 2 * (int64_t)threads : threads;
     if (c > units) c = units;
     if (c > QRT_POOL_MAX_TASKS) c = QRT_POOL_MAX_TASKS;
     return c < 1 ? 1 : c;

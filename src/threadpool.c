@@ -9,25 +9,41 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
+/* The words that different threads write live on their own cache lines: workers spin on
+ * `generation` (written once per job), every task claim is a CAS on `claim` and every finished
+ * task an increment of `done`, so a spinning worker's line is not invalidated by each claim and
+ * the caller's wait does not bounce the claim line. */
+#define QRT__LINE 64
 typedef struct {
+    _Alignas(QRT__LINE) atomic_uint generation; /* bumped for every job; workers spin on it */
+    qrt_pool_fn fn;                             /* the job (published before generation) */
+    void *ctx;
+    int ntasks;
+    _Alignas(QRT__LINE) _Atomic uint64_t claim; /* generation << 32 | ntasks << 16 | next */
+    _Alignas(QRT__LINE) atomic_int done;        /* tasks finished */
+    _Alignas(QRT__LINE) atomic_int busy;        /* a job is in flight */
+    atomic_int sleepers;                        /* workers waiting on cv (under mu) */
+    int strikes;     /* consecutive jobs whose wait for a worker was late (caller only) */
+    int inline_left; /* jobs to run on the caller alone after QRT_POOL_STRIKES strikes */
+    int started;                                /* workers created */
+    int wanted;                                 /* threads in total, caller included */
+    pid_t pid;                                  /* process that created the workers */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    atomic_uint generation; /* bumped for every job */
-    _Atomic uint64_t claim; /* generation << 32 | ntasks << 16 | next task index */
-    atomic_int done;        /* tasks finished */
-    atomic_int busy;        /* a job is in flight */
-    int ntasks;
-    qrt_pool_fn fn;
-    void *ctx;
-    int started; /* workers created */
-    int wanted;  /* threads in total, caller included */
-    pid_t pid;   /* process that created the workers */
 } qrt__pool_t;
 
-static qrt__pool_t qrt__pool = {
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 1, 0};
+static qrt__pool_t qrt__pool = {.wanted = 1,
+                                .mu = PTHREAD_MUTEX_INITIALIZER,
+                                .cv = PTHREAD_COND_INITIALIZER};
+
+static inline int64_t qrt__pool_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static inline void qrt__pool_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -63,16 +79,20 @@ static void *qrt__pool_worker(void *arg) {
     unsigned seen = (unsigned)(uintptr_t)arg;
     for (;;) {
         unsigned g;
-        int spins = 0;
-        while ((g = atomic_load_explicit(&P->generation, memory_order_acquire)) == seen &&
-               spins < QRT_POOL_SPIN) {
+        const int64_t until = qrt__pool_now_ns() + QRT_POOL_SPIN_NS;
+        unsigned spins = 0;
+        while ((g = atomic_load_explicit(&P->generation, memory_order_acquire)) == seen) {
             qrt__pool_pause();
-            ++spins;
+            if ((++spins & 63u) == 0 && qrt__pool_now_ns() > until) break;
         }
         if (g == seen) {
+            /* announce the sleep before the last look at generation (both seq_cst): the
+             * caller either sees sleepers > 0 and broadcasts under mu, or this look sees its
+             * new generation */
             pthread_mutex_lock(&P->mu);
-            while ((g = atomic_load_explicit(&P->generation, memory_order_acquire)) == seen)
-                pthread_cond_wait(&P->cv, &P->mu);
+            atomic_fetch_add(&P->sleepers, 1);
+            while ((g = atomic_load(&P->generation)) == seen) pthread_cond_wait(&P->cv, &P->mu);
+            atomic_fetch_sub(&P->sleepers, 1);
             pthread_mutex_unlock(&P->mu);
         }
         seen = g;
@@ -100,6 +120,7 @@ static inline int qrt__pool_grow(qrt__pool_t *P, int want) {
             pthread_mutex_init(&P->mu, NULL);
             pthread_cond_init(&P->cv, NULL);
         }
+        atomic_store(&P->sleepers, 0);
         P->started = 0;
         P->pid = pid;
     }
@@ -126,11 +147,14 @@ void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks) {
         for (int i = 0; i < ntasks; ++i) fn(ctx, i);
         return;
     }
-    if (qrt__pool_grow(P, P->wanted) <= 1) { /* could not start a worker */
+    if (P->inline_left > 0 || qrt__pool_grow(P, P->wanted) <= 1) {
+        /* backing off after late workers (below), or could not start a worker */
+        if (P->inline_left > 0) P->inline_left--;
         atomic_store(&P->busy, 0);
         for (int i = 0; i < ntasks; ++i) fn(ctx, i);
         return;
     }
+    const int64_t t0 = qrt__pool_now_ns();
     P->fn = fn;
     P->ctx = ctx;
     P->ntasks = ntasks;
@@ -138,17 +162,38 @@ void qrt_pool_run(qrt_pool_fn fn, void *ctx, int ntasks) {
     const unsigned gen = atomic_load_explicit(&P->generation, memory_order_relaxed) + 1u;
     atomic_store_explicit(&P->claim, (uint64_t)gen << 32 | (uint64_t)ntasks << 16,
                           memory_order_release);
-    pthread_mutex_lock(&P->mu);
-    atomic_store_explicit(&P->generation, gen, memory_order_release);
-    pthread_cond_broadcast(&P->cv);
-    pthread_mutex_unlock(&P->mu);
+    atomic_store(&P->generation, gen); /* seq_cst: ordered before the sleepers load */
+    if (atomic_load(&P->sleepers) > 0) { /* spinning workers need no syscall */
+        pthread_mutex_lock(&P->mu);
+        pthread_cond_broadcast(&P->cv);
+        pthread_mutex_unlock(&P->mu);
+    }
     qrt__pool_drain(P, gen);
-    int spins = 0;
-    while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
-        if (++spins < QRT_POOL_MAIN_SPIN)
-            qrt__pool_pause();
-        else
-            sched_yield();
+    if (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
+        const int64_t t1 = qrt__pool_now_ns(), until = t1 + QRT_POOL_MAIN_SPIN_NS;
+        unsigned spins = 0;
+        int yield = 0;
+        while (atomic_load_explicit(&P->done, memory_order_acquire) < ntasks) {
+            if (yield) {
+                sched_yield(); /* a preempted worker holds the last task: give it the core */
+            } else {
+                qrt__pool_pause();
+                if ((++spins & 63u) == 0 && qrt__pool_now_ns() > until) yield = 1;
+            }
+        }
+        /* A worker that holds a task long after the caller ran out of its own was descheduled
+         * (more runnable threads than cores): waiting for it costs more than the second
+         * thread gains.  After QRT_POOL_STRIKES such jobs in a row, run the next
+         * QRT_POOL_BACKOFF jobs on the caller alone, then try the workers again.  Who runs a
+         * task never changes its result. */
+        const int64_t t2 = qrt__pool_now_ns();
+        if (t2 - t1 > 2 * (t1 - t0) + QRT_POOL_LATE_NS) {
+            if (++P->strikes >= QRT_POOL_STRIKES) P->strikes = 0, P->inline_left = QRT_POOL_BACKOFF;
+        } else {
+            P->strikes = 0;
+        }
+    } else {
+        P->strikes = 0;
     }
     atomic_store_explicit(&P->busy, 0, memory_order_release);
 }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared test helpers for published torch model classes (tests only, never qrt/)."""
 
+import functools
 import importlib.util
 import sys
 import types
@@ -60,3 +61,42 @@ def bn_recalibrate(m, shape, batches=3, seed=7):
         for _ in range(batches):
             m(torch.randn(*shape, generator=g))
     return m.eval()
+
+
+@functools.lru_cache(maxsize=None)
+def sequence_models():
+    """The issue-16 sequence models the tests share (benchmarks/rnn.py builds the same
+    architectures at benchmark sizes): KWS (2 x 64 LSTM, batch_first, 40 MFCC bands + Linear)
+    and a Silero-VAD-style streaming model (Conv1d front end over a 30 ms chunk, LSTM with
+    (h, c) passed in and out, Linear + sigmoid)."""
+    import torch
+    nn = torch.nn
+
+    class KWS(nn.Module):
+        """Keyword spotting: 2 x 64 LSTM, batch_first, over 40-band MFCC frames, + Linear."""
+
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(40, 64, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(64, 12)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            return self.fc(y[:, -1])
+
+    class VAD(nn.Module):
+        """Silero-VAD-style: Conv1d front end over a 30 ms chunk (480 samples at 16 kHz),
+        LSTM with (h, c) passed in and out, Linear + sigmoid."""
+
+        def __init__(self, width=32):
+            super().__init__()
+            self.conv = nn.Conv1d(1, width, 32, stride=16)
+            self.lstm = nn.LSTM(width, width, batch_first=True)
+            self.fc = nn.Linear(width, 1)
+
+        def forward(self, x, h, c):
+            f = torch.relu(self.conv(x)).transpose(1, 2)
+            y, (h, c) = self.lstm(f, (h, c))
+            return torch.sigmoid(self.fc(y[:, -1])), h, c
+
+    return types.SimpleNamespace(KWS=KWS, VAD=VAD)

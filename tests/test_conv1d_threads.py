@@ -65,9 +65,9 @@ def test_default_and_env():
 def test_split_axes():
     # batch, positions, channels, groups; tiny layers stay on one thread
     assert _conv1d.split(8, 64, 64, 1000, 1000, 3, 1, 1, 1, 1, threads=2)[:2] == (2, 0)
-    chunks, axis, per = _conv1d.split(1, 64, 64, 1000, 1000, 3, 1, 1, 1, 1, threads=2)
-    assert axis == 1 and chunks >= 2 and per % 48 == 0
-    chunks, axis, per = _conv1d.split(1, 4096, 1024, 1, 1, 1, 1, 1, 0, 1, threads=2)
+    chunks, axis, per = _conv1d.split(1, 64, 64, 1000, 1000, 3, 1, 1, 1, 1, threads=2)[:3]
+    assert axis == 1 and chunks >= 2 and per % 16 == 0
+    chunks, axis, per = _conv1d.split(1, 4096, 1024, 1, 1, 1, 1, 1, 0, 1, threads=2)[:3]
     assert axis == 2 and chunks >= 2 and per % 8 == 0
     assert _conv1d.split(1, 8, 8, 10, 10, 3, 1, 1, 1, 1, threads=2)[0] == 1
 

@@ -389,3 +389,53 @@ def test_export_eager_floatfunctional_residual(tmp_path):
     assert {"add", "add+relu", "cat", "avg_pool1d", "adaptive_avg_pool1d"} <= set(kinds), kinds
     for b in (1, 5):
         check_equal(qm, tm, rand(b, 4, 24, seed=b))
+
+
+def test_export_check_reruns_a_dynamic_op_on_torchs_input(tmp_path):
+    """A dynamic linear fed by a float op: torch's float input one float32 step across a
+    rounding boundary of the dynamic quantization makes the outputs differ by one input step
+    times a weight column, beyond FLOAT_RTOL. The check reruns the op on torch's input (row ok,
+    ``input_rounding``), then restores qrt's own input; a real disagreement stays a failure."""
+    from qrt_export._export import FLOAT_RTOL, check_ops
+    torch.manual_seed(3)
+    fm = nn.Sequential(nn.ReLU(), nn.Linear(16, 8)).eval()
+    with torch.no_grad():
+        fm[1].weight[:, 5] = 4.0   # a heavy column: one input step moves every output
+    with _engine("qnnpack"):
+        dm = quantize_dynamic(fm, {nn.Linear}, dtype=torch.qint8)
+    x = torch.rand(1, 16) * 2.0
+    x[0, 0], x[0, 1] = 0.0, 2.0   # pin the dynamic range: element 5 moves inside it
+    path = tmp_path / "m.bin"
+    qrt_export.export(dm, (x,), path, verbose=False, check=False)
+    m = qrt.load(path)
+    relu, lin = m.graph.nodes[0], m.graph.nodes[-1]
+    assert lin.label == "linear_dynamic"
+
+    def torch_lin(v):
+        with _engine("qnnpack"), torch.no_grad():
+            return dm[1](v)
+    # two adjacent float32 values of element 5 on either side of a quantization boundary
+    lo, hi = np.float32(0.7), np.float32(0.7 + 2.0 / 255)
+    at = lambda v: torch_lin(torch.cat([x[:, :5], torch.tensor([[float(v)]]), x[:, 6:]], 1))  # noqa: E731
+    assert not torch.equal(at(lo), at(hi))
+    while np.nextafter(lo, hi) != hi:
+        mid = np.float32((np.float64(lo) + np.float64(hi)) / 2)
+        mid = mid if mid not in (lo, hi) else np.nextafter(lo, hi)
+        if torch.equal(at(mid), at(lo)):
+            lo = mid
+        else:
+            hi = mid
+    x[0, 5] = float(lo)                      # qrt's relu output: lo
+    t_in = x.clone()
+    t_in[0, 5] = float(hi)                   # "torch's" relu output: the next float32
+    want = torch_lin(t_in)
+    assert (want - at(lo)).abs().max() > FLOAT_RTOL * want.abs().max()
+    rows = check_ops(m, {relu.name: t_in, lin.name: want}, (x,))
+    row = next(r for r in rows if r["name"] == lin.name)
+    assert row["ok"] and row["input_rounding"] <= FLOAT_RTOL * float(want.abs().max())
+    plan = m._exec.plan([(1, 16)])
+    assert np.asarray(plan.views[lin.input_ids[0]])[0, 5] == lo   # qrt's input restored
+    # the op itself wrong (torch's output elsewhere): no rerun can make it agree
+    rows = check_ops(m, {relu.name: t_in, lin.name: want + 1.0}, (x,))
+    row = next(r for r in rows if r["name"] == lin.name)
+    assert not row["ok"] and "input_rounding" not in row

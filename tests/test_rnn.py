@@ -21,6 +21,7 @@ from qrt import _conv1d  # noqa: E402
 from qrt.ops import ShapeError  # noqa: E402
 from qrt.ops import rnn as R  # noqa: E402
 from qrt.quantization import choose_qparams  # noqa: E402
+from _torch_models import sequence_models  # noqa: E402
 
 SHORT = 1e-6      # |qrt - torch| on short sequences (values <= 1: a few ulp per step)
 LONG = 2e-3       # over 1000 steps (a flipped code of h, decayed)
@@ -311,17 +312,7 @@ def test_loop_gemv_equals_the_linear_kernel(rng, mode, gates, hidden, batch):
 
 
 # ---- the issue's models, end to end (export with the op-by-op check, then compare) ----------
-class KWS(torch.nn.Module):
-    """Keyword spotting: 2 x 64 LSTM, batch_first, over 40-band MFCC frames, + Linear."""
-
-    def __init__(self):
-        super().__init__()
-        self.lstm = torch.nn.LSTM(40, 64, num_layers=2, batch_first=True)
-        self.fc = torch.nn.Linear(64, 12)
-
-    def forward(self, x):
-        y, _ = self.lstm(x)
-        return self.fc(y[:, -1])
+KWS, VAD = sequence_models().KWS, sequence_models().VAD
 
 
 class GRUClassifier(torch.nn.Module):
@@ -344,22 +335,6 @@ class Tagger(torch.nn.Module):
     def forward(self, x):
         y, _ = self.lstm(x)
         return self.fc(y)
-
-
-class VAD(torch.nn.Module):
-    """Silero-VAD-style: float Conv1d front end over a 30 ms chunk, LSTM with (h, c) passed
-    in and out, Linear + sigmoid."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv1d(1, 32, 32, stride=16)
-        self.lstm = torch.nn.LSTM(32, 32, batch_first=True)
-        self.fc = torch.nn.Linear(32, 1)
-
-    def forward(self, x, h, c):
-        f = torch.relu(self.conv(x)).transpose(1, 2)
-        y, (h, c) = self.lstm(f, (h, c))
-        return torch.sigmoid(self.fc(y[:, -1])), h, c
 
 
 @pytest.mark.parametrize("cls,shape", [(KWS, (2, 30, 40)), (GRUClassifier, (3, 25, 40)),

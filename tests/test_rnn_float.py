@@ -17,6 +17,7 @@ import qrt_export  # noqa: E402
 from qrt import _ops  # noqa: E402
 from qrt.ops import BY_NAME, ShapeError  # noqa: E402
 from qrt.ops import rnn_float as RF  # noqa: E402
+from _torch_models import sequence_models  # noqa: E402
 
 nn = torch.nn
 EPS = 2.0 ** -23
@@ -254,30 +255,7 @@ def test_whole_op_simd_equals_reference(tmp_path, monkeypatch, name, make):
 
 
 # ---- models ------------------------------------------------------------------------------------
-class KWS(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lstm = nn.LSTM(40, 64, num_layers=2, batch_first=True)
-        self.fc = nn.Linear(64, 12)
-
-    def forward(self, x):
-        y, _ = self.lstm(x)
-        return self.fc(y[:, -1])
-
-
-class VAD(nn.Module):
-    """Silero-VAD-style: conv front end (static-quantized), float LSTM with state in and out."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv1d(1, 32, 32, stride=16)
-        self.lstm = nn.LSTM(32, 32, batch_first=True)
-        self.fc = nn.Linear(32, 1)
-
-    def forward(self, x, h, c):
-        f = torch.relu(self.conv(x)).transpose(1, 2)
-        y, (h, c) = self.lstm(f, (h, c))
-        return torch.sigmoid(self.fc(y[:, -1])), h, c
+KWS, VAD = sequence_models().KWS, sequence_models().VAD
 
 
 def test_float_lstm_in_a_dynamic_linear_model(tmp_path):

@@ -30,6 +30,19 @@ int qrt_add_isa(void);
 void qrt_add_u8(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
                 uint8_t *out, int variant);
 
+#ifndef QRT_ADD_MT_MIN
+/** Elements below which qrt_add_u8_mt() runs on the calling thread only. */
+#define QRT_ADD_MT_MIN 32768
+#endif
+
+/**
+ * qrt_add_u8() over up to `threads` threads (the qrt pool): the elements are cut into runs
+ * on 64-element boundaries, each computed by the same kernel, so the result is bit-identical
+ * for every thread count.  `out` may alias a or b (element for element).
+ */
+void qrt_add_u8_mt(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
+                   uint8_t *out, int variant, int threads);
+
 /** Same contract as qrt_add_float_u8_ref(). */
 void qrt_add_float_u8(const qrt_add_float_params *p, const uint8_t *a, const uint8_t *b,
                       size_t rows, size_t inner, size_t nvec, uint8_t *out, int variant);

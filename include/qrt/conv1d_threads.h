@@ -16,19 +16,27 @@
 
 #ifndef QRT_CONV1D_MT_MIN_WORK
 /** Work units (MACs + 16 per input/output element) below which one thread is used. */
-#define QRT_CONV1D_MT_MIN_WORK 3000000.0
+#define QRT_CONV1D_MT_MIN_WORK 1000000.0
 #endif
 /** Run-time threshold (tests lower it to cut tiny layers); one per process, in
  *  src/conv1d_threads.c. */
 extern double qrt_conv1d_mt_min_work;
-#define QRT_CONV1D_MT_ALIGN_T 48 /**< position chunks are multiples of the widest tile */
+#define QRT_CONV1D_MT_GRAN_T 16 /**< position cuts fall on multiples of one 16-lane vector */
+#define QRT_CONV1D_MT_MIN_T 2   /**< position granules per chunk at least (32 positions) */
+#define QRT_CONV1D_MT_GRAN_C 8  /**< channel cuts fall on multiples of one 8-channel tile */
 
-/** How a call is cut. */
+/**
+ * How a call is cut.  Batch: `chunks` runs of `per` batch rows.  Otherwise a grid of
+ * `parts_t` position parts x `parts_c` channel parts (chunk i = position part i / parts_c,
+ * channel part i % parts_c); the parts of an axis are balanced in granules (16 positions, 8
+ * output channels or one group), so no thread gets more than one granule more than another.
+ */
 typedef struct {
     int chunks;  /**< sub-calls (1: not cut) */
-    int axis;    /**< 0: batch, 1: output positions, 2: output channels / groups */
-    int64_t per; /**< units (batches, positions, or groups/channels) per sub-call */
+    int axis;    /**< 0: batch, 1: output positions, 2: output channels / groups, 3: both */
+    int64_t per; /**< largest run of units (batches, positions, or groups/channels) of a chunk */
     int64_t units;
+    int parts_t, parts_c; /**< position parts x channel parts (axes 1..3) */
 } qrt_conv1d_split;
 
 /** @brief How qrt_conv1d_u8_mt() cuts `p` for `threads` threads (pure function of both). */

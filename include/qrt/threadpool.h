@@ -6,9 +6,12 @@
  *        and returns when every task is done.
  *
  * One job runs at a time: a caller that finds the pool busy (another Python thread inside a
- * nogil kernel) runs its tasks inline, so results never depend on who ran what.  Workers are
- * started lazily, spin briefly after a job (back-to-back calls skip the futex wake-up), then
- * sleep on a condition variable.  After fork() the child starts with no workers.
+ * nogil kernel) runs its tasks inline, so results never depend on who ran what.  Tasks are
+ * claimed one at a time by whoever is free (the caller too), so a worker that starts late
+ * leaves its share to the others.  Workers are started lazily, spin QRT_POOL_SPIN_NS after a
+ * job (back-to-back layers skip the wake-up), then sleep on a condition variable; the caller
+ * takes the condition variable's lock only when some worker sleeps.  After fork() the child
+ * starts with no workers.
  *
  * The state lives in src/threadpool.c, compiled once into libqrt_core: one pool per process,
  * whichever extension module (or C driver) calls it.
@@ -21,11 +24,29 @@
 
 #define QRT_POOL_MAX_THREADS 64   /**< upper bound of qrt_pool_set_threads() */
 #define QRT_POOL_MAX_TASKS   4096 /**< tasks per job (more run on the caller alone) */
-#ifndef QRT_POOL_SPIN
-#define QRT_POOL_SPIN 20000 /**< pause iterations a worker spins before sleeping */
+#ifndef QRT_POOL_SPIN_NS
+/** How long a worker spins after a job before sleeping: covers the gap between two layers
+ *  (Python dispatch, an unthreaded op), not more: a spinning thread on a busy machine takes
+ *  time from the threads that have work. */
+#define QRT_POOL_SPIN_NS 150000
 #endif
-#ifndef QRT_POOL_MAIN_SPIN
-#define QRT_POOL_MAIN_SPIN 20000 /**< pause iterations the caller spins before yielding */
+#ifndef QRT_POOL_MAIN_SPIN_NS
+/** How long the caller spins waiting for the last running tasks before it yields the core. */
+#define QRT_POOL_MAIN_SPIN_NS 30000
+#endif
+
+#ifndef QRT_POOL_LATE_NS
+/** A job is "late" when the caller, out of tasks, waits longer than twice its own share plus
+ *  this for a worker; QRT_POOL_STRIKES late jobs in a row make the next QRT_POOL_BACKOFF jobs
+ *  run on the caller alone (an oversubscribed machine, where waiting for a descheduled worker
+ *  costs more than the second thread gains). */
+#define QRT_POOL_LATE_NS 100000
+#endif
+#ifndef QRT_POOL_STRIKES
+#define QRT_POOL_STRIKES 3
+#endif
+#ifndef QRT_POOL_BACKOFF
+#define QRT_POOL_BACKOFF 64
 #endif
 
 /** A task: fn(ctx, i) for i in [0, ntasks). */

@@ -74,7 +74,11 @@ class Add(OpDef):
 
     def bind(self, node, ins, outs):
         y = node.outputs[0]
-        fn = _functional("add_relu" if node.attrs["activation"] == "relu" else "add")
+        relu = node.attrs["activation"] == "relu"
+        fast = _qnnp_binding(ins, outs[0], y.scale, y.zero_point, relu)
+        if fast is not None:
+            return fast
+        fn = _functional("add_relu" if relu else "add")
         return fn, (ins[0], ins[1], y.scale, y.zero_point), {"out": outs[0]}
 
     def prepare_cuda(self, node, dev):
@@ -88,6 +92,28 @@ class Add(OpDef):
         fn = dev.functional.add_relu if node.attrs["activation"] == "relu" else \
             dev.functional.add
         return lambda: fn(ins[0], ins[1], y.scale, y.zero_point, out=outs[0])
+
+
+def _qnnp_binding(ins, out, scale, zero_point, relu):
+    """The plan's call of a quint8 add that QNNPACK's kernel takes: the kernel itself on the
+    flat codes of the plan's fixed buffers, its parameters computed once (what qrt.functional.add
+    computes per call: same kernel, same integers).  None: the generic path."""
+    from qrt import _ops
+    from qrt._dtypes import quint8
+    a, b = ins
+    if a.dtype is not quint8 or b.dtype is not quint8 or out.dtype is not quint8 or \
+            a.shape != b.shape or a.shape != out.shape or a.ndim == 0 or a.numel() == 0:
+        return None
+    codes = [t.int_repr() for t in (a, b, out)]
+    if not all(c.flags.c_contiguous for c in codes):
+        return None
+    sa, za, sb, zb = float(np.float32(a.q_scale())), a.q_zero_point(), \
+        float(np.float32(b.q_scale())), b.q_zero_point()
+    so = float(np.float32(scale))
+    if not _ops.add_qnnp_supported(sa, za, sb, zb, so, zero_point, relu):
+        return None
+    kern = _ops.AddQnnp(sa, za, sb, zb, so, zero_point, relu)
+    return kern, tuple(c.reshape(-1) for c in codes), {}
 
 
 class _Table(OpDef):

@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from qrt import _ops
 from qrt.ops._core import Bool, Choice, Float, Ints, OpDef, ShapeError, define, same_qparams
 
 _F32, _F64 = np.float32, np.float64
@@ -183,48 +184,61 @@ class Upsample2d(OpDef):
         th = linear_taps(_scale(a, 0, h, oh, True), h, oh, ac, fused)
         tw = linear_taps(_scale(a, 1, w, ow, True), w, ow, ac, fused)
         if is_float:
-            zp, lo, hi_ = _F32(0), None, None
+            zp, lo, hi_ = 0.0, 0, 0
         else:
-            zp = _F32(node.inputs[0].zero_point)
+            zp = float(node.inputs[0].zero_point)
             lo, hi_ = _RANGE[node.inputs[0].dtype]
         nv = 8 * (c // 8) if fused else 0
-        copy_through = not nhwc and (h, w) == (oh, ow)
-        l0 = th[2].reshape(-1, 1)
-        l1 = th[3].reshape(-1, 1)
-        m0, m1 = tw[2], tw[3]
-
-        def value(p00, p01, p10, p11, vec):
-            if not fused:
-                A = m0 * p00 + m1 * p01
-                B = m0 * p10 + m1 * p11
-                return l0 * A + l1 * B
-            if vec:
-                A = fmaf(m1, p01, m0 * p00)
-                B = fmaf(m1, p11, m0 * p10)
-                return fmaf(l1, B, l0 * A)
-            A = fmaf(m0, p00, m1 * p01)
-            B = fmaf(m0, p10, m1 * p11)
-            return fmaf(l0, A, l1 * B)
+        if not nhwc and (h, w) == (oh, ow):
+            return (lambda: np.copyto(y, x)), (), {}
+        taps = [np.ascontiguousarray(t, np.int32 if k < 2 else _F32)
+                for tt in (th, tw) for k, t in enumerate(tt)]
+        dt = {np.dtype(np.uint8): 0, np.dtype(np.int8): 1, np.dtype(_F32): 2}[x.dtype]
+        res = np.empty(y.shape, x.dtype) if scramble else y
+        xb, rb = x.reshape(-1).view(np.uint8), res.reshape(-1).view(np.uint8)
+        work = np.empty(2 * ow, _F32)
+        args = (xb, rb, dt, n * c, c, h, w, oh, ow, *taps, work)
+        kw = {"fused": fused, "nv": nv, "zp": zp, "lo": lo, "hi": hi_}
+        if not scramble:
+            return _ops.upsample_bilinear, args, kw
 
         def run():
-            if copy_through:
-                np.copyto(y, x)
-                return
-            xf = x.astype(_F32)
-            rows0, rows1 = xf[:, :, th[0]], xf[:, :, th[1]]
-            taps = (rows0[..., tw[0]], rows0[..., tw[1]], rows1[..., tw[0]], rows1[..., tw[1]])
-            if nv == 0 or nv == c:
-                r = value(*taps, vec=nv == c)
-            else:
-                r = np.concatenate([value(*(t[:, :nv] for t in taps), vec=True),
-                                    value(*(t[:, nv:] for t in taps), vec=False)], axis=1)
-            if is_float:
-                np.copyto(y, r)
-                return
-            r = (r - zp).astype(_F32)
-            q = np.clip(np.rint((r + zp).astype(_F32)), lo, hi_)
-            if scramble:
-                y.reshape(-1)[...] = q.transpose(0, 2, 3, 1).reshape(-1)
-            else:
-                np.copyto(y, q, casting="unsafe")
+            _ops.upsample_bilinear(*args, **kw)
+            y.reshape(-1)[...] = res.transpose(0, 2, 3, 1).reshape(-1)
         return run, (), {}
+
+
+def bilinear_numpy(x, th, tw, fused, nv, zp, lo, hi):
+    """The bilinear formula of the module docstring in numpy (the kernel's specification in
+    the tests): x [N, C, H, W] uint8/int8/float32, th / tw the (i0, i1, l0, l1) taps of
+    linear_taps; returns the float32 result (float input) or the clamped codes (float32)."""
+    c = x.shape[1]
+    l0, l1 = th[2].reshape(-1, 1), th[3].reshape(-1, 1)
+    m0, m1 = tw[2], tw[3]
+
+    def value(p00, p01, p10, p11, vec):
+        if not fused:
+            A = m0 * p00 + m1 * p01
+            B = m0 * p10 + m1 * p11
+            return l0 * A + l1 * B
+        if vec:
+            A = fmaf(m1, p01, m0 * p00)
+            B = fmaf(m1, p11, m0 * p10)
+            return fmaf(l1, B, l0 * A)
+        A = fmaf(m0, p00, m1 * p01)
+        B = fmaf(m0, p10, m1 * p11)
+        return fmaf(l0, A, l1 * B)
+
+    xf = x.astype(_F32)
+    rows0, rows1 = xf[:, :, th[0]], xf[:, :, th[1]]
+    taps = (rows0[..., tw[0]], rows0[..., tw[1]], rows1[..., tw[0]], rows1[..., tw[1]])
+    if nv == 0 or nv == c:
+        r = value(*taps, vec=nv == c)
+    else:
+        r = np.concatenate([value(*(t[:, :nv] for t in taps), vec=True),
+                            value(*(t[:, nv:] for t in taps), vec=False)], axis=1)
+    if x.dtype == _F32:
+        return r
+    zp = _F32(zp)
+    r = (r - zp).astype(_F32)
+    return np.clip(np.rint((r + zp).astype(_F32)), lo, hi)

@@ -11,48 +11,6 @@
 /* Depthwise path: lanes over time                                                           */
 /* ---------------------------------------------------------------------------------------- */
 
-/**
- * round-half-even(y) for |y| < 2^31, INT32_MIN for NaN and |y| >= 2^31 (qrt_cvt_f32_s32_rne).
- * aarch64: fcvtns rounds half to even but saturates, so the out-of-range lanes are replaced.
- * armv7 has no rounding convert.  There y is first raised to at least -2^22, then
- * z = y + 1.5 * 2^23 is formed (NEON always rounds to nearest even) and the lane's result is
- * z's bit pattern minus that of 1.5 * 2^23:
- *  - |y| < 2^22: z lies in [2^23, 2^24), where the float spacing is 1, so the one rounding of
- *    the addition is round-half-even(y) and the difference of the patterns is exactly it;
- *  - y <= -2^22 (raised to -2^22): -2^22, which requantizes to the clamp floor as y itself;
- *  - 2^22 <= y < 2^31: z >= 2^24 and positive floats order as their patterns, so the result
- *    is >= 2^22 and requantizes to the clamp ceiling as round-half-even(y) does;
- *  - NaN, |y| >= 2^31: replaced by -2^22 (where aarch64 gives INT32_MIN): the clamp floor.
- * (|r| >= 2^22 lands far outside 0..255 after adding the zero point.)  NEON's flush-to-zero
- * changes only products below 2^-126, which round to 0 either way.
- */
-QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y) {
-    /* |y| < 2^31 (false for NaN); y = -2^31 fails it but its value is INT32_MIN anyway */
-    const uint32x4_t ok = vcaltq_f32(y, vdupq_n_f32(2147483648.0f));
-#if defined(__aarch64__)
-    return vbslq_s32(ok, vcvtnq_s32_f32(y), vdupq_n_s32(INT32_MIN));
-#else
-    /* the replaced lanes take -2^22 instead of INT32_MIN: the same clamp floor, one
-     * constant less (armv7 has 16 vector registers) */
-    const float32x4_t magic = vdupq_n_f32(12582912.0f), floor = vdupq_n_f32(-4194304.0f);
-    const float32x4_t z = vaddq_f32(vmaxq_f32(vbslq_f32(ok, y, floor), floor), magic);
-    return vsubq_s32(vreinterpretq_s32_f32(z), vreinterpretq_s32_f32(magic));
-#endif
-}
-
-/**
- * qrt__neon_cvt_rne() for lanes known to hold |y| < 2^22 (qrt__dw_small_y): fcvtns alone, or
- * on armv7 the 1.5 * 2^23 addition alone (the first case above).
- */
-QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y) {
-#if defined(__aarch64__)
-    return vcvtnq_s32_f32(y);
-#else
-    const float32x4_t magic = vdupq_n_f32(12582912.0f);
-    return vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(y, magic)), vreinterpretq_s32_f32(magic));
-#endif
-}
-
 /** Per-output-channel constants of the depthwise path's requantization. */
 typedef struct {
     int32x4_t bias; /**< int32 bias: the accumulators' start (sums wrap, as paddd) */
@@ -341,12 +299,10 @@ QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uin
         qrt__conv1d_dw__neon(p, x, w, q, (uint8_t *)out);
         return QRT_OK;
     }
-#if defined(__aarch64__)
     if (qrt__conv1d_gemm_ok(p)) { /* kernel-1 GEMM (1x1 conv2d): conv1d_neon_gemm.h */
         qrt__conv1d_gemm__neon(p, x, w, q, out);
         return QRT_OK;
     }
-#endif
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups;
     const int64_t taps = cg * (int64_t)p->kernel;
     if (taps < 16) /* no full vector per output: the plain loop is faster */

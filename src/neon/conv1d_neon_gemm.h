@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file conv1d_neon_gemm.h
- * @brief Private to src/neon (aarch64 only): the GEMM-shaped conv1d case (kernel 1, stride 1,
+ * @brief Private to src/neon: the GEMM-shaped conv1d case (kernel 1, stride 1,
  *        groups 1, no padding, unit time strides, uint8 output; a 1x1 stride-1 conv2d read as
  *        [C_in][H*W]) as a register-blocked microkernel, out[oc][t] = sum_ci w[oc][ci] x[ci][t].
  *
@@ -16,17 +16,23 @@
  * w - w_zero is packed once as int16 [c_in][8] on the stack; per input channel the 8 input bytes
  * x[ci][t..t+8) are loaded in place and widened to x - x_zero (vsubl_u8), then 16
  * vmlal(_high)_laneq_s16 add them times the 8 channels' weights.  The dot-product variant is in
- * conv1d_neondot.c (qrt__conv1d_gemm__neondot).
+ * conv1d_neondot.c (qrt__conv1d_gemm__neondot).  armv7 (16 q registers, no laneq) runs a
+ * 4-channel x 8-position tile of the same sums: see its qrt__conv1d_gemm__neon below.
  */
 #ifndef QRT_SRC_CONV1D_NEON_GEMM_H
 #define QRT_SRC_CONV1D_NEON_GEMM_H
 
 #include "conv1d_neon_common.h"
 
-#if defined(__aarch64__)
-
 /** Largest c_in of the GEMM path (its stack buffers are sized by it). */
 #define QRT__GEMM_MAX_CIN 1024
+
+/** Output channels per tile: 8 on aarch64 (32 vector registers), 4 on armv7 (16). */
+#if defined(__aarch64__)
+#define QRT__GEMM_OC 8
+#else
+#define QRT__GEMM_OC 4
+#endif
 
 /** Whether p is the GEMM-shaped case the microkernels take (p already checked). */
 static inline int qrt__conv1d_gemm_ok(const qrt_conv1d_params *p) {
@@ -75,6 +81,7 @@ qrt__gemm_rq8(int32x4_t a, int32x4_t b, float32x4_t scale, const qrt__gemm_rq *c
               const int small) {
     const float32x4_t ya = vmulq_f32(vcvtq_f32_s32(a), scale);
     const float32x4_t yb = vmulq_f32(vcvtq_f32_s32(b), scale);
+#if defined(__aarch64__)
     int32x4_t ra = vcvtnq_s32_f32(ya), rb = vcvtnq_s32_f32(yb);
     if (!small) {
         const float32x4_t lim = vdupq_n_f32(2147483648.0f);
@@ -83,11 +90,18 @@ qrt__gemm_rq8(int32x4_t a, int32x4_t b, float32x4_t scale, const qrt__gemm_rq *c
         rb = vbslq_s32(vcaltq_f32(yb, lim), rb, imin);
     }
     const int16x8_t h = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(ra), rb), c->zero);
+#else /* armv7: no rounding convert (qrt__neon_cvt_rne: out-of-range lanes give -2^22, the
+       * same clamp floor as INT32_MIN) */
+    const int32x4_t ra = small ? qrt__neon_cvt_rne_small(ya) : qrt__neon_cvt_rne(ya);
+    const int32x4_t rb = small ? qrt__neon_cvt_rne_small(yb) : qrt__neon_cvt_rne(yb);
+    const int16x8_t h = vqaddq_s16(vcombine_s16(vqmovn_s32(ra), vqmovn_s32(rb)), c->zero);
+#endif
     return vmin_u8(vmax_u8(vqmovun_s16(h), c->lo), c->hi);
 }
 
 /**
- * Requantize and store one 8 x 8 tile, output channel oc0 + r at acc[2r] (t..t+3), acc[2r+1];
+ * Requantize and store one QRT__GEMM_OC x 8 tile, output channel oc0 + r at acc[2r] (t..t+3),
+ * acc[2r+1];
  * channels from oce on are not stored.  `small`: qrt__gemm_small_y holds for all 8 channels.
  */
 QRT_NEON_FN static inline __attribute__((always_inline)) void
@@ -97,21 +111,22 @@ qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void
     uint8_t *y = (uint8_t *)out + n * p->y_stride_n + oc0 * p->y_stride_c + t;
     const int64_t ys = p->y_stride_c;
     const float *sc = q->scale + oc0;
-    if (oc0 + 8 <= oce && small) { /* constant trip counts: the tile stays in registers */
-        for (int r = 0; r < 8; ++r)
+    if (oc0 + QRT__GEMM_OC <= oce && small) { /* constant trip counts: the tile stays in registers */
+        for (int r = 0; r < QRT__GEMM_OC; ++r)
             vst1_u8(y + r * ys,
                     qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 1));
-    } else if (oc0 + 8 <= oce) {
-        for (int r = 0; r < 8; ++r)
+    } else if (oc0 + QRT__GEMM_OC <= oce) {
+        for (int r = 0; r < QRT__GEMM_OC; ++r)
             vst1_u8(y + r * ys,
                     qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 0));
     } else {
-        for (int r = 0; r < 8 && oc0 + r < oce; ++r)
+        for (int r = 0; r < QRT__GEMM_OC && oc0 + r < oce; ++r)
             vst1_u8(y + r * ys,
                     qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 0));
     }
 }
 
+#if defined(__aarch64__)
 /** The GEMM path of qrt_conv1d_u8__neon() (p checked, qrt__conv1d_gemm_ok(p)). */
 QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const uint8_t *x,
                                                const int8_t *w, const qrt_conv1d_quant *q,
@@ -187,6 +202,64 @@ QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p
                     QRT__MAC(6);
                     QRT__MAC(7);
 #undef QRT__MAC
+                }
+                qrt__gemm_store_tile(p, q, out, n, oc0, p->c_out, t, acc, &rq, small);
+            }
+        }
+    }
+}
+
+#else /* armv7 */
+
+/**
+ * The GEMM path of qrt_conv1d_u8__neon() on armv7 (p checked, qrt__conv1d_gemm_ok(p)): tiles
+ * of 4 output channels x 8 positions in 8 int32x4 accumulators (armv7 has 16 q registers and
+ * no vmlal_laneq).  Per block of 4 channels, w - w_zero is packed as int16 [c_in][4]; per
+ * input channel the 8 input bytes are widened to x - x_zero (vsubl_u8) and 8 vmlal_lane_s16
+ * add them times the 4 channels' weights.  Same sums (exact modulo 2^32) and the same
+ * requantization as the aarch64 tile.
+ */
+QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const uint8_t *x,
+                                                      const int8_t *w, const qrt_conv1d_quant *q,
+                                                      void *out) {
+    int16_t wq[QRT__GEMM_MAX_CIN * 4]; /* [ci][4 channels] w - w_zero */
+    const int64_t ci_n = p->c_in, len = p->len_out;
+    const ptrdiff_t xs = (ptrdiff_t)p->x_stride_c;
+    const uint8x8_t vxz = vdup_n_u8((uint8_t)p->input_zero);
+    qrt__gemm_rq rq;
+    qrt__gemm_rq_init(p, &rq);
+    for (int64_t oc0 = 0; oc0 < p->c_out; oc0 += 4) {
+        int32_t bias[4];
+        int small = 1;
+        for (int r = 0; r < 4; ++r) {
+            const int64_t oc = oc0 + r < p->c_out ? oc0 + r : p->c_out - 1;
+            const int8_t *wr = w + oc * ci_n;
+            const int32_t wz = q->weight_zero[oc];
+            for (int64_t ci = 0; ci < ci_n; ++ci) wq[ci * 4 + r] = (int16_t)(wr[ci] - wz);
+            bias[r] = q->bias_q[oc];
+            small &= qrt__gemm_small_y(ci_n, q->bias_q[oc], q->scale[oc]);
+        }
+        for (int64_t n = 0; n < p->n; ++n) {
+            const uint8_t *xn = x + n * p->x_stride_n;
+            for (int64_t t0 = 0; t0 < len; t0 += 8) {
+                const int64_t t = t0 + 8 <= len ? t0 : len - 8;
+                int32x4_t acc[8];
+                for (int r = 0; r < 4; ++r) acc[2 * r] = acc[2 * r + 1] = vdupq_n_s32(bias[r]);
+                const uint8_t *xp = xn + t;
+                const int16_t *wp = wq;
+                /* 32-bit trip count (c_in <= QRT__GEMM_MAX_CIN): no 64-bit compare per step */
+                for (int ci = 0; ci < (int)ci_n; ++ci, xp += xs, wp += 4) {
+                    const int16x8_t xv = vreinterpretq_s16_u16(vsubl_u8(vld1_u8(xp), vxz));
+                    const int16x4_t xl = vget_low_s16(xv), xh = vget_high_s16(xv);
+                    const int16x4_t wv = vld1_s16(wp);
+                    acc[0] = vmlal_lane_s16(acc[0], xl, wv, 0);
+                    acc[1] = vmlal_lane_s16(acc[1], xh, wv, 0);
+                    acc[2] = vmlal_lane_s16(acc[2], xl, wv, 1);
+                    acc[3] = vmlal_lane_s16(acc[3], xh, wv, 1);
+                    acc[4] = vmlal_lane_s16(acc[4], xl, wv, 2);
+                    acc[5] = vmlal_lane_s16(acc[5], xh, wv, 2);
+                    acc[6] = vmlal_lane_s16(acc[6], xl, wv, 3);
+                    acc[7] = vmlal_lane_s16(acc[7], xh, wv, 3);
                 }
                 qrt__gemm_store_tile(p, q, out, n, oc0, p->c_out, t, acc, &rq, small);
             }

@@ -17,7 +17,7 @@
  * stdin:  uint32 mode, cases, seed, dot   (mode 0: random test, dot: also test __neondot;
  *         otherwise one run of a benchmark shape for instruction counts, see bench())
  * GEMM cases (kernel 1, stride 1, groups 1: the microkernel path of src/neon/conv1d_neon_gemm.h
- * on aarch64), cases / 4 + 1 of them, follow: see gemm_case().
+ * on aarch64 and armv7), cases / 4 + 1 of them, follow: see gemm_case().
  *
  * stdout: "ok <cases> <calls> <dw-calls> <gemm-calls>" or "MISMATCH ..." / "CANARY ..." /
  *         "GEMM-MISMATCH ..." (exit 1).
