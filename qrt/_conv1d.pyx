@@ -2,13 +2,15 @@
 """Thin wrapper over include/qrt/conv1d.h. Shapes are checked here, semantics in the C gate."""
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.math cimport isfinite
 from libc.stddef cimport ptrdiff_t
 
 from qrt._kernels cimport *
 
 cdef extern from "qrt/rnn.h" nogil:
     void qrt_choose_qparams_u8(float mn, float mx, double *scale, int32_t *zero_point)
+
+cdef extern from "qrt/minmax.h" nogil:
+    int qrt_minmax_finite_f32(const float *x, size_t n, float *lo, float *hi)
 
 cdef extern from "qrt/conv1d_threads.h" nogil:
     int QRT_POOL_MAX_THREADS
@@ -407,16 +409,12 @@ cdef class Plan:
                              "c_out entries")
         if not self._fits(0, n, 0, ybuf.shape[0]):
             return True
-        cdef float lo = x[0], hi = x[0], v, s32
+        cdef float lo, hi, s32
         cdef double s
         cdef int32_t z
-        cdef bint bad = False
+        cdef bint bad
         with nogil:
-            for i in range(n):
-                v = x[i]
-                bad = bad | (not isfinite(v))
-                lo = v if v < lo else lo
-                hi = v if v > hi else hi
+            bad = not qrt_minmax_finite_f32(&x[0], <size_t>n, &lo, &hi)
             if not bad:
                 qrt_choose_qparams_u8(lo, hi, &s, &z)
                 s32 = <float>s

@@ -571,7 +571,7 @@ cdef extern from "qrt/float_gelu.h" nogil:
 
 def gelu_erf_f32(const float[::1] x, float[::1] y, int variant=-1):
     """y = gelu(x) (erf form), the float_gelu numpy steps in C; returns the QRT_ISA_* code
-    that ran (variant 0 forces the reference)."""
+    that ran (variant -1 the best, 0 the reference, 1 AVX2, 2 AVX-512)."""
     if x.shape[0] != y.shape[0]:
         raise ValueError("gelu: output length differs from input length")
     if x.shape[0] == 0:
@@ -579,6 +579,25 @@ def gelu_erf_f32(const float[::1] x, float[::1] y, int variant=-1):
     cdef int r
     with nogil:
         r = qrt_gelu_erf_f32(&x[0], &y[0], <size_t>x.shape[0], variant)
+    return r
+
+
+# ---- float32 softmax over contiguous rows (include/qrt/float_softmax.h; qrt/ops/float_reduce.py) ----
+cdef extern from "qrt/float_softmax.h" nogil:
+    int qrt_softmax_rows_f32(const float *x, float *y, size_t rows, size_t n, int variant)
+
+
+def softmax_rows_f32(const float[:, ::1] x, float[:, ::1] y, int variant=-1):
+    """y = softmax(x) over each row (x.shape[1] >= 1); returns the QRT_ISA_* code that ran
+    (variant -1 the best, 0 the reference, 1 AVX2, 2 AVX-512)."""
+    cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
+    if y.shape[0] != rows or y.shape[1] != n or n < 1:
+        raise ValueError("softmax: x and y must be [rows, n >= 1] alike")
+    if rows == 0:
+        return 0
+    cdef int r
+    with nogil:
+        r = qrt_softmax_rows_f32(&x[0, 0], &y[0, 0], <size_t>rows, <size_t>n, variant)
     return r
 
 

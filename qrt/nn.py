@@ -958,3 +958,29 @@ class DynamicLinear(Linear):
             self._plans.clear()
         self._plans[xq.shape] = entry
         return y
+
+    def bound_call(self, x, y):
+        """A zero-argument call computing ``self(x, out=y)`` for these fixed arrays (a model
+        plan's buffers, bound once): the checks, the plan, the quint8 buffer and the scale
+        buffer are made here, so that a call is the one C call of ``run_dynamic_f32``.
+        Arrays it cannot take that way (not float32 C-contiguous, empty, rows that do not
+        collapse) get ``lambda: self(x, out=y)``."""
+        self._need_weight()
+        if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+                and x.dtype == np.float32 and x.flags.c_contiguous and x.size
+                and y.dtype == np.float32 and y.flags.c_contiguous and y.flags.writeable
+                and y.shape == self.output_shape(x.shape)):
+            return lambda: self(x, out=y)
+        xq = np.empty(x.shape, np.uint8)
+        rs_buf = np.empty(self._c_out, np.float32)
+        plan, _ = self._linear_plan(xq.shape, _contiguous_strides(xq.shape), 1.0, 0, rs_buf)
+        if plan is None:
+            return lambda: self(x, out=y)
+        run, xf, xqf, yf, ws = plan.run_dynamic_f32, x.reshape(-1), xq.reshape(-1), \
+            y.reshape(-1), self._wscale32
+
+        def call():
+            if not run(xf, xqf, yf, ws, rs_buf):
+                raise ValueError("input contains NaN or infinity; torch's dynamic "
+                                 "quantization fails on it too")
+        return call

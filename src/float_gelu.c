@@ -19,7 +19,13 @@ void qrt_gelu_erf_f32_ref(const float *x, float *y, size_t n)
 int qrt_gelu_erf_f32(const float *x, float *y, size_t n, int variant)
 {
 #if defined(QRT_HAVE_X86)
-    if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_AVX2)) {
+    const unsigned f = qrt_cpu_features();
+    if ((variant < 0 || variant == QRT_ISA_AVX512VNNI) && (f & QRT_CPU_AVX512DQ)) {
+        qrt_gelu_erf_f32__avx512(x, y, n);
+        return QRT_ISA_AVX512VNNI;
+    }
+    if ((variant < 0 || variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI) &&
+        (f & QRT_CPU_AVX2)) {
         qrt_gelu_erf_f32__avx2(x, y, n);
         return QRT_ISA_AVX2;
     }

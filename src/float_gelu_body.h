@@ -3,68 +3,42 @@
  * @file float_gelu_body.h
  * @brief The element function of include/qrt/float_gelu.h, private to src/: compiled by
  *        src/float_gelu.c (baseline) and src/x86/float_gelu_avx2.c (AVX2), same bits.
+ *        qrt/ops/float_unary.py's numpy steps, one element, all in float32.
  */
-#include <stdint.h>
+#include "float_exp_body.h"
 
-/* exp(x) in float64, Cephes' exp.c (rational form, |error| ~ 2e-16 relative) with the
- * reduction k = rint(x log2 e) by the 1.5 * 2^52 trick and 2^k built from its bits, so that
- * there is no branch and no libm call.  x is clamped to [-708, 709] (2^k stays normal; the
- * gelu below only feeds it values <= -1.26, where exp(-708) ~ 3e-308 rounds to the same
- * float32 result as 0); NaN passes through. */
-static inline double qrt_gelu_exp64(double x)
+static inline float qrt_gelu_erf1(float x)
 {
-    x = x < -708.0 ? -708.0 : x;
-    x = x > 709.0 ? 709.0 : x;
-    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
-    const double kb = x * 1.4426950408889634 + magic;
-    union {
-        double d;
-        uint64_t u;
-    } b, s;
-    b.d = kb;
-    const double k = kb - magic;
-    x = x - k * 6.93145751953125e-1;
-    x = x - k * 1.42860682030941723212e-6;
-    const double xx = x * x;
-    double p = 1.26177193074810590878e-4;
-    p = p * xx + 3.02994407707441961300e-2;
-    p = p * xx + 9.99999999999999999910e-1;
-    p = p * x;
-    double q = 3.00198505138664455042e-6;
-    q = q * xx + 2.52448340349684104192e-3;
-    q = q * xx + 2.27265548208155028766e-1;
-    q = q * xx + 2.00000000000000000009e0;
-    double r = p / (q - p);
-    r = 1.0 + 2.0 * r;
-    s.u = (b.u + 1023u) << 52; /* 2^k: the low bits of b hold k (|k| <= 1022) */
-    return r * s.d;
-}
-
-/* qrt/ops/float_unary.py's numpy steps, one element */
-static inline float qrt_gelu_erf1(float xf)
-{
-    const double x = (double)xf;
-    const double z = x * 0.7071067811865476; /* x / sqrt(2), float(np.sqrt(0.5)) */
-    const double e = z < 0.0 ? -z : z;
-    double t = e * 0.5;
-    t = t + 1.0;
-    t = 1.0 / t;
-    double acc = 0.17087277;
-    acc = acc * t + -0.82215223;
-    acc = acc * t + 1.48851587;
-    acc = acc * t + -1.13520398;
-    acc = acc * t + 0.27886807;
-    acc = acc * t + -0.18628806;
-    acc = acc * t + 0.09678418;
-    acc = acc * t + 0.37409196;
-    acc = acc * t + 1.00002368;
-    acc = acc * t + -1.26551223;
-    acc = acc - z * z;
-    acc = qrt_gelu_exp64(acc);
-    t = acc * t;                   /* erfc(|z|) */
-    t = z > 0.0 ? 2.0 - t : t;     /* 1 + erf(z) = erfc(-z) */
-    t = t * x;
-    float y = (float)t;            /* one rounding to float32 */
+    const float z = x * 0.70710677f; /* x / sqrt(2), float32(np.sqrt(0.5)) */
+    const float a = z < 0.0f ? -z : z;
+    const float s = z * z;
+    /* |z| < 1: 1 + erf(z), erf(z) = z P(z^2) (least squares, |error| < 1.3e-7) */
+    float p = -5.6254020e-04f;
+    p = p * s + 4.9160300e-03f;
+    p = p * s + -2.6709961e-02f;
+    p = p * s + 1.1280131e-01f;
+    p = p * s + -3.7612319e-01f;
+    p = p * s + 1.1283791e+00f;
+    const float small = 1.0f + z * p;
+    /* |z| >= 1: erfc(|z|) = t exp(-z^2 + P(t)), t = 1 / (1 + |z|/2) (Numerical Recipes' erfcc) */
+    float t = a * 0.5f;
+    t = t + 1.0f;
+    t = 1.0f / t;
+    float q = 0.17087277f;
+    q = q * t + -0.82215223f;
+    q = q * t + 1.48851587f;
+    q = q * t + -1.13520398f;
+    q = q * t + 0.27886807f;
+    q = q * t + -0.18628806f;
+    q = q * t + 0.09678418f;
+    q = q * t + 0.37409196f;
+    q = q * t + 1.00002368f;
+    q = q * t + -1.26551223f;
+    q = q - s;
+    const float e = qrt_exp32(q) * t;               /* erfc(|z|) */
+    const float large = z > 0.0f ? 2.0f - e : e;    /* 1 + erf(z) = erfc(-z) */
+    const float phi2 = a < 1.0f ? small : large;    /* NaN: large, NaN */
+    float y = phi2 * x;                             /* torch: inf for |x| > FLT_MAX / 2 */
     y = y * 0.5f;
-    return xf == __builtin_inff() ? __builtin_nanf("") : y; /* torch: gelu(+inf) is NaN */
+    return x == __builtin_inff() ? __builtin_nanf("") : y; /* torch: gelu(+inf) is NaN */
 }

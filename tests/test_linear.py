@@ -237,6 +237,31 @@ def test_linear_hostile_arguments():
         qrt.nn.Linear(0, 2)
 
 
+
+def test_dynamic_bound_call_and_nonfinite_inputs(rng):
+    """DynamicLinear.bound_call (a model plan's one C call) == __call__ bit for bit; a NaN or
+    an infinity anywhere (the vector lanes of qrt_minmax_finite_f32 and its tail) raises."""
+    m = qrt.nn.DynamicLinear(40, 6)
+    w = rng.integers(-127, 128, (6, 40)).astype(np.int8)
+    m.set_weight_bias(qrt.from_int_repr_per_channel(w, rng.uniform(0.002, 0.01, 6),
+                                                    np.zeros(6, np.int64), 0, qrt.qint8),
+                      rng.standard_normal(6).astype(np.float32))
+    x = (rng.standard_normal((3, 40)) * 4).astype(np.float32)
+    y = np.empty((3, 6), np.float32)
+    call = m.bound_call(x, y)
+    for k in (0, 17, 63, 64, 119):
+        x[...] = (rng.standard_normal((3, 40)) * 4).astype(np.float32)
+        x.reshape(-1)[k] = -0.0
+        call()
+        np.testing.assert_array_equal(y.view(np.int32), m(x).view(np.int32))
+        for bad in (np.nan, np.inf, -np.inf):
+            x.reshape(-1)[k] = bad
+            with pytest.raises(ValueError, match="NaN"):
+                call()
+            with pytest.raises(ValueError, match="NaN"):
+                m(x)
+        x.reshape(-1)[k] = 1.0
+
 def load_golden(path):
     d = np.load(path, allow_pickle=False)
     cases = json.loads(str(d["cases"]))

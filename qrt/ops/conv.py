@@ -175,8 +175,8 @@ class _Layer(OpDef):
 
     def bind(self, node, ins, outs):
         m = node.state
-        if self.name == "linear_dynamic":
-            return m, (ins[0],), {"out": outs[0]}
+        if self.name == "linear_dynamic":   # the checks and buffers once, here
+            return m.bound_call(ins[0], outs[0]), (), {}
         from qrt._tensor import _check_out_alias
         _check_out_alias(outs[0], (ins[0],), self.name, exact_ok=False)  # once, at bind
         fast = _direct_binding(m, ins[0], outs[0])

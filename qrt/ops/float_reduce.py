@@ -4,7 +4,9 @@ log_softmax over one dim, mean and sum over dims.
 
 softmax follows torch: m = max(x), e = exp(x - m), y = e / sum(e); log_softmax:
 y = x - m - log(sum(exp(x - m))). Sums are numpy's float32 pairwise sums (torch uses a
-cascade sum): both are within the summation bound of docs/float-ops.md.
+cascade sum): both are within the summation bound of docs/float-ops.md. softmax over the last
+dim of contiguous tensors runs in C (include/qrt/float_softmax.h: qrt's float32 exp, 16
+partial sums in a fixed order), within the same bound.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ class Softmax(_Softmax):
 
     @staticmethod
     def kernel(x, y, ax, m, s):
+        if ax == x.ndim - 1 and x.size and x.flags.c_contiguous and y.flags.c_contiguous:
+            from qrt import _ops
+            x2, y2 = x.reshape(-1, x.shape[-1]), y.reshape(-1, x.shape[-1])
+            return lambda: _ops.softmax_rows_f32(x2, y2)
+
         def run():
             _exp_sum(x, y, ax, m, s)
             np.divide(y, s, out=y)

@@ -2,7 +2,7 @@
 /**
  * @file float_gelu_avx2.c
  * @brief qrt_gelu_erf_f32__avx2: the reference loop of src/float_gelu.c compiled with AVX2
- *        (4 doubles a vector), the same bits.
+ *        (8 floats a vector), the same bits.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math") /* if-conversion of the selects; no value changes */
