@@ -35,6 +35,9 @@ import tempfile
 import time
 import warnings
 
+# one thread means one thread: numpy's OpenBLAS (qrt's float matmuls) would otherwise start
+# its own pool on bigger products (set before numpy loads it)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

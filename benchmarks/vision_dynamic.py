@@ -27,6 +27,9 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
+# one thread means one thread: numpy's OpenBLAS (qrt's float matmuls) would otherwise start
+# its own pool on bigger products (set before numpy loads it)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
