@@ -141,3 +141,32 @@ def test_pool2d_export_eager(tmp_path):
         got = q(xi.numpy())
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("shape", [(1, 1280, 7, 7), (2, 3, 5, 9), (1, 16, 2, 2), (1, 4, 3, 6)])
+def test_global_pool_reads_contiguous_planes_in_place(shape):
+    """One window over each whole plane (MobileNet's adaptive_avg_pool2d to 1x1, or an
+    avg_pool2d whose kernel is the image) skips im2col for a contiguous input: equal to torch
+    (qnnpack), and to the im2col path on the same values through a non-contiguous view."""
+    torch.backends.quantized.engine = "qnnpack"
+    rng = np.random.default_rng(11)
+    t = _qx(rng, shape, torch.quint8)
+    h, w = shape[2:]
+    for kind, attrs, want in (
+            ("adaptive_avg_pool2d", {"output_size": [1, 1]}, F.adaptive_avg_pool2d(t, 1)),
+            ("avg_pool2d", dict(kernel_size=[h, w], stride=[h, w], padding=[0, 0],
+                                ceil_mode=False, count_include_pad=True, divisor_override=None),
+             F.avg_pool2d(t, (h, w)))):
+        if (h, w) == (1, 1):
+            continue
+        got = _ours(kind, t, attrs, tuple(want.shape))
+        np.testing.assert_array_equal(got, want.int_repr().numpy(), err_msg=f"{kind} {shape}")
+        # the same codes in a transposed buffer: not contiguous, so the im2col path
+        codes = np.ascontiguousarray(t.int_repr().numpy().transpose(0, 1, 3, 2))
+        x = qrt.from_int_repr(codes, t.q_scale(), t.q_zero_point(), qrt.quint8).transpose(2, 3)
+        assert not np.asarray(x.int_repr()).flags.c_contiguous
+        y = qrt.from_int_repr(np.zeros(want.shape, np.uint8), t.q_scale(), t.q_zero_point(),
+                              qrt.quint8)
+        fn, a, kw = pool2d_binding(kind, x, y, attrs)
+        fn(*a, **kw)
+        np.testing.assert_array_equal(np.asarray(y.int_repr()), got)

@@ -190,9 +190,18 @@ def pool2d_binding(kind, x, y, attrs):
         pad_value = qmin & 0xFF
     else:
         pad_value = zp & 0xFF
+    # one window over each whole plane of a contiguous input (a global pool: MobileNet's
+    # adaptive_avg_pool2d to 1x1): the planes are already the [n*c, h*w] rows im2col would
+    # write, so the 1-d kernel reads them in place
+    whole = (ho, wo) == (1, 1) and k == (h, w) and p == (0, 0) and xa.flags.c_contiguous
     xs = tuple(x._strides)
     if len(xs) == 3:
         xs = (0,) + xs
+    if whole and kind != "max_pool2d" and dt == np.uint8 and not cm and dov is None:
+        sf = _F32(x.q_scale())
+        scale = float(_F32(sf / _F32(sf * _F32(K))))
+        return _ops.avg_pool1d, (xa.reshape(n * c, K), ya.reshape(n * c, 1), K, K, 0, zp,
+                                 True, True, scale), {}
     im = _conv1d.Im2col((n, c, h, w), xs, k, s, d, p, (ho, wo), pad_value,
                         _conv1d.IM2COL_C_PK)
     col = np.empty(max(im.size, 1), np.uint8)
