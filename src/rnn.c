@@ -18,6 +18,7 @@
 #endif
 
 #include "qrt/conv1d_threads.h"
+#include "qrt/cpu.h" /* QRT_HAVE_ARM (qrt_rnn_input_f32 picks the NEON GEMV by it) */
 #include "qrt/quant.h"
 #include "qrt/rnn_gemv.h"
 

@@ -32,7 +32,12 @@ def _model(tmp_path, batched=True):
 
 
 def _want(x):
-    y = np.float32(1) / (np.float32(1) + np.exp(-x))
+    """float_sigmoid's own ufunc sequence (in place, reciprocal): the same bits on every
+    platform (armv7's numpy gives 1 / v and reciprocal(v) different last bits)."""
+    y = np.negative(x)
+    np.exp(y, out=y)
+    np.add(y, np.float32(1), out=y)
+    np.reciprocal(y, out=y)
     return y, np.maximum(y, np.float32(0))
 
 

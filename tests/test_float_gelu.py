@@ -62,10 +62,11 @@ def test_c_equals_the_numpy_steps(rng):
         np.testing.assert_array_equal(c[~nan].view(np.uint32), want[~nan].view(np.uint32))
         return
     # armv7l: numpy's NEON loops flush subnormal float32 inputs and results (the C reference
-    # does not), so a subnormal x, or an erfc(-z) below 2^-126 (x < -13), may differ there;
-    # by at most 2^-126 |x| + one subnormal
+    # does not), so a subnormal x, or an erfc(-z) below 2^-126 (x < -13), may differ there by
+    # 2^-126 |x| + one subnormal; and armv7 NEON has no divide, so numpy's float32 division
+    # there is not always correctly rounded (a few last-bit differences: 2 ulp allowed)
     ax = np.abs(x[~nan]).astype(np.float64)
-    assert (np.abs(a - b) <= 2.0 ** -126 * (ax + 1.0)).all()
+    assert (np.abs(a - b) <= 2.0 ** -126 * (ax + 1.0) + 2.0 ** -22 * np.abs(b)).all()
     assert (a == b).mean() > 0.99
 
 
