@@ -66,7 +66,9 @@ def test_c_equals_the_numpy_steps(rng):
     # 2^-126 |x| + one subnormal; and armv7 NEON has no divide, so numpy's float32 division
     # there is not always correctly rounded (a few last-bit differences: 2 ulp allowed)
     ax = np.abs(x[~nan]).astype(np.float64)
-    assert (np.abs(a - b) <= 2.0 ** -126 * (ax + 1.0) + 2.0 ** -22 * np.abs(b)).all()
+    with np.errstate(invalid="ignore"):   # inf - inf where both overflow
+        near = np.abs(a - b) <= 2.0 ** -126 * (ax + 1.0) + 2.0 ** -22 * np.abs(b)
+    assert ((a == b) | near).all()
     assert (a == b).mean() > 0.99
 
 
