@@ -819,3 +819,20 @@ def upsample_bilinear(const uint8_t[::1] x, uint8_t[::1] y, int dtype, int64_t p
         r = qrt_upsample_bilinear(&p, &x[0], &y[0], &hi0[0], &hi1[0], &hl0[0], &hl1[0],
                                   &wi0[0], &wi1[0], &wl0[0], &wl1[0], &work[0], variant)
     return r
+
+
+# ---- quantized mul on rows (include/qrt/qarith.h; qrt/ops/qarith.py) ------------------------
+def mul_rows_u8(const uint8_t[:, ::1] a, const uint8_t[::1] b, uint8_t[:, ::1] y,
+                bint b_per_row, int za, int zb, float m, float lo, float hi, float zo):
+    """torch's quantized mul of a [rows, len] by b (one code per row, or [rows * len])."""
+    cdef size_t rows = a.shape[0], n = a.shape[1]
+    if y.shape[0] != a.shape[0] or y.shape[1] != a.shape[1]:
+        raise ValueError("mul_rows: the output shape differs from a's")
+    if <size_t>b.shape[0] != (rows if b_per_row else rows * n):
+        raise ValueError("mul_rows: b needs one code per row (b_per_row) or per element")
+    if not (m == m and m - m == 0) or not lo <= hi:
+        raise ValueError("mul_rows: the multiplier must be finite and lo <= hi")
+    if rows == 0 or n == 0:
+        return
+    with nogil:
+        qrt_mul_rows_u8(&a[0, 0], &b[0], rows, n, b_per_row, za, zb, m, lo, hi, zo, &y[0, 0])

@@ -118,6 +118,9 @@ cdef extern from "qrt/qarith.h" nogil:
     void qrt_mean_rows_s32_ref(const int32_t *x, size_t rows, size_t len, int32_t *out)
     void qrt_lut_channels_8_ref(const uint8_t *lut, const uint8_t *x, size_t outer,
                                 size_t channels, size_t inner, uint8_t *out)
+    void qrt_mul_rows_u8(const uint8_t *a, const uint8_t *b, size_t rows, size_t len,
+                         int b_per_row, int32_t za, int32_t zb, float m, float lo, float hi,
+                         float zo, uint8_t *y)
 
 
 cdef extern from "qrt/float_conv.h" nogil:

@@ -68,3 +68,49 @@ def test_lut_channels_oracle():
     with pytest.raises(ValueError):
         _ops.lut_channels(np.zeros((2, 256), np.uint8), np.zeros((1, 3, 4), np.uint8),
                           np.zeros((1, 3, 4), np.uint8))
+
+
+def _oracle_mul(a, b, za, zb, m, lo, hi, zo):
+    """qrt/ops/qarith.py's numpy steps (torch's qmul), on broadcast operands."""
+    ia = a.astype(np.int32) - np.int32(za)
+    ib = b.astype(np.int32) - np.int32(zb)
+    f = (ia * ib).astype(np.float32) * np.float32(m)
+    f = np.clip(np.rint(f), np.float32(lo), np.float32(hi)) + np.float32(zo)
+    return f.astype(np.uint8)
+
+
+def test_mul_rows_oracle():
+    """qrt_mul_rows_u8 == the op's numpy steps: same-shape and per-row (squeeze-excitation)
+    operands, every multiplier range (ties at .5, products past 2^22 and 2^31, tiny), relu
+    and full clamps, lengths around the vector widths."""
+    rng = np.random.default_rng(5)
+    for k in range(300):
+        rows, L = int(rng.integers(1, 9)), int(rng.integers(1, 80))
+        a = rng.integers(0, 256, (rows, L)).astype(np.uint8)
+        per_row = bool(rng.integers(2))
+        b = rng.integers(0, 256, rows if per_row else rows * L).astype(np.uint8)
+        za, zb, zo = (int(v) for v in rng.integers(0, 256, 3))
+        m = float(np.float32(10.0 ** rng.uniform(-7, 3)))
+        if k % 5 == 0:
+            m = float(np.float32(0.5 ** int(rng.integers(0, 16))))   # exact ties
+        if k % 7 == 0:
+            m = float(np.float32(1e30))
+        lo = float(max(0, zo) - zo) if k % 3 == 0 else float(-zo)    # relu or the full range
+        hi = float(255 - zo)
+        y = np.empty_like(a)
+        _ops.mul_rows_u8(a, b, y, per_row, za, zb, m, lo, hi, float(zo))
+        bb = b.reshape(rows, 1) if per_row else b.reshape(rows, L)
+        np.testing.assert_array_equal(y, _oracle_mul(a, bb, za, zb, m, lo, hi, zo),
+                                      err_msg=f"case {k}")
+
+
+def test_mul_rows_refuses_bad_arguments():
+    a = np.zeros((2, 3), np.uint8)
+    y = np.zeros((2, 3), np.uint8)
+    with pytest.raises(ValueError, match="one code per row"):
+        _ops.mul_rows_u8(a, np.zeros(3, np.uint8), y, True, 0, 0, 1.0, 0.0, 255.0, 0.0)
+    with pytest.raises(ValueError, match="output shape"):
+        _ops.mul_rows_u8(a, np.zeros(2, np.uint8), y[:1], True, 0, 0, 1.0, 0.0, 255.0, 0.0)
+    with pytest.raises(ValueError, match="finite"):
+        _ops.mul_rows_u8(a, np.zeros(6, np.uint8), y, False, 0, 0, float("inf"), 0.0, 255.0,
+                         0.0)

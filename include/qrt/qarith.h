@@ -26,4 +26,15 @@ void qrt_mean_rows_u8(const uint8_t *x, size_t rows, size_t len, uint8_t *out, i
 /** Same contract as qrt_mean_rows_s8_ref(). */
 void qrt_mean_rows_s8(const int8_t *x, size_t rows, size_t len, int8_t *out, int variant);
 
+/**
+ * @brief torch's quantized mul on rows (qrt/ops/qarith.py: the op's formula, whose numpy steps
+ *        are its specification): y[r][i] = zo + clamp(rne(f32((a[r][i] - za) * (bv - zb)) * m),
+ *        lo, hi), bv = b[r] (b_per_row: a [N, C, 1, 1] squeeze-excitation scale over the rows
+ *        of [N, C, H, W]) or b[r][i].  m finite (the caller checks); |y| >= 2^22 rounds to the
+ *        clamp either way, so the rounding is the 1.5 * 2^23 addition below that.  One
+ *        portable loop (no variant: the compiler vectorises it).
+ */
+void qrt_mul_rows_u8(const uint8_t *a, const uint8_t *b, size_t rows, size_t len, int b_per_row,
+                     int32_t za, int32_t zb, float m, float lo, float hi, float zo, uint8_t *y);
+
 #endif /* QRT_QARITH_H */

@@ -143,6 +143,18 @@ class Hardswish(_Table):
 
     def bind(self, node, ins, outs):
         y = node.outputs[0]
+        x, o = ins[0], outs[0]
+        if node.inputs[0].dtype == "quint8" and x.is_contiguous() and o.is_contiguous():
+            # QNNPACK's table, built once here (what functional.hardswish builds per call)
+            # and applied by the lut kernel to the plan's fixed buffers
+            from qrt import _ops
+            from qrt._tensor import _check_out_alias
+            _check_out_alias(o, (x,), "hardswish", exact_ok=True)
+            table = np.empty(256, np.uint8)
+            _ops.hardswish_lut(table, np.float32(x.q_scale()), x.q_zero_point(),
+                               np.float32(y.scale), y.zero_point)
+            xf, of = x.int_repr().reshape(-1), o.int_repr().reshape(-1)
+            return _ops.lut, (table, xf.view(np.uint8), of.view(np.uint8)), {}
         return _functional("hardswish"), (ins[0], y.scale, y.zero_point), {"out": outs[0]}
 
     def bind_cuda(self, node, ins, outs, dev):

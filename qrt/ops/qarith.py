@@ -56,11 +56,14 @@ class Mul(OpDef):
             lo = max(lo, y_t.zero_point)
         lo, hi = _F32(lo - y_t.zero_point), _F32(hi - y_t.zero_point)
         zo = _F32(y_t.zero_point)
+        fast = _rows_binding(_codes(ins[0]), _codes(ins[1]), y, za, zb, m, lo, hi, zo)
+        if fast is not None:
+            return fast
         ia = np.empty(shape, np.int32)
         ib = np.empty(shape, np.int32)
         f = np.empty(shape, _F32)
 
-        def run():
+        def run():   # the specification (qrt_mul_rows_u8 computes the same steps)
             np.subtract(a, za, out=ia, dtype=np.int32)
             np.subtract(b, zb, out=ib, dtype=np.int32)
             np.multiply(ia, ib, out=ia)
@@ -71,6 +74,28 @@ class Mul(OpDef):
             np.add(f, zo, out=f)
             np.copyto(y, f, casting="unsafe")
         return run, (), {}
+
+
+def _rows_binding(a, b, y, za, zb, m, lo, hi, zo):
+    """The C loop for contiguous operands of the same shape, or a [N, C, 1, 1] scale over a
+    contiguous [N, C, H, W] (either order: the integer product commutes); None: numpy."""
+    from qrt import _ops
+    if not (np.isfinite(m) and y.flags.c_contiguous and y.size):
+        return None
+    if a.shape != y.shape:
+        a, b, za, zb = b, a, zb, za
+    if a.shape != y.shape or not a.flags.c_contiguous or not b.flags.c_contiguous:
+        return None
+    if b.shape == y.shape:
+        rows, per_row = 1, False
+    elif y.ndim >= 3 and b.ndim == y.ndim and b.shape[:2] == y.shape[:2] and \
+            all(d == 1 for d in b.shape[2:]):
+        rows, per_row = y.shape[0] * y.shape[1], True
+    else:
+        return None
+    a2, y2 = a.reshape(rows, -1), y.reshape(rows, -1)
+    return _ops.mul_rows_u8, (a2, b.reshape(-1), y2, per_row, int(za), int(zb), float(m),
+                              float(lo), float(hi), float(zo)), {}
 
 
 # ---- mean over the last dim ------------------------------------------------------------------
