@@ -13,12 +13,10 @@
 #include "qrt/rnn.h"
 
 #include <math.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "qrt/conv1d_threads.h"
 #include "qrt/cpu.h" /* QRT_HAVE_ARM (qrt_rnn_input_f32 picks the NEON GEMV by it) */
+#include "qrt/minmax.h"
 #include "qrt/quant.h"
 #include "qrt/rnn_gemv.h"
 
@@ -116,45 +114,6 @@ qrt_status qrt_rnn_f32(qrt_rnn_args *a)
     return rnn_loop_ref(a);
 }
 
-/* rnn_minmax over a long input, 8 lanes with SSE2 (gcc does not turn the compare-select
- * form into minps without -ffinite-math-only): nonzero when a value is NaN or infinite
- * (v * 0 is NaN exactly then); the min / max of finite floats is the same value in any
- * order (only the sign of a zero may differ, which changes no qparam) */
-static int minmax_lanes(const float *x, size_t n, float *lo_out, float *hi_out)
-{
-    float lo = x[0], hi = x[0], z = 0.0f;
-    size_t i = 0;
-#if defined(__SSE2__)
-    {
-        __m128 l0 = _mm_set1_ps(x[0]), h0 = l0, l1 = l0, h1 = l0, zv = _mm_setzero_ps();
-        const __m128 zero = _mm_setzero_ps();
-        for (; i + 8 <= n; i += 8) {
-            const __m128 a = _mm_loadu_ps(x + i), b = _mm_loadu_ps(x + i + 4);
-            l0 = _mm_min_ps(l0, a), h0 = _mm_max_ps(h0, a);
-            l1 = _mm_min_ps(l1, b), h1 = _mm_max_ps(h1, b);
-            zv = _mm_add_ps(zv, _mm_add_ps(_mm_mul_ps(a, zero), _mm_mul_ps(b, zero)));
-        }
-        float ls[8], hs[8], zs[4];
-        _mm_storeu_ps(ls, l0), _mm_storeu_ps(ls + 4, l1);
-        _mm_storeu_ps(hs, h0), _mm_storeu_ps(hs + 4, h1);
-        _mm_storeu_ps(zs, zv);
-        for (int q = 0; q < 8; q++) {
-            lo = ls[q] < lo ? ls[q] : lo;
-            hi = hs[q] > hi ? hs[q] : hi;
-        }
-        z = zs[0] + zs[1] + zs[2] + zs[3];
-    }
-#endif
-    for (; i < n; i++) {
-        const float v = x[i];
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-        z = z + v * 0.0f;
-    }
-    *lo_out = lo, *hi_out = hi;
-    return z != z;
-}
-
 qrt_status qrt_rnn_input_f32(const float *x, size_t rows, uint32_t cols, uint32_t out,
                              uint8_t *xq, const void *gpack, int gisa, const int32_t *wz,
                              const float *ws, const float *bias, float *gi, int *nonfinite)
@@ -174,7 +133,7 @@ qrt_status qrt_rnn_input_f32(const float *x, size_t rows, uint32_t cols, uint32_
     const size_t n = rows * (size_t)cols;
     /* 1. torch's per-tensor dynamic quantization of the whole input (Plan.run_dynamic_f32) */
     float lo, hi;
-    if (minmax_lanes(x, n, &lo, &hi)) {
+    if (!qrt_minmax_finite_f32(x, n, &lo, &hi)) { /* the linear_dynamic range loop */
         *nonfinite = 1;
         return QRT_OK;
     }

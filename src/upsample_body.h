@@ -41,6 +41,20 @@ static inline void qrt__up_row(const qrt_upsample_params *p, const void *plane, 
         row_float((const float *)plane + off, a, p->ow, wi0, wi1, wl0, wl1, form);
 }
 
+/* one output row of codes: r (the formula of `form`), q = clamp(rint(f32(r - zp) + zp)) */
+#define QRT__UP_STORE(T)                                                                           \
+    do {                                                                                           \
+        T *yq = (T *)y + yo;                                                                       \
+        for (int64_t i = 0; i < ow; i++) {                                                         \
+            const float r = form == 0   ? l0 * ra[i] + l1 * rb[i]                                  \
+                            : form == 1 ? fmaf(l1, rb[i], l0 * ra[i])                              \
+                                        : fmaf(l0, ra[i], l1 * rb[i]);                             \
+            float q = rintf((r - zp) + zp);                                                        \
+            q = q < lo ? lo : (q > hi ? hi : q);                                                   \
+            yq[i] = (T)(int)q;                                                                     \
+        }                                                                                          \
+    } while (0)
+
 void QRT_UPSAMPLE_FN(const qrt_upsample_params *p, const void *x, void *y, const int32_t *hi0,
                      const int32_t *hi1, const float *hl0, const float *hl1, const int32_t *wi0,
                      const int32_t *wi1, const float *wl0, const float *wl1, float *work) {
@@ -83,27 +97,10 @@ void QRT_UPSAMPLE_FN(const qrt_upsample_params *p, const void *x, void *y, const
                 continue;
             }
             const float zp = p->zp, lo = (float)p->lo, hi = (float)p->hi;
-            if (p->dtype == QRT_UPSAMPLE_U8) {
-                uint8_t *yq = (uint8_t *)y + yo;
-                for (int64_t i = 0; i < ow; i++) {
-                    const float r = form == 0   ? l0 * ra[i] + l1 * rb[i]
-                                    : form == 1 ? fmaf(l1, rb[i], l0 * ra[i])
-                                                : fmaf(l0, ra[i], l1 * rb[i]);
-                    float q = rintf((r - zp) + zp);
-                    q = q < lo ? lo : (q > hi ? hi : q);
-                    yq[i] = (uint8_t)(int)q;
-                }
-            } else {
-                int8_t *yq = (int8_t *)y + yo;
-                for (int64_t i = 0; i < ow; i++) {
-                    const float r = form == 0   ? l0 * ra[i] + l1 * rb[i]
-                                    : form == 1 ? fmaf(l1, rb[i], l0 * ra[i])
-                                                : fmaf(l0, ra[i], l1 * rb[i]);
-                    float q = rintf((r - zp) + zp);
-                    q = q < lo ? lo : (q > hi ? hi : q);
-                    yq[i] = (int8_t)(int)q;
-                }
-            }
+            if (p->dtype == QRT_UPSAMPLE_U8)
+                QRT__UP_STORE(uint8_t);
+            else
+                QRT__UP_STORE(int8_t);
         }
     }
 }
