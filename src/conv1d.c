@@ -5,6 +5,7 @@
  *        compiled with the baseline flags; every variant sits in its own translation unit.
  */
 #include "qrt/conv1d.h"
+#include "qrt/conv1d_pack.h"
 
 #include "qrt/cpu.h"
 #ifdef QRT_HAVE_X86
@@ -104,4 +105,26 @@ qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int
     (void)scratch_size;
     (void)variant;
     return qrt_conv1d_u8_ref(p, x, w, q, out);
+}
+
+/* include/qrt/conv1d_pack.h */
+void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
+                             int8_t *wpack, int32_t *wsum) {
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel);
+    const size_t per_oc = (size_t)l.kc * l.cq * 4u, taps = (size_t)cg * kernel;
+    for (size_t oc = 0; oc < c_out; ++oc) {
+        const int8_t *wo = w + oc * taps;
+        int8_t *po = wpack + oc * per_oc;
+        int32_t s = 0;
+        for (size_t i = 0; i < taps; ++i) s += wo[i];
+        wsum[oc] = s;
+        for (size_t i = 0; i < per_oc; ++i) po[i] = 0;
+        if (l.im2col) {
+            for (size_t i = 0; i < taps; ++i) po[i] = wo[i];
+        } else {
+            for (size_t ic = 0; ic < cg; ++ic)
+                for (size_t k = 0; k < kernel; ++k)
+                    po[(k * l.cq + ic / 4u) * 4u + ic % 4u] = wo[ic * kernel + k];
+        }
+    }
 }

@@ -49,26 +49,10 @@ static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, 
  * @param[in]  w     [c_out][cg][kernel] int8, contiguous
  * @param[out] wpack [c_out][Kc][CQ][4] int8 (qrt_conv1d_packed_weight_size bytes)
  * @param[out] wsum  [c_out] sum of each output channel's weights
+ *
+ * Defined in src/conv1d.c (libqrt_core, -O3): a load-time loop, not glue for the -Os modules.
  */
-static inline void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel,
-                                           const int8_t *w, int8_t *wpack, int32_t *wsum) {
-    const qrt_conv1d_layout l = qrt_conv1d_layout_of(cg, kernel);
-    const size_t per_oc = (size_t)l.kc * l.cq * 4u, taps = (size_t)cg * kernel;
-    for (size_t oc = 0; oc < c_out; ++oc) {
-        const int8_t *wo = w + oc * taps;
-        int8_t *po = wpack + oc * per_oc;
-        int32_t s = 0;
-        for (size_t i = 0; i < taps; ++i) s += wo[i];
-        wsum[oc] = s;
-        for (size_t i = 0; i < per_oc; ++i) po[i] = 0;
-        if (l.im2col) {
-            for (size_t i = 0; i < taps; ++i) po[i] = wo[i];
-        } else {
-            for (size_t ic = 0; ic < cg; ++ic)
-                for (size_t k = 0; k < kernel; ++k)
-                    po[(k * l.cq + ic / 4u) * 4u + ic % 4u] = wo[ic * kernel + k];
-        }
-    }
-}
+void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
+                             int8_t *wpack, int32_t *wsum);
 
 #endif /* QRT_CONV1D_PACK_H */
