@@ -90,8 +90,11 @@ def test_vision_golden(tmp_path, name):
     for i, c in enumerate(meta):
         shapes = [g[f"c{i}_in{k}"].shape for k in range(len(c["ins"]))]
         what = f"case {i} {c['kind']} {c['attrs']} on {shapes} ({c['engine']})"
-        m = _model(tmp_path / f"c{i}.bin", g, i, c)
-        got = m(*_feed(g, i, c))
+        try:
+            got = _model(tmp_path / f"c{i}.bin", g, i, c)(*_feed(g, i, c))
+        except Exception as e:   # every case runs: one report names all that fail
+            failures.append(f"{what}: {type(e).__name__}: {e}")
+            continue
         want = g[f"c{i}_want"]
         if c["out"][0] == "float32":
             why = _float_problem(got, want, g[f"c{i}_tol"])
@@ -115,7 +118,7 @@ def test_vision_golden_files_cover_the_vision_ops():
     want = {"vision_qconv.npz": {"conv2d", "conv_transpose2d"},
             "vision_qops.npz": {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
                                 "adaptive_max_pool2d", "mul", "add", "cat", "upsample2d",
-                                "lut"},
+                                "lut", "pad", "permute"},
             "vision_float.npz": {"float_conv2d", "float_batch_norm", "max_pool2d",
                                  "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
                                  "upsample2d"}}

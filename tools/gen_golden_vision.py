@@ -393,6 +393,31 @@ def qops_cases(seed):
             want = F.interpolate(tt, **kw)
             cs.add("upsample2d", dict(attrs, layout=layout_of(tt)), [(x, q)], q,
                    want.int_repr().numpy())
+    # 2-d pads of quantized tensors (a Conv2d's padding_mode='reflect' is pad -> conv2d),
+    # negative = crop; constant mode writes torch's code for the value (torch 2.13 has no
+    # quantized replicate / circular pad)
+    for pads, mode, shape in (((1, 1, 1, 1), "reflect", (1, 8, 5, 6)),
+                              ((2, 2, 1, 1), "reflect", (2, 3, 4, 7)),
+                              ((0, 1, 2, 0), "reflect", (1, 5, 3, 3)),
+                              ((1, 2, 0, 3), "constant", (2, 3, 5, 6)),
+                              ((-1, 2, 3, -2), "constant", (1, 4, 6, 5)),
+                              ((1, 1, 1, 1), "constant", (1, 2, 1, 1))):
+        for dt in ("quint8", "qint8"):
+            x = rand_codes(rng, shape, dt)
+            q = qp(rng, dt)
+            kw = {"value": 0.7} if mode == "constant" else {}
+            want = F.pad(tq(x, q[1], q[2]), list(pads), mode=mode, **kw)
+            attrs = {"pads": list(pads), "mode": mode}
+            if mode == "constant":
+                one = F.pad(tq(x[:1, :1, :1, :1], q[1], q[2]), [1, 0], value=0.7)
+                attrs["code"] = int(one.int_repr()[0, 0, 0, 0])
+            cs.add("pad", attrs, [(x, q)], q, want.int_repr().numpy())
+    # ShuffleNetV2's channel shuffle: view [N, g, C/g, H, W] -> transpose(1, 2) -> contiguous
+    for shape in ((1, 2, 12, 3, 3), (2, 2, 5, 1, 1), (1, 3, 8, 4, 5)):
+        x = rand_codes(rng, shape)
+        q = qp(rng)
+        want = T.transpose(tq(x, q[1], q[2]), 1, 2).contiguous()
+        cs.add("permute", {"dims": [0, 2, 1, 3, 4]}, [(x, q)], q, want.int_repr().numpy())
     # quantized hardsigmoid / relu6 / hardtanh as the exporter lowers them: a 256-entry table
     # computed by torch (the lut op); the table and torch's result on a 4-d tensor
     for name, fn in (("hardsigmoid", lambda v: F.hardsigmoid(v)),
