@@ -51,9 +51,10 @@ class _Copy(OpDef):
 
 # ---- pad ---------------------------------------------------------------------------------------
 def pad_index(L, left, right, mode):
-    """Input index of each output position of a last-dim pad ([L + left + right] ints; -1 where
-    a constant pad writes its value). Negative padding crops, as torch's F.pad."""
-    j = np.arange(L + left + right, dtype=np.int64) - left
+    """Input index of each output position of a last-dim pad ([L + left + right] intp, the
+    index type np.take(out=...) accepts on 32-bit platforms too; -1 where a constant pad writes
+    its value). Negative padding crops, as torch's F.pad."""
+    j = np.arange(L + left + right, dtype=np.intp) - left
     if mode == "constant":
         return np.where((j >= 0) & (j < L), j, -1)
     if mode == "reflect":
@@ -63,7 +64,7 @@ def pad_index(L, left, right, mode):
         return np.clip(j, 0, L - 1)
     # circular: torch crops first, then wraps around what is left
     c0, lc = max(-left, 0), L + min(left, 0) + min(right, 0)
-    return c0 + np.mod(np.arange(L + left + right, dtype=np.int64) - max(left, 0), lc)
+    return c0 + np.mod(np.arange(L + left + right, dtype=np.intp) - max(left, 0), lc)
 
 
 def _pad_dim(L, left, right, mode, what):
