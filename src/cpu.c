@@ -21,8 +21,11 @@ unsigned qrt_cpu_features_raw(void) {
     if (hw & (1ul << 20)) /* HWCAP_ASIMDDP */
         f |= QRT_CPU_DOTPROD;
 #elif defined(QRT_HAVE_ARM)
-    if (getauxval(AT_HWCAP) & (1ul << 12)) /* HWCAP_NEON */
+    const unsigned long hw = getauxval(AT_HWCAP);
+    if (hw & (1ul << 12)) /* HWCAP_NEON */
         f |= QRT_CPU_NEON;
+    if (hw & (1ul << 16)) /* HWCAP_VFPv4: every Pi from the Pi 2 (Cortex-A7) on */
+        f |= QRT_CPU_VFPV4;
 #endif
 #ifdef QRT_HAVE_X86
     __builtin_cpu_init();
@@ -44,6 +47,7 @@ unsigned qrt_cpu_disabled_mask(const char *spec) {
     } names[] = {
         {"neon", QRT_CPU_NEON | QRT_CPU_DOTPROD},
         {"dotprod", QRT_CPU_DOTPROD},
+        {"vfpv4", QRT_CPU_VFPV4},
         {"avx2", QRT_CPU_AVX2},
         /* the quantize kernels' AVX-512 level is named after the conv1d one */
         {"avx512vnni", QRT_CPU_AVX512VNNI | QRT_CPU_AVX512DQ},

@@ -5,8 +5,12 @@
  *        Arm (reference only) it needs no libc, so the freestanding harness can include it.
  */
 #include "qrt/quant.h"
-#ifdef QRT_HAVE_X86
-#include "qrt/cpu.h" /* not on Arm, where quant.c also builds freestanding */
+#if defined(__arm__) && !defined(__aarch64__) && defined(__linux__) && !defined(QRT_FORCE_REF) && \
+    !defined(QRT_QUANT_FREESTANDING)
+#define QRT_QUANT_VFPV4 1 /* armv7 libqrt_core: the VFPv4 unit is linked in */
+#endif
+#if defined(QRT_HAVE_X86) || defined(QRT_QUANT_VFPV4)
+#include "qrt/cpu.h" /* not in tests/c/quant_harness.c, which builds quant.c freestanding */
 #endif
 
 #ifdef QRT_HAVE_X86
@@ -48,6 +52,12 @@ int qrt_quant_pick(int variant) {
 
 void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
                          uint8_t *out, int variant) {
+#ifdef QRT_QUANT_VFPV4
+    if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_VFPV4)) {
+        qrt_quantize_f32_u8__vfpv4(x, n, inv, zpf, qminf, qmaxf, out);
+        return;
+    }
+#endif
     QRT_QUANT_DISPATCH(qrt_quantize_f32_u8__avx512(x, n, inv, zpf, qminf, qmaxf, out),
                        qrt_quantize_f32_u8__avx2(x, n, inv, zpf, qminf, qmaxf, out),
                        qrt_quantize_f32_u8_ref(x, n, inv, zpf, qminf, qmaxf, out))
@@ -55,6 +65,12 @@ void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float q
 
 void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
                          int8_t *out, int variant) {
+#ifdef QRT_QUANT_VFPV4
+    if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_VFPV4)) {
+        qrt_quantize_f32_s8__vfpv4(x, n, inv, zpf, qminf, qmaxf, out);
+        return;
+    }
+#endif
     QRT_QUANT_DISPATCH(qrt_quantize_f32_s8__avx512(x, n, inv, zpf, qminf, qmaxf, out),
                        qrt_quantize_f32_s8__avx2(x, n, inv, zpf, qminf, qmaxf, out),
                        qrt_quantize_f32_s8_ref(x, n, inv, zpf, qminf, qmaxf, out))

@@ -27,6 +27,7 @@
 #define QRT_CPU_AVX2       (1u << 2) /**< AVX2 + FMA */
 #define QRT_CPU_AVX512VNNI (1u << 3) /**< AVX-512 F/BW/VL + VNNI */
 #define QRT_CPU_AVX512DQ   (1u << 4) /**< AVX-512 F/BW/VL/DQ + FMA (the quantize AVX-512 level) */
+#define QRT_CPU_VFPV4      (1u << 5) /**< armv7 VFPv4: a hardware fused multiply-add (HWCAP_VFPv4) */
 
 /** @brief Features the hardware (or qemu's CPU model) reports, before any override. */
 unsigned qrt_cpu_features_raw(void);

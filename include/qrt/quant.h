@@ -206,6 +206,20 @@ void qrt_dequantize_pcv_s8_f32_ref(const int8_t *q, size_t n, const double *scal
 void qrt_dequantize_pcv_s32_f32_ref(const int32_t *q, size_t n, const double *scale_d,
                                     const float *zpf, float *out);
 
+/* ---- armv7: the fused bodies compiled for VFPv4 ------------------------------------------
+ * Debian armhf's baseline FPU (VFPv3-D16) has no fused multiply-add, so the reference's fmaf
+ * is glibc's software fmaf (~100 instructions per element under qemu cortex-a7).  The same
+ * body compiled with -mfpu=vfpv4-d16 (src/neon/quant_vfpv4.c) issues vfma.f32: scalar VFP,
+ * IEEE arithmetic (no flush to zero: GCC does not put float loops on armv7 NEON without
+ * -funsafe-math-optimizations), so it is bit-exact with the reference by construction.
+ * quant.c runs it when AT_HWCAP has VFPv4 and the call does not force the reference. */
+#if defined(__arm__) && !defined(__aarch64__)
+void qrt_quantize_f32_u8__vfpv4(const float *x, size_t n, float inv, float zpf, float qminf,
+                                float qmaxf, uint8_t *out);
+void qrt_quantize_f32_s8__vfpv4(const float *x, size_t n, float inv, float zpf, float qminf,
+                                float qmaxf, int8_t *out);
+#endif
+
 /* ---- x86 variants: the same bodies compiled for AVX2+FMA and for AVX-512 --------------- */
 #ifdef QRT_HAVE_X86
 #define QRT_TGT_AVX2 __attribute__((target("avx2,fma")))

@@ -72,6 +72,7 @@ float rintf(float x) {
 #endif
 
 /* The kernels' sources themselves (on Arm: the reference and its dispatcher, no libc). */
+#define QRT_QUANT_FREESTANDING 1 /* no cpu.c here: quant.c runs its loop bodies only */
 #include "../../src/ref/quant_ref.c"
 #include "../../src/quant.c"
 
