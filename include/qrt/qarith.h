@@ -57,6 +57,16 @@ static inline int qrt_mul_needs_big_clamp(int32_t za, int32_t zb, float m) {
     return !(am_ * m_ <= 4194304.0f);
 }
 
+/** Whether the [lo, hi] clamp is the full code range, done by saturating narrows: zo an
+ *  integer in [0, 255], lo == -zo, hi == 255 - zo.  After the rounding f is an integer with
+ *  |f| <= 2^22, so clamp(f, lo, hi) + zo == clamp(f + zo, 0, 255) exactly (every value an
+ *  integer below 2^24), the truncation is exact, and a signed-saturating narrow to 16 bits
+ *  followed by an unsigned-saturating one to 8 bits computes that clamp. */
+static inline int qrt_mul_full_range(float lo, float hi, float zo) {
+    return zo >= 0.0f && zo <= 255.0f && (float)(int32_t)zo == zo && lo == -zo &&
+           hi == 255.0f - zo;
+}
+
 /** Which mul variant runs on this CPU (QRT_ISA_*; the AVX-512 F/BW/VL/DQ level is coded
  *  QRT_ISA_AVX512VNNI, as for the quantize kernels). */
 int qrt_mul_isa(void);
@@ -72,7 +82,7 @@ void qrt_mul_rows_u8(const uint8_t *a, const uint8_t *b, size_t rows, size_t len
                      int variant);
 
 #ifndef QRT_MUL_MT_MIN
-#define QRT_MUL_MT_MIN 16384
+#define QRT_MUL_MT_MIN 32768
 #endif
 /** Codes below which qrt_mul_rows_u8_mt() runs on the calling thread alone; QRT_MUL_MT_MIN
  *  unless set at run time (tests set 0 to cut every call). */
