@@ -57,7 +57,7 @@ void qrt_lut2_u8(const uint8_t *lut_vec, const uint8_t *lut_scalar, const uint8_
                  size_t nvec, uint8_t *out, int variant);
 
 #ifndef QRT_LUT_MT_MIN
-#define QRT_LUT_MT_MIN 131072
+#define QRT_LUT_MT_MIN 1048576
 #endif
 /** Codes below which qrt_lut2_u8_mt() runs on the calling thread alone; QRT_LUT_MT_MIN unless
  *  set at run time (tests set 0 to cut every call). */
