@@ -142,6 +142,7 @@ __attribute__((target("avx2"))) void qrt_mul_rows_u8__avx2(const uint8_t *a, con
     qrt__mul_consts_avx2 k;
     k.za = _mm256_set1_epi32(za);
     k.zb = _mm256_set1_epi32(zb);
+    k.bv = _mm256_setzero_si256();
     k.byte = _mm256_set1_epi32(0xff);
     k.m = _mm256_set1_ps(m);
     k.nbig = _mm256_set1_ps(-4194304.0f);
