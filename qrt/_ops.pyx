@@ -68,8 +68,23 @@ def sigmoid_lut(uint8_t[::1] lut, float s_in, int zp_in):
         qrt_sigmoid_lut_u8_ref(s_in, zp_in, &lut[0])
 
 
-def lut(const uint8_t[::1] table, const uint8_t[::1] x, uint8_t[::1] out):
-    """out[i] = table[x[i]]."""
+def lut_isa():
+    """The QRT_ISA_* code of the table-lookup variant this CPU runs."""
+    return qrt_lut_isa()
+
+
+def _set_eltwise_mt_min(mul_min, lut_min):
+    """Set the codes below which mul / lut stay on one thread; returns the old pair."""
+    global qrt_mul_mt_min, qrt_lut_mt_min
+    old = (qrt_mul_mt_min, qrt_lut_mt_min)
+    if mul_min < 0 or lut_min < 0:
+        raise ValueError("_set_eltwise_mt_min: thresholds must be >= 0")
+    qrt_mul_mt_min, qrt_lut_mt_min = mul_min, lut_min
+    return old
+
+
+def lut(const uint8_t[::1] table, const uint8_t[::1] x, uint8_t[::1] out, int variant=-1):
+    """out[i] = table[x[i]]; out may be x.  Large inputs run on the qrt pool's threads."""
     if table.shape[0] != 256:
         raise ValueError("lut: the table needs 256 entries")
     if out.shape[0] != x.shape[0]:
@@ -77,7 +92,8 @@ def lut(const uint8_t[::1] table, const uint8_t[::1] x, uint8_t[::1] out):
     if x.shape[0] == 0:
         return
     with nogil:
-        qrt_lut_u8(&table[0], &x[0], x.shape[0], &out[0])
+        qrt_lut2_u8_mt(&table[0], &table[0], &x[0], x.shape[0], x.shape[0], &out[0], variant,
+                       qrt_pool_get_threads())
 
 
 def hardswish_luts_aten(uint8_t[::1] lut_vec, uint8_t[::1] lut_scalar, double s_in, int zp_in,
@@ -100,7 +116,7 @@ def sigmoid_luts_aten(uint8_t[::1] lut_vec, uint8_t[::1] lut_scalar, double s_in
 
 
 def lut2(const uint8_t[::1] lut_vec, const uint8_t[::1] lut_scalar, const uint8_t[::1] x,
-         uint8_t[::1] out, Py_ssize_t nvec):
+         uint8_t[::1] out, Py_ssize_t nvec, int variant=-1):
     """out[i] = lut_vec[x[i]] for i < nvec, lut_scalar[x[i]] after."""
     if lut_vec.shape[0] != 256 or lut_scalar.shape[0] != 256:
         raise ValueError("lut2: the tables need 256 entries")
@@ -111,7 +127,8 @@ def lut2(const uint8_t[::1] lut_vec, const uint8_t[::1] lut_scalar, const uint8_
     if x.shape[0] == 0:
         return
     with nogil:
-        qrt_lut2_u8_ref(&lut_vec[0], &lut_scalar[0], &x[0], x.shape[0], nvec, &out[0])
+        qrt_lut2_u8_mt(&lut_vec[0], &lut_scalar[0], &x[0], x.shape[0], nvec, &out[0], variant,
+                       qrt_pool_get_threads())
 
 
 # ---- add -----------------------------------------------------------------------------------
@@ -822,9 +839,16 @@ def upsample_bilinear(const uint8_t[::1] x, uint8_t[::1] y, int dtype, int64_t p
 
 
 # ---- quantized mul on rows (include/qrt/qarith.h; qrt/ops/qarith.py) ------------------------
+def mul_isa():
+    """The QRT_ISA_* code of the quantized-mul variant this CPU runs."""
+    return qrt_mul_isa()
+
+
 def mul_rows_u8(const uint8_t[:, ::1] a, const uint8_t[::1] b, uint8_t[:, ::1] y,
-                bint b_per_row, int za, int zb, float m, float lo, float hi, float zo):
-    """torch's quantized mul of a [rows, len] by b (one code per row, or [rows * len])."""
+                bint b_per_row, int za, int zb, float m, float lo, float hi, float zo,
+                int variant=-1):
+    """torch's quantized mul of a [rows, len] by b (one code per row, or [rows * len]).
+    Large inputs run on the qrt pool's threads."""
     cdef size_t rows = a.shape[0], n = a.shape[1]
     if y.shape[0] != a.shape[0] or y.shape[1] != a.shape[1]:
         raise ValueError("mul_rows: the output shape differs from a's")
@@ -835,4 +859,5 @@ def mul_rows_u8(const uint8_t[:, ::1] a, const uint8_t[::1] b, uint8_t[:, ::1] y
     if rows == 0 or n == 0:
         return
     with nogil:
-        qrt_mul_rows_u8(&a[0, 0], &b[0], rows, n, b_per_row, za, zb, m, lo, hi, zo, &y[0, 0])
+        qrt_mul_rows_u8_mt(&a[0, 0], &b[0], rows, n, b_per_row, za, zb, m, lo, hi, zo, &y[0, 0],
+                           variant, qrt_pool_get_threads())

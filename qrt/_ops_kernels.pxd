@@ -11,7 +11,7 @@ cdef extern from "qrt/activation.h" nogil:
     void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out, int32_t zp_out,
                                   uint8_t *lut)
     void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut)
-    void qrt_lut_u8(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out)
+    void qrt_lut_u8(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out, int variant)
     void qrt_hardswish_luts_aten_ref(double s_in, int32_t zp_in, double s_out, int32_t zp_out,
                                      int is_signed, uint8_t *lut_vec, uint8_t *lut_scalar)
     void qrt_sigmoid_luts_aten_ref(double s_in, int32_t zp_in, int is_signed, uint8_t *lut_vec,
@@ -19,6 +19,10 @@ cdef extern from "qrt/activation.h" nogil:
     void qrt_lut2_u8_ref(const uint8_t *lut_vec, const uint8_t *lut_scalar, const uint8_t *x,
                          size_t n, size_t nvec, uint8_t *out)
     int qrt_activation_isa()
+    int qrt_lut_isa()
+    size_t qrt_lut_mt_min
+    void qrt_lut2_u8_mt(const uint8_t *lut_vec, const uint8_t *lut_scalar, const uint8_t *x,
+                        size_t n, size_t nvec, uint8_t *out, int variant, int threads)
 
 cdef extern from "qrt/add_params.h" nogil:
     ctypedef struct qrt_add_qnnp_params:
@@ -118,9 +122,11 @@ cdef extern from "qrt/qarith.h" nogil:
     void qrt_mean_rows_s32_ref(const int32_t *x, size_t rows, size_t len, int32_t *out)
     void qrt_lut_channels_8_ref(const uint8_t *lut, const uint8_t *x, size_t outer,
                                 size_t channels, size_t inner, uint8_t *out)
-    void qrt_mul_rows_u8(const uint8_t *a, const uint8_t *b, size_t rows, size_t len,
-                         int b_per_row, int32_t za, int32_t zb, float m, float lo, float hi,
-                         float zo, uint8_t *y)
+    int qrt_mul_isa()
+    size_t qrt_mul_mt_min
+    void qrt_mul_rows_u8_mt(const uint8_t *a, const uint8_t *b, size_t rows, size_t len,
+                            int b_per_row, int32_t za, int32_t zb, float m, float lo, float hi,
+                            float zo, uint8_t *y, int variant, int threads)
 
 
 cdef extern from "qrt/float_conv.h" nogil:

@@ -36,6 +36,8 @@ unsigned qrt_cpu_features_raw(void) {
         f |= QRT_CPU_AVX512VNNI;
     if (avx512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
         f |= QRT_CPU_AVX512DQ;
+    if (avx512 && __builtin_cpu_supports("avx512vbmi")) /* Ice Lake, Zen 4 */
+        f |= QRT_CPU_AVX512VBMI;
 #endif
     return f;
 }
@@ -50,7 +52,7 @@ unsigned qrt_cpu_disabled_mask(const char *spec) {
         {"vfpv4", QRT_CPU_VFPV4},
         {"avx2", QRT_CPU_AVX2},
         /* the quantize kernels' AVX-512 level is named after the conv1d one */
-        {"avx512vnni", QRT_CPU_AVX512VNNI | QRT_CPU_AVX512DQ},
+        {"avx512vnni", QRT_CPU_AVX512VNNI | QRT_CPU_AVX512DQ | QRT_CPU_AVX512VBMI},
         {"all", ~0u},
     };
     unsigned m = 0;

@@ -52,7 +52,7 @@ void qrt_hardswish_lut_u8_ref(float s_in, int32_t zp_in, float s_out, int32_t zp
  */
 void qrt_sigmoid_lut_u8_ref(float s_in, int32_t zp_in, uint8_t *lut);
 
-/** Body shared by the table lookup reference and its AVX2 compilation. */
+/** Body of the table lookup reference (and of the SIMD variants' scalar tails). */
 #define QRT_LUT_BODY                                                                               \
     for (size_t i = 0; i < n; ++i) out[i] = lut[x[i]];
 

@@ -2,8 +2,9 @@
 /**
  * @file qarith_ref.h
  * @brief Reference kernels of the quantized mean over the last dim (torch 2.13's
- *        qmean_inner_dim kernel) and of a per-channel 256-entry table lookup (the quantized
- *        batch norm's tables, qrt/ops/batch_norm.py). Plain loops; the specification.
+ *        qmean_inner_dim kernel), of torch's quantized mul on rows (qrt/ops/qarith.py) and of
+ *        a per-channel 256-entry table lookup (the quantized batch norm's tables,
+ *        qrt/ops/batch_norm.py). Plain loops; the specification.
  */
 #ifndef QRT_REF_QARITH_REF_H
 #define QRT_REF_QARITH_REF_H
@@ -65,5 +66,29 @@ void qrt_mean_rows_s32_ref(const int32_t *x, size_t rows, size_t len, int32_t *o
  */
 void qrt_lut_channels_8_ref(const uint8_t *lut, const uint8_t *x, size_t outer, size_t channels,
                             size_t inner, uint8_t *out);
+
+/**
+ * @brief torch's quantized mul on rows (qrt/ops/qarith.py: the op's formula, whose numpy steps
+ *        are its specification): y[r][i] = (uint8_t)(int32_t)(f32(clamp(rne(f), lo, hi)) + zo)
+ *        with f = f32(f32((a[r][i] - za) * (bv - zb)) * m), bv = b[r] (b_per_row: a [N, C, 1, 1]
+ *        squeeze-excitation scale over the rows of [N, C, H, W]) or b[r][i].
+ *
+ * Every step is one IEEE float32 operation, in this order, without contraction: f is first
+ * clamped to [-2^22, 2^22] (|f| >= 2^22 rounds to the clamp either way), then rounded half to
+ * even by adding and subtracting 1.5 * 2^23, then clamped to [lo, hi] (f < lo gives lo, else
+ * f > hi gives hi), then zo is added and the sum truncated to int32 and to its low byte.  The
+ * vector variants (qrt/qarith.h) compute exactly these operations lane by lane.
+ * @param[in]  a    [rows][len] quint8 codes
+ * @param[in]  b    [rows] (b_per_row) or [rows][len] quint8 codes
+ * @param[in]  za, zb  zero points; (a - za) * (b - zb) must not overflow int32
+ * @param[in]  m    f32(f32(s_a * s_b) / s_y); finite (the caller checks)
+ * @param[in]  lo, hi  output clamp minus zo (f32), lo <= hi, neither NaN; lo + zo >= -2^31 and
+ *                  hi + zo < 2^31 (the op: its dtype's range, relu folded into lo)
+ * @param[in]  zo   output zero point (f32)
+ * @param[out] y    [rows][len]; may alias a or b (element for element)
+ */
+void qrt_mul_rows_u8_ref(const uint8_t *a, const uint8_t *b, size_t rows, size_t len,
+                         int b_per_row, int32_t za, int32_t zb, float m, float lo, float hi,
+                         float zo, uint8_t *y);
 
 #endif /* QRT_REF_QARITH_REF_H */
