@@ -749,6 +749,9 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
  *        padded weight bytes are 0 anyway); nothing outside the input is touched.
  *        qrt__c1_gemv_ok(p) must hold and p be checked.
  */
+#ifndef QRT__C1_GEMV_PF
+#define QRT__C1_GEMV_PF 3072 /* prefetch distance of the GEMV weight stream, bytes */
+#endif
 QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
                                           const int8_t *wpack, const int32_t *wsum,
                                           const qrt_conv1d_quant *q, uint8_t *out) {
@@ -757,6 +760,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint
     const int64_t cq = l.cq;       /* quads per weight row */
     const int64_t nb = (cq + 15) / 16; /* 64-byte blocks per row */
     const int32_t xz = p->input_zero, oz = p->output_zero;
+    const char *wend = (const char *)wpack + (size_t)CO * (size_t)cq * 4u; /* prefetch bound */
     const __m512i vlo = _mm512_set1_epi32(p->output_min - oz),
                   vhi = _mm512_set1_epi32(p->output_max - oz), voz = _mm512_set1_epi32(oz);
     for (int64_t n = 0; n < p->n; ++n)
@@ -769,18 +773,36 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint
                 const int64_t no = CO - oc0 < 16 ? CO - oc0 : 16;
                 __m512i a[16];
                 for (int j = 0; j < 16; ++j) a[j] = _mm512_setzero_si512();
-                for (int64_t b = 0; b < nb; ++b) {
-                    const int64_t left = (int64_t)C - 64 * b;
-                    const __mmask64 mk = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
-                    const __m512i xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
-                    /* the weight row holds cq quads: the last block of a row may be short */
-                    const int64_t qleft = cq - 16 * b;
-                    const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
-                                                     : (__mmask16)((1u << qleft) - 1u);
-                    for (int j = 0; j < no; ++j) {
-                        const int32_t *wr = (const int32_t *)wpack + (oc0 + j) * cq + 16 * b;
-                        a[j] = qrt__c1_dp(a[j], xv, _mm512_maskz_loadu_epi32(mq, wr));
+                /* one weight row after the other: the rows of the block are one contiguous
+                 * stream (the hardware prefetcher follows one stream, not 16 interleaved
+                 * ones), and a software prefetch QRT__C1_GEMV_PF bytes ahead keeps enough
+                 * lines in flight for weights that come from L3 or memory (a model's
+                 * classifier and squeeze-excitation convs run once per call: cold weights).
+                 * Each row's sum is still taken over ascending blocks. */
+                for (int j = 0; j < no; ++j) {
+                    const int32_t *wr = (const int32_t *)wpack + (oc0 + j) * cq;
+                    __m512i acc = _mm512_setzero_si512();
+                    for (int64_t b = 0; b < nb; ++b) {
+                        const char *pf = (const char *)(wr + 16 * b) + QRT__C1_GEMV_PF;
+                        if (pf < wend) _mm_prefetch(pf, _MM_HINT_T0);
+                        const int64_t left = (int64_t)C - 64 * b;
+                        __m512i xv, wv;
+                        if (left >= 64 && cq - 16 * b >= 16) {
+                            xv = _mm512_loadu_si512((const void *)(xt + 64 * b));
+                            wv = _mm512_loadu_si512((const void *)(wr + 16 * b));
+                        } else {
+                            const __mmask64 mk =
+                                left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+                            /* the weight row holds cq quads: the last block may be short */
+                            const int64_t qleft = cq - 16 * b;
+                            const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
+                                                             : (__mmask16)((1u << qleft) - 1u);
+                            xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
+                            wv = _mm512_maskz_loadu_epi32(mq, wr + 16 * b);
+                        }
+                        acc = qrt__c1_dp(acc, xv, wv);
                     }
+                    a[j] = acc;
                 }
                 /* 16 vectors -> one vector of 16 channel sums (lane j = channel oc0 + j) */
                 __m512i h8[8], h4[4], h2[2];
