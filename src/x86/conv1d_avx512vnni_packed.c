@@ -749,8 +749,8 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
  *        padded weight bytes are 0 anyway); nothing outside the input is touched.
  *        qrt__c1_gemv_ok(p) must hold and p be checked.
  */
-#ifndef QRT__C1_GEMV_PF
-#define QRT__C1_GEMV_PF 3072 /* prefetch distance of the GEMV weight stream, bytes */
+#ifndef QRT__C1_GEMV_PF_ROWS
+#define QRT__C1_GEMV_PF_ROWS 16 /* the GEMV prefetches the rows this far ahead */
 #endif
 QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
                                           const int8_t *wpack, const int32_t *wsum,
@@ -760,7 +760,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint
     const int64_t cq = l.cq;       /* quads per weight row */
     const int64_t nb = (cq + 15) / 16; /* 64-byte blocks per row */
     const int32_t xz = p->input_zero, oz = p->output_zero;
-    const char *wend = (const char *)wpack + (size_t)CO * (size_t)cq * 4u; /* prefetch bound */
+    const int64_t wbytes = (int64_t)CO * cq * 4; /* prefetches stay inside wpack */
     const __m512i vlo = _mm512_set1_epi32(p->output_min - oz),
                   vhi = _mm512_set1_epi32(p->output_max - oz), voz = _mm512_set1_epi32(oz);
     for (int64_t n = 0; n < p->n; ++n)
@@ -773,36 +773,52 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint
                 const int64_t no = CO - oc0 < 16 ? CO - oc0 : 16;
                 __m512i a[16];
                 for (int j = 0; j < 16; ++j) a[j] = _mm512_setzero_si512();
-                /* one weight row after the other: the rows of the block are one contiguous
-                 * stream (the hardware prefetcher follows one stream, not 16 interleaved
-                 * ones), and a software prefetch QRT__C1_GEMV_PF bytes ahead keeps enough
-                 * lines in flight for weights that come from L3 or memory (a model's
-                 * classifier and squeeze-excitation convs run once per call: cold weights).
-                 * Each row's sum is still taken over ascending blocks. */
-                for (int j = 0; j < no; ++j) {
-                    const int32_t *wr = (const int32_t *)wpack + (oc0 + j) * cq;
-                    __m512i acc = _mm512_setzero_si512();
-                    for (int64_t b = 0; b < nb; ++b) {
-                        const char *pf = (const char *)(wr + 16 * b) + QRT__C1_GEMV_PF;
-                        if (pf < wend) _mm_prefetch(pf, _MM_HINT_T0);
-                        const int64_t left = (int64_t)C - 64 * b;
-                        __m512i xv, wv;
-                        if (left >= 64 && cq - 16 * b >= 16) {
-                            xv = _mm512_loadu_si512((const void *)(xt + 64 * b));
-                            wv = _mm512_loadu_si512((const void *)(wr + 16 * b));
-                        } else {
-                            const __mmask64 mk =
-                                left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
-                            /* the weight row holds cq quads: the last block may be short */
-                            const int64_t qleft = cq - 16 * b;
-                            const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
-                                                             : (__mmask16)((1u << qleft) - 1u);
-                            xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
-                            wv = _mm512_maskz_loadu_epi32(mq, wr + 16 * b);
-                        }
-                        acc = qrt__c1_dp(acc, xv, wv);
+                /* four weight rows at a time, each read front to back (four sequential
+                 * streams the hardware prefetcher follows, where one block of all 16 rows
+                 * at a time made 16), two accumulators per row (eight independent vpdpbusd
+                 * chains), and a software prefetch of the same block of the rows
+                 * QRT__C1_GEMV_PF_ROWS ahead: a model's classifier and squeeze-excitation
+                 * weights come from L3 or memory (each runs once per call).  A row's sum is its blocks' sum mod 2^32
+                 * in any order, as in the tiles. */
+                for (int j = 0; j < no; j += 4) {
+                    const int32_t *wr[4];
+                    int64_t pf[4]; /* byte offsets in wpack of the prefetched rows */
+                    __m512i e[4], o[4];
+                    for (int r = 0; r < 4; ++r) {
+                        const int64_t row = j + r < no ? j + r : no - 1; /* extra rows: dropped */
+                        wr[r] = (const int32_t *)wpack + (oc0 + row) * cq;
+                        pf[r] = (oc0 + j + QRT__C1_GEMV_PF_ROWS + r) * cq * 4;
+                        e[r] = o[r] = _mm512_setzero_si512();
                     }
-                    a[j] = acc;
+                    int64_t b = 0;
+                    for (; 64 * (b + 2) <= (int64_t)C; b += 2) { /* two full blocks */
+                        const __m512i x0 = _mm512_loadu_si512((const void *)(xt + 64 * b));
+                        const __m512i x1 = _mm512_loadu_si512((const void *)(xt + 64 * b + 64));
+                        for (int r = 0; r < 4; ++r) {
+                            const int64_t f = pf[r] + 64 * b;
+                            if (f < wbytes) _mm_prefetch((const char *)wpack + f, _MM_HINT_T0);
+                            if (f + 64 < wbytes)
+                                _mm_prefetch((const char *)wpack + f + 64, _MM_HINT_T0);
+                            e[r] = qrt__c1_dp(e[r], x0, _mm512_loadu_si512((const void *)(wr[r] + 16 * b)));
+                            o[r] = qrt__c1_dp(o[r], x1,
+                                              _mm512_loadu_si512((const void *)(wr[r] + 16 * b + 16)));
+                        }
+                    }
+                    for (; b < nb; ++b) { /* a last full block, then the short one */
+                        const int64_t left = (int64_t)C - 64 * b;
+                        const __mmask64 mk = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+                        /* the weight row holds cq quads: the last block may be short */
+                        const int64_t qleft = cq - 16 * b;
+                        const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
+                                                         : (__mmask16)((1u << qleft) - 1u);
+                        const __m512i xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
+                        for (int r = 0; r < 4; ++r) {
+                            const int64_t f = pf[r] + 64 * b;
+                            if (f < wbytes) _mm_prefetch((const char *)wpack + f, _MM_HINT_T0);
+                            e[r] = qrt__c1_dp(e[r], xv, _mm512_maskz_loadu_epi32(mq, wr[r] + 16 * b));
+                        }
+                    }
+                    for (int r = 0; r < 4 && j + r < no; ++r) a[j + r] = _mm512_add_epi32(e[r], o[r]);
                 }
                 /* 16 vectors -> one vector of 16 channel sums (lane j = channel oc0 + j) */
                 __m512i h8[8], h4[4], h2[2];
