@@ -47,8 +47,11 @@ IM2COL_CK_P: int
 IM2COL_C_PK: int
 MAX_COLUMN_BYTES: int
 
+def _set_im2col_mt_min_bytes(v: float) -> float: ...
+
 class Im2col:
     size: int
+    def parts(self, threads: int) -> int: ...
     def __init__(self, x_shape: tuple, x_strides: tuple, kernel: tuple, stride: tuple,
                  dilation: tuple, pad: tuple, out_hw: tuple, pad_value: int,
                  layout: int) -> None: ...

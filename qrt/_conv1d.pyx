@@ -441,10 +441,22 @@ cdef extern from "qrt/im2col.h" nogil:
     qrt_status qrt_im2col_check(const qrt_im2col_params *p)
     uint64_t qrt_im2col_size(const qrt_im2col_params *p)
     qrt_status qrt_im2col_u8(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col)
+    qrt_status qrt_im2col_u8_mt(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col,
+                                int threads)
+    int qrt_im2col_parts(const qrt_im2col_params *p, int threads)
+    double qrt_im2col_mt_min_bytes
 
 IM2COL_CK_P = QRT_IM2COL_CK_P
 IM2COL_C_PK = QRT_IM2COL_C_PK
 MAX_COLUMN_BYTES = 1 << 30  # one conv2d / pool2d's column buffer (outside the arena)
+
+
+def _set_im2col_mt_min_bytes(double v):
+    """Set the column size below which im2col runs on one thread; returns the old one (tests)."""
+    global qrt_im2col_mt_min_bytes
+    old = qrt_im2col_mt_min_bytes
+    qrt_im2col_mt_min_bytes = v
+    return old
 
 
 cdef class Im2col:
@@ -486,6 +498,10 @@ cdef class Im2col:
             else:
                 self.x_hi += (d - 1) * s
 
+    def parts(self, int threads):
+        """Tasks the call runs as on `threads` threads (qrt_im2col_parts; 1: not cut)."""
+        return qrt_im2col_parts(&self.p, threads)
+
     def run(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] col):
         if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
             raise ValueError("im2col: input buffer too small for its shape and strides")
@@ -493,8 +509,9 @@ cdef class Im2col:
             raise ValueError(f"im2col: column buffer holds {col.shape[0]} bytes, needs "
                              f"{self.size}")
         cdef qrt_status st
+        cdef int threads = qrt_pool_get_threads()
         with nogil:
-            st = qrt_im2col_u8(&self.p, &xbuf[xoff], &col[0])
+            st = qrt_im2col_u8_mt(&self.p, &xbuf[xoff], &col[0], threads)
         if st != QRT_OK:
             raise ValueError(f"im2col: kernel status {int(st)}")
 

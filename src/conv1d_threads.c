@@ -27,9 +27,17 @@ qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads) {
     qrt_conv1d_split s = {1, 0, 0, 0, 1, 1};
     if (threads <= 1 || p->n == 0 || p->len_out == 0) return s;
     const double cg = (double)(p->c_in / p->groups);
-    const double work =
+    double work =
         (double)p->n * p->c_out * p->len_out * cg * p->kernel +
         16.0 * ((double)p->n * p->c_out * p->len_out + (double)p->n * p->c_in * p->len_in);
+    /* A GEMV-like call (a linear, a squeeze-excitation 1x1 conv on a 1x1 image) reads each
+     * weight byte once or twice, usually from L3 or memory: its time is the weight stream's,
+     * and two cores stream twice as fast.  Its work counts QRT_CONV1D_MT_GEMV_BYTE units per
+     * weight byte (a 64 KB weight passes the default threshold). */
+    if ((int64_t)p->n * p->len_out <= 4) {
+        const double wb = (double)p->c_out * cg * p->kernel * QRT_CONV1D_MT_GEMV_BYTE;
+        if (wb > work) work = wb;
+    }
     if (work < qrt_conv1d_mt_min_work) return s;
     const int64_t T = threads;
     if ((int64_t)p->n >= T && ((int64_t)p->n % T == 0 || (int64_t)p->n >= 4 * T)) { /* batch */

@@ -6,6 +6,8 @@
  */
 #include "qrt/im2col.h"
 
+#include "qrt/threadpool.h"
+
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -69,6 +71,18 @@ static void row_ck_p(const qrt_im2col_params *p, const uint8_t *xc, int64_t iy, 
                 const __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + 16)), even);
                 _mm_storeu_si128((__m128i *)(dst + ox), _mm_packus_epi16(a, b));
             }
+            /* The last up to 15 outputs: one vector over the 16 outputs that end at hi - 1,
+             * from the 32 bytes that end at its last column e = (hi-1)*2 + off (< W), so
+             * nothing past the row is read; the odd bytes of that window are the columns.
+             * It rewrites outputs already stored with the same values. */
+            if (ox < hi && hi - lo >= 16 && (hi - 16) * 2 + off - 1 >= 0) {
+                const int64_t o = hi - 16;
+                const uint8_t *s = xr + o * 2 + off - 1; /* column e - 31 */
+                const __m128i a = _mm_srli_epi16(_mm_loadu_si128((const __m128i *)s), 8);
+                const __m128i b = _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(s + 16)), 8);
+                _mm_storeu_si128((__m128i *)(dst + o), _mm_packus_epi16(a, b));
+                ox = hi;
+            }
         }
 #endif
         for (; ox < hi; ++ox) dst[ox] = xr[(ox * sw + off) * xs];
@@ -76,34 +90,95 @@ static void row_ck_p(const qrt_im2col_params *p, const uint8_t *xc, int64_t iy, 
     if (wo > hi) memset(dst + hi, pv, (size_t)(wo - hi));
 }
 
+/* Rows [r0, r1) of the CK_P layout, row r = (((n*C + c)*kh + ky)*kw + kx)*ho + oy. */
+static void rows_ck_p(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col, int64_t r0,
+                      int64_t r1) {
+    const int64_t kh = p->kh, kw = p->kw, ho = p->ho, wo = p->wo, C = p->c;
+    if (r0 >= r1) return;
+    int64_t q = r0, oy, kx, ky, c, n; /* the indices of r0, then counted up */
+    oy = q % ho;
+    q /= ho;
+    kx = q % kw;
+    q /= kw;
+    ky = q % kh;
+    q /= kh;
+    c = q % C;
+    n = q / C;
+    const uint8_t *xc = x + n * p->x_stride_n + c * p->x_stride_c;
+    for (int64_t r = r0; r < r1; ++r) {
+        row_ck_p(p, xc, oy * p->sh + ky * p->dh - p->pad_top, kx, col + r * wo);
+        if (++oy < ho) continue;
+        oy = 0;
+        if (++kx < kw) continue;
+        kx = 0;
+        if (++ky < kh) continue;
+        ky = 0;
+        if (++c == C) c = 0, ++n;
+        xc = x + n * p->x_stride_n + c * p->x_stride_c;
+    }
+}
+
 qrt_status qrt_im2col_u8(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col) {
     const qrt_status st = qrt_im2col_check(p);
     if (st != QRT_OK) return st;
     const int64_t kh = p->kh, kw = p->kw, ho = p->ho, wo = p->wo, H = p->h, W = p->w;
     const uint8_t pv = (uint8_t)p->pad_value;
+    if (p->layout == QRT_IM2COL_CK_P) {
+        rows_ck_p(p, x, col, 0, (int64_t)p->n * p->c * kh * kw * ho);
+        return QRT_OK;
+    }
     uint8_t *dst = col;
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t c = 0; c < p->c; ++c) {
             const uint8_t *xc = x + n * p->x_stride_n + c * p->x_stride_c;
-            if (p->layout == QRT_IM2COL_CK_P) {
-                for (int64_t ky = 0; ky < kh; ++ky)
-                    for (int64_t kx = 0; kx < kw; ++kx)
-                        for (int64_t oy = 0; oy < ho; ++oy, dst += wo)
-                            row_ck_p(p, xc, oy * p->sh + ky * p->dh - p->pad_top, kx, dst);
-            } else {
-                for (int64_t oy = 0; oy < ho; ++oy)
-                    for (int64_t ox = 0; ox < wo; ++ox)
-                        for (int64_t ky = 0; ky < kh; ++ky) {
-                            const int64_t iy = oy * p->sh + ky * p->dh - p->pad_top;
-                            const int row_ok = iy >= 0 && iy < H;
-                            for (int64_t kx = 0; kx < kw; ++kx, ++dst) {
-                                const int64_t ix = ox * p->sw + kx * p->dw - p->pad_left;
-                                *dst = row_ok && ix >= 0 && ix < W
-                                           ? xc[iy * p->x_stride_h + ix * p->x_stride_w]
-                                           : pv;
-                            }
+            for (int64_t oy = 0; oy < ho; ++oy)
+                for (int64_t ox = 0; ox < wo; ++ox)
+                    for (int64_t ky = 0; ky < kh; ++ky) {
+                        const int64_t iy = oy * p->sh + ky * p->dh - p->pad_top;
+                        const int row_ok = iy >= 0 && iy < H;
+                        for (int64_t kx = 0; kx < kw; ++kx, ++dst) {
+                            const int64_t ix = ox * p->sw + kx * p->dw - p->pad_left;
+                            *dst = row_ok && ix >= 0 && ix < W
+                                       ? xc[iy * p->x_stride_h + ix * p->x_stride_w]
+                                       : pv;
                         }
-            }
+                    }
         }
+    return QRT_OK;
+}
+
+double qrt_im2col_mt_min_bytes = QRT_IM2COL_MT_MIN_BYTES;
+
+typedef struct {
+    const qrt_im2col_params *p;
+    const uint8_t *x;
+    uint8_t *col;
+    int64_t rows;
+    int parts;
+} qrt__im2col_job;
+
+static void qrt__im2col_part(void *ctx, int i) {
+    const qrt__im2col_job *j = (const qrt__im2col_job *)ctx;
+    rows_ck_p(j->p, j->x, j->col, j->rows * i / j->parts, j->rows * (i + 1) / j->parts);
+}
+
+int qrt_im2col_parts(const qrt_im2col_params *p, int threads) {
+    if (threads <= 1 || p->layout != QRT_IM2COL_CK_P || qrt_im2col_check(p) != QRT_OK) return 1;
+    if ((double)qrt_im2col_size(p) < qrt_im2col_mt_min_bytes) return 1;
+    const int64_t rows = (int64_t)p->n * p->c * p->kh * p->kw * p->ho;
+    int64_t parts = 2 * (int64_t)threads; /* claimed dynamically: a late thread costs less */
+    if (parts > rows) parts = rows;
+    if (parts > QRT_POOL_MAX_TASKS) parts = QRT_POOL_MAX_TASKS;
+    return parts < 2 ? 1 : (int)parts;
+}
+
+qrt_status qrt_im2col_u8_mt(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col,
+                            int threads) {
+    const qrt_status st = qrt_im2col_check(p);
+    if (st != QRT_OK) return st;
+    const int parts = qrt_im2col_parts(p, threads);
+    if (parts <= 1) return qrt_im2col_u8(p, x, col);
+    qrt__im2col_job j = {p, x, col, (int64_t)p->n * p->c * p->kh * p->kw * p->ho, parts};
+    qrt_pool_run(qrt__im2col_part, &j, parts);
     return QRT_OK;
 }

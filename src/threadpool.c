@@ -83,7 +83,12 @@ static void *qrt__pool_worker(void *arg) {
         unsigned spins = 0;
         while ((g = atomic_load_explicit(&P->generation, memory_order_acquire)) == seen) {
             qrt__pool_pause();
-            if ((++spins & 63u) == 0 && qrt__pool_now_ns() > until) break;
+            if ((++spins & 63u) == 0) {
+                if (qrt__pool_now_ns() > until) break;
+                /* a worker woken onto the caller's core (the other one busy) must not spin
+                 * the caller off it: let whoever shares this core run */
+                if ((spins & 511u) == 0) sched_yield();
+            }
         }
         if (g == seen) {
             /* announce the sleep before the last look at generation (both seq_cst): the

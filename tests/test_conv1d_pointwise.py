@@ -121,3 +121,22 @@ def test_pointwise_model_shapes(v):
                            (960, 320, 49), (320, 1280, 49), (1280, 7, 1), (960, 13, 2),
                            (320, 17, 1000), (1001, 9, 65)]:
         _check(random_pw(rng, c_in=ci, c_out=co, length=length), v)
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=IDS)
+def test_pointwise_gemv(v):
+    """1-4 positions whose channels are adjacent in memory (a linear, a squeeze-excitation 1x1
+    conv on a 1x1 image): the VNNI variant's GEMV path (qrt__conv1d_vnni_gemv, weight rows
+    streamed one after the other with a software prefetch).  Input channels around the 64-byte
+    block and the quad, output channels around the 16-channel block."""
+    rng = np.random.default_rng(6400)
+    for ci, co, length in [(1, 1, 1), (3, 17, 1), (63, 15, 2), (64, 16, 1), (65, 33, 4),
+                           (127, 31, 3), (240, 960, 1), (960, 240, 1), (1280, 1000, 1),
+                           (671, 168, 1), (2049, 5, 2)]:
+        c = random_pw(rng, c_in=ci, c_out=co, length=length)
+        while c["groups"] != 1:
+            c = random_pw(rng, c_in=ci, c_out=co, length=length)
+        n = c["x"].shape[0]
+        xl = rng.integers(0, 256, (n, length, ci), dtype=np.uint8)
+        c["x"] = xl.transpose(0, 2, 1)  # [N, C, L] with channel stride 1
+        _check(c, v)

@@ -225,7 +225,7 @@ def test_im2col_c_driver_sanitized(tmp_path):
     root = pathlib.Path(__file__).resolve().parents[1]
     exe = tmp_path / "im2col_sanitize"
     cmd = [cc, "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", f"-I{root / 'include'}",
+           "-fno-sanitize-recover=all", "-pthread", f"-I{root / 'include'}",
            str(root / "tests" / "c" / "im2col_sanitize.c"), "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:

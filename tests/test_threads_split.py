@@ -22,7 +22,9 @@ def cut_everything():
     old_t = qrt.get_num_threads()
     old_w = _conv1d._set_mt_min_work(0.0)
     old_dw = _conv1d._set_dw_mt_min_work(0.0)
+    old_im = _conv1d._set_im2col_mt_min_bytes(0.0)
     yield
+    _conv1d._set_im2col_mt_min_bytes(old_im)
     _conv1d._set_mt_min_work(old_w)
     _conv1d._set_dw_mt_min_work(old_dw)
     qrt.set_num_threads(old_t)
@@ -125,6 +127,43 @@ def test_conv2d_threads_random(cut_everything):
         for t in THREADS[1:]:
             qrt.set_num_threads(t)
             np.testing.assert_array_equal(_conv(case, 77), want, err_msg=f"{shape} t{t}")
+
+
+def test_im2col_threads_identical(cut_everything):
+    """The im2col step cut into row runs (qrt_im2col_u8_mt) writes the bytes of one thread:
+    stride-2 stems (the SSE2 row path and its overlapping last vector), odd widths, dilation,
+    padding wider than a row's first vector, channels-last input strides, batch 2."""
+    rng = np.random.default_rng(77)
+    cases = [((1, 3, 224, 224), (3, 3), (2, 2), (1, 1), (1, 1)),
+             ((1, 3, 37, 53), (3, 3), (2, 2), (1, 1), (1, 1)),
+             ((2, 5, 19, 40), (5, 3), (2, 2), (2, 1), (2, 3)),
+             ((1, 4, 9, 70), (3, 3), (1, 2), (1, 1), (0, 2)),
+             ((1, 2, 5, 33), (1, 1), (2, 2), (1, 1), (0, 0))]
+    for shape, k, s, d, pad in cases:
+        n, c, h, w = shape
+        ho = (h + 2 * pad[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+        wo = (w + 2 * pad[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+        for cl in (False, True):
+            xa = rng.integers(0, 256, (n, h, w, c) if cl else shape, dtype=np.uint8)
+            st = (h * w * c, 1, w * c, c) if cl else (c * h * w, h * w, w, 1)
+            im = _conv1d.Im2col(shape, st, k, s, d, pad, (ho, wo), 9, _conv1d.IM2COL_CK_P)
+            # the reference: gather every window element in numpy
+            xp = np.full((n, c, h + 2 * pad[0] + 64, w + 2 * pad[1] + 64), 9, np.uint8)
+            xv = xa.transpose(0, 3, 1, 2) if cl else xa
+            xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = xv
+            want = np.empty((n, c, k[0], k[1], ho, wo), np.uint8)
+            for ky in range(k[0]):
+                for kx in range(k[1]):
+                    want[:, :, ky, kx] = xp[:, :, ky * d[0]:ky * d[0] + s[0] * ho:s[0],
+                                            kx * d[1]:kx * d[1] + s[1] * wo:s[1]]
+            for t in THREADS:
+                qrt.set_num_threads(t)
+                assert im.parts(t) == (1 if t == 1 else min(2 * t, n * c * k[0] * k[1] * ho))
+                col = np.full(im.size + 16, 0xA5, np.uint8)
+                im.run(xa.reshape(-1), 0, col)
+                np.testing.assert_array_equal(col[:im.size].reshape(want.shape), want,
+                                              err_msg=f"{shape} {k} {s} {d} {pad} cl={cl} t{t}")
+                assert (col[im.size:] == 0xA5).all()
 
 
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 32767, 32768, 32769, 75264, 100003])

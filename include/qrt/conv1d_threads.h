@@ -18,6 +18,11 @@
 /** Work units (MACs + 16 per input/output element) below which one thread is used. */
 #define QRT_CONV1D_MT_MIN_WORK 1000000.0
 #endif
+#ifndef QRT_CONV1D_MT_GEMV_BYTE
+/** Work units per weight byte of a call with at most 4 output positions in all (a GEMV:
+ *  bound by the weight stream, not by its multiply-adds). */
+#define QRT_CONV1D_MT_GEMV_BYTE 16.0
+#endif
 /** Run-time threshold (tests lower it to cut tiny layers); one per process, in
  *  src/conv1d_threads.c. */
 extern double qrt_conv1d_mt_min_work;

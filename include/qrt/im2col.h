@@ -46,4 +46,21 @@ uint64_t qrt_im2col_size(const qrt_im2col_params *p);
 /** @brief Write the qrt_im2col_size(p) column bytes of @p x into @p col (contiguous). */
 qrt_status qrt_im2col_u8(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col);
 
+#ifndef QRT_IM2COL_MT_MIN_BYTES
+/** Column bytes below which qrt_im2col_u8_mt() runs on the calling thread only. */
+#define QRT_IM2COL_MT_MIN_BYTES 65536.0
+#endif
+/** Run-time threshold (tests lower it to cut tiny calls); in src/im2col.c. */
+extern double qrt_im2col_mt_min_bytes;
+
+/** @brief Tasks qrt_im2col_u8_mt() runs for `threads` threads (1: not cut; CK_P only). */
+int qrt_im2col_parts(const qrt_im2col_params *p, int threads);
+
+/**
+ * @brief qrt_im2col_u8() on up to `threads` threads of the qrt pool (include/qrt/threadpool.h):
+ *        the CK_P rows are cut into balanced runs, each written by one task; the same bytes.
+ */
+qrt_status qrt_im2col_u8_mt(const qrt_im2col_params *p, const uint8_t *x, uint8_t *col,
+                            int threads);
+
 #endif /* QRT_IM2COL_H */

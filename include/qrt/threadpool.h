@@ -26,9 +26,11 @@
 #define QRT_POOL_MAX_TASKS   4096 /**< tasks per job (more run on the caller alone) */
 #ifndef QRT_POOL_SPIN_NS
 /** How long a worker spins after a job before sleeping: covers the gap between two layers
- *  (Python dispatch, an unthreaded op), not more: a spinning thread on a busy machine takes
- *  time from the threads that have work. */
-#define QRT_POOL_SPIN_NS 150000
+ *  (Python dispatch, unthreaded ops: MobileNetV3's squeeze-excitation block, pool + two SE
+ *  convs + table + mul, took 130-175 us between two threaded 1x1 convs, and a worker asleep
+ *  when the next one starts wakes too late to help: 2T slower than 1T), not more: a spinning
+ *  thread on a busy machine takes time from the threads that have work. */
+#define QRT_POOL_SPIN_NS 250000
 #endif
 #ifndef QRT_POOL_MAIN_SPIN_NS
 /** How long the caller spins waiting for the last running tasks before it yields the core. */

@@ -749,6 +749,9 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
  *        padded weight bytes are 0 anyway); nothing outside the input is touched.
  *        qrt__c1_gemv_ok(p) must hold and p be checked.
  */
+#ifndef QRT__C1_GEMV_PF_ROWS
+#define QRT__C1_GEMV_PF_ROWS 16 /* the GEMV prefetches the rows this far ahead */
+#endif
 QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
                                           const int8_t *wpack, const int32_t *wsum,
                                           const qrt_conv1d_quant *q, uint8_t *out) {
@@ -757,6 +760,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint
     const int64_t cq = l.cq;       /* quads per weight row */
     const int64_t nb = (cq + 15) / 16; /* 64-byte blocks per row */
     const int32_t xz = p->input_zero, oz = p->output_zero;
+    const int64_t wbytes = (int64_t)CO * cq * 4; /* prefetches stay inside wpack */
     const __m512i vlo = _mm512_set1_epi32(p->output_min - oz),
                   vhi = _mm512_set1_epi32(p->output_max - oz), voz = _mm512_set1_epi32(oz);
     for (int64_t n = 0; n < p->n; ++n)
@@ -769,18 +773,58 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint
                 const int64_t no = CO - oc0 < 16 ? CO - oc0 : 16;
                 __m512i a[16];
                 for (int j = 0; j < 16; ++j) a[j] = _mm512_setzero_si512();
-                for (int64_t b = 0; b < nb; ++b) {
-                    const int64_t left = (int64_t)C - 64 * b;
-                    const __mmask64 mk = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
-                    const __m512i xv = _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
-                    /* the weight row holds cq quads: the last block of a row may be short */
-                    const int64_t qleft = cq - 16 * b;
-                    const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
-                                                     : (__mmask16)((1u << qleft) - 1u);
-                    for (int j = 0; j < no; ++j) {
-                        const int32_t *wr = (const int32_t *)wpack + (oc0 + j) * cq + 16 * b;
-                        a[j] = qrt__c1_dp(a[j], xv, _mm512_maskz_loadu_epi32(mq, wr));
+                /* four weight rows at a time, each read front to back (four sequential
+                 * streams the hardware prefetcher follows, where one block of all 16 rows
+                 * at a time made 16), two accumulators per row (eight independent vpdpbusd
+                 * chains), and a software prefetch of the same block of the rows
+                 * QRT__C1_GEMV_PF_ROWS ahead: a model's classifier and squeeze-excitation
+                 * weights come from L3 or memory (each runs once per call).  A row's sum
+                 * is its blocks' sum mod 2^32 in any order, as in the tiles. */
+                for (int j = 0; j < no; j += 4) {
+                    const int32_t *wr[4];
+                    int64_t pf[4]; /* byte offsets in wpack of the prefetched rows */
+                    __m512i e[4], o[4];
+                    for (int r = 0; r < 4; ++r) {
+                        /* rows past the block's end repeat its last row; dropped below */
+                        const int64_t row = j + r < no ? j + r : no - 1;
+                        wr[r] = (const int32_t *)wpack + (oc0 + row) * cq;
+                        pf[r] = (oc0 + j + QRT__C1_GEMV_PF_ROWS + r) * cq * 4;
+                        e[r] = o[r] = _mm512_setzero_si512();
                     }
+                    int64_t b = 0;
+                    for (; 64 * (b + 2) <= (int64_t)C; b += 2) { /* two full blocks */
+                        const __m512i x0 = _mm512_loadu_si512((const void *)(xt + 64 * b));
+                        const __m512i x1 = _mm512_loadu_si512((const void *)(xt + 64 * b + 64));
+                        for (int r = 0; r < 4; ++r) {
+                            const int64_t f = pf[r] + 64 * b;
+                            if (f < wbytes) _mm_prefetch((const char *)wpack + f, _MM_HINT_T0);
+                            if (f + 64 < wbytes)
+                                _mm_prefetch((const char *)wpack + f + 64, _MM_HINT_T0);
+                            const int32_t *wb = wr[r] + 16 * b;
+                            e[r] = qrt__c1_dp(e[r], x0, _mm512_loadu_si512((const void *)wb));
+                            o[r] = qrt__c1_dp(o[r], x1,
+                                              _mm512_loadu_si512((const void *)(wb + 16)));
+                        }
+                    }
+                    for (; b < nb; ++b) { /* a last full block, then the short one */
+                        const int64_t left = (int64_t)C - 64 * b;
+                        const __mmask64 mk =
+                            left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+                        /* the weight row holds cq quads: the last block may be short */
+                        const int64_t qleft = cq - 16 * b;
+                        const __mmask16 mq = qleft >= 16 ? (__mmask16)0xFFFF
+                                                         : (__mmask16)((1u << qleft) - 1u);
+                        const __m512i xv =
+                            _mm512_maskz_loadu_epi8(mk, (const void *)(xt + 64 * b));
+                        for (int r = 0; r < 4; ++r) {
+                            const int64_t f = pf[r] + 64 * b;
+                            if (f < wbytes) _mm_prefetch((const char *)wpack + f, _MM_HINT_T0);
+                            e[r] = qrt__c1_dp(e[r], xv,
+                                              _mm512_maskz_loadu_epi32(mq, wr[r] + 16 * b));
+                        }
+                    }
+                    for (int r = 0; r < 4 && j + r < no; ++r)
+                        a[j + r] = _mm512_add_epi32(e[r], o[r]);
                 }
                 /* 16 vectors -> one vector of 16 channel sums (lane j = channel oc0 + j) */
                 __m512i h8[8], h4[4], h2[2];

@@ -6,7 +6,9 @@
  *        input strides, both layouts), input and column buffers malloc'ed to their exact size
  *        (AddressSanitizer sees any access past them), every byte compared with the
  *        definition x[n][c][oy*sh + ky*dh - pt][ox*sw + kx*dw - pl] or the pad value.
- *        Built with -fsanitize=address,undefined and run by tests/test_conv2d.py.
+ *        Every third case runs qrt_im2col_u8(), the others qrt_im2col_u8_mt() on 2 and 3
+ *        threads with the cut threshold at 0 (row runs written by the pool's workers).
+ *        Built with -fsanitize=address,undefined -pthread and run by tests/test_conv2d.py.
  *
  * usage: im2col_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
  */
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 
 #include "../../src/im2col.c"
+#include "../../src/threadpool.c"
 
 static uint64_t rs = 88172645463325252ull;
 static uint32_t rnd(uint32_t n) {
@@ -27,6 +30,8 @@ int main(int argc, char **argv) {
     const int cases = argc > 1 ? atoi(argv[1]) : 300;
     if (argc > 2) rs += (uint64_t)atoll(argv[2]);
     uint64_t checked = 0;
+    qrt_im2col_mt_min_bytes = 0.0;
+    qrt_pool_set_threads(3);
     for (int i = 0; i < cases; ++i) {
         qrt_im2col_params p;
         p.n = 1 + rnd(2);
@@ -58,7 +63,9 @@ int main(int argc, char **argv) {
         for (size_t j = 0; j < nx; ++j) x[j] = (uint8_t)rnd(256);
         const uint64_t nc = qrt_im2col_size(&p);
         uint8_t *col = malloc((size_t)nc);
-        if (qrt_im2col_u8(&p, x, col) != QRT_OK) {
+        const int threads = i % 3 + 1;
+        if ((threads == 1 ? qrt_im2col_u8(&p, x, col) : qrt_im2col_u8_mt(&p, x, col, threads)) !=
+            QRT_OK) {
             printf("case %d: refused\n", i);
             return 1;
         }
