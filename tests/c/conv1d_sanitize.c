@@ -9,6 +9,7 @@
  *
  * usage: conv1d_sanitize [cases] [seed]; prints "ok <cases> <runs>" or the first mismatch.
  */
+#define _POSIX_C_SOURCE 200809L /* threadpool.c: clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
