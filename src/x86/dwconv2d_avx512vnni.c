@@ -255,7 +255,7 @@ static QRT_AVX512VNNI void qrt__dwv_kernel_m(const int16_t *const *src,
 
 /* stride-2 split of one row: even bytes to d0, odd bytes to d1; full loads / stores where
  * sroom / room allow, masked ones (nothing past len) at the end of a plane */
-static QRT_AVX512VNNI void qrt__dwv_widen2(const uint8_t *s, int16_t *d0, int16_t *d1,
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void qrt__dwv_widen2(const uint8_t *s, int16_t *d0, int16_t *d1,
                                            int64_t len, int32_t xz, int64_t sroom,
                                            int64_t room) {
     const __m512i vz = _mm512_set1_epi16((int16_t)xz), lowb = _mm512_set1_epi16(0xFF);

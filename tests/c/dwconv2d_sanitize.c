@@ -13,6 +13,7 @@
  *
  * usage: dwconv2d_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
