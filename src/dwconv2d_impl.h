@@ -279,19 +279,23 @@ typedef void (*qrt__dwf_kernel_fn)(const int16_t *const *src, const int16_t *con
 typedef void (*qrt__dwf_widen2_fn)(const uint8_t *src, int16_t *d0, int16_t *d1, int64_t len,
                                    int32_t xz, int64_t sroom, int64_t room);
 
-/** wt[t] = wc[t] - wz (wt[taps] = 0), wp[i] = the pair (wt[2i], wt[2i+1]): the same bytes
- *  (little-endian: the low half of a pair is its first element), so one copy makes wp */
+/** The weights of one output channel as its kernel reads them: the x86 kernels read the
+ *  pairs wp[i] = (wc[2i] - wz, wc[2i+1] - wz) (low half first, 0 past the last tap), the Arm
+ *  ones wt[t] = wc[t] - wz (wt[taps] = 0); only that form is written (straight from wc: no
+ *  store is reloaded wider, which would miss store forwarding). */
 __attribute__((always_inline)) static inline void qrt__dwf_wprep(const int8_t *wc, int32_t wz,
                                                                 int64_t taps, int16_t *wt,
                                                                 int32_t *wp) {
+#if defined(__x86_64__) || defined(__i386__)
+    (void)wt;
+    for (int64_t t = 0; t + 1 < taps; t += 2)
+        wp[t / 2] = (int32_t)((uint32_t)(uint16_t)(int16_t)(wc[t] - wz) |
+                              (uint32_t)(uint16_t)(int16_t)(wc[t + 1] - wz) << 16);
+    if (taps & 1) wp[taps / 2] = (int32_t)(uint32_t)(uint16_t)(int16_t)(wc[taps - 1] - wz);
+#else
+    (void)wp;
     for (int64_t t = 0; t < taps; ++t) wt[t] = (int16_t)(wc[t] - wz);
     wt[taps] = 0;
-    wt[taps + 1] = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(wp, wt, (size_t)(taps / 2 + 1) * 4u);
-#else
-    for (int64_t t = 0; t < taps; t += 2)
-        wp[t / 2] = (int32_t)((uint32_t)(uint16_t)wt[t] | ((uint32_t)(uint16_t)wt[t + 1] << 16));
 #endif
 }
 
