@@ -74,7 +74,7 @@ static int64_t qrt__dw_chunks(const qrt_dwconv2d_params *p, int threads) {
     if (threads <= 1 || work < qrt_dwconv2d_mt_min_work) return 1;
     const double m = qrt_dwconv2d_mt_min_work > 1.0 ? qrt_dwconv2d_mt_min_work : 1.0;
     /* four runs per thread only where a run's setup (zeroing its planes) is small */
-    int64_t c = work >= 8.0 * m && (uint64_t)p->h * p->w <= 3136u ? 4 * (int64_t)threads
+    int64_t c = work >= 8.0 * m && (uint64_t)p->h * p->w <= 784u ? 4 * (int64_t)threads
                 : work >= 3.0 * m ? 2 * (int64_t)threads
                                   : threads;
     if (c > units) c = units;

@@ -194,10 +194,11 @@ static inline int qrt__dwf_ok(const qrt_dwconv2d_params *p) {
 }
 
 /* Channel blocks: the planes of up to QRT__DWF_NB input channels are built before any of
- * their kernels runs, in slots of at most QRT__DWF_BLOCK_BYTES together.  A kernel that reads
- * the planes just written (unaligned loads over several fresh stores) waits for those stores
- * to retire: one channel at a time, every channel pays that wait and its setup in series; in
- * blocks the builds and kernels of neighbouring channels overlap.  Large planes: one slot. */
+ * their kernels runs, in slots of at most QRT__DWF_BLOCK_BYTES together (large planes: one
+ * slot), so a kernel's unaligned loads do not meet the planes' stores still in flight (store
+ * forwarding fails on them) and neighbouring channels' builds and kernels can overlap.  On the
+ * Zen 4 host this measured within noise of one channel at a time (dwcb, docs/performance.md);
+ * it costs one memset of the slots per run. */
 #define QRT__DWF_NB 16
 #ifndef QRT__DWF_BLOCK_BYTES
 #define QRT__DWF_BLOCK_BYTES 24576
