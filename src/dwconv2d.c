@@ -19,7 +19,7 @@
 #endif
 
 #ifndef QRT_DWCONV2D_MT_MIN_WORK
-#define QRT_DWCONV2D_MT_MIN_WORK 400000.0
+#define QRT_DWCONV2D_MT_MIN_WORK 250000.0
 #endif
 double qrt_dwconv2d_mt_min_work = QRT_DWCONV2D_MT_MIN_WORK;
 
@@ -60,14 +60,23 @@ static qrt__dw_variant_fn qrt__dw_fn(int isa) {
     return 0;
 }
 
-/* runs (>= 1) of the n * c_in units for `threads` threads */
+/* Runs (>= 1) of the n * c_in units for `threads` threads.  The work is an estimate of the
+ * one-thread time in multiply-accumulate units: the MACs plus, per unit, its setup (~500) and
+ * its plane building (~2 per input element): the small and stride-2 layers cost 2-5x their
+ * MACs (a 576-channel 14x14 -> 7x7 stride-2 layer: 254k MACs, ~45 us), so a MAC count alone
+ * kept them on one thread, where two threads gain.  Runs are claimed dynamically; a big layer
+ * gets several runs per thread so that a thread that starts late (a busy machine) leaves its
+ * later runs to the others. */
 static int64_t qrt__dw_chunks(const qrt_dwconv2d_params *p, int threads) {
     const int64_t units = (int64_t)p->n * p->c_in;
-    const double work = (double)units * p->mult * p->ho * p->wo * p->kh * p->kw;
+    const double work = (double)units * p->mult * p->ho * p->wo * p->kh * p->kw +
+                        (double)units * (500.0 + 2.0 * (double)p->h * p->w);
     if (threads <= 1 || work < qrt_dwconv2d_mt_min_work) return 1;
-    /* big layers: two runs per thread; runs are claimed dynamically, so a thread that starts
-     * late (a busy machine) leaves its second run to the others */
-    int64_t c = work >= 4.0 * qrt_dwconv2d_mt_min_work ? 2 * (int64_t)threads : threads;
+    const double m = qrt_dwconv2d_mt_min_work > 1.0 ? qrt_dwconv2d_mt_min_work : 1.0;
+    /* four runs per thread only where a run's setup (zeroing its planes) is small */
+    int64_t c = work >= 8.0 * m && (uint64_t)p->h * p->w <= 784u ? 4 * (int64_t)threads
+                : work >= 3.0 * m ? 2 * (int64_t)threads
+                                  : threads;
     if (c > units) c = units;
     if (c > QRT_POOL_MAX_TASKS) c = QRT_POOL_MAX_TASKS;
     return c < 1 ? 1 : c;

@@ -193,8 +193,19 @@ static inline int qrt__dwf_ok(const qrt_dwconv2d_params *p) {
            p->kw <= 16 && p->pad_top < p->kh && p->pad_left < p->kw;
 }
 
+/* Channel blocks: the planes of up to QRT__DWF_NB input channels are built before any of
+ * their kernels runs, in slots of at most QRT__DWF_BLOCK_BYTES together (large planes: one
+ * slot), so a kernel's unaligned loads do not meet the planes' stores still in flight (store
+ * forwarding fails on them) and neighbouring channels' builds and kernels can overlap.  On the
+ * Zen 4 host this measured within noise of one channel at a time (dwcb, docs/performance.md);
+ * it costs one memset of the slots per run. */
+#define QRT__DWF_NB 16
+#ifndef QRT__DWF_BLOCK_BYTES
+#define QRT__DWF_BLOCK_BYTES 24576
+#endif
+
 typedef struct {
-    int64_t s, rs, count, count_pad, taps, rlo, rhi, pst, mlen;
+    int64_t s, rs, count, count_pad, taps, rlo, rhi, pst, mlen, nb, slot;
     int64_t pw[2], prow[2];
     size_t off_masks, off_src, off_mk, off_wt, off_wp, off_stage, bytes;
 } qrt__dwf_geom;
@@ -217,10 +228,18 @@ static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
     g.pst = (int64_t)(((uint64_t)QRT__DWF_FRONT + rows * (uint64_t)g.rs + QRT__DWF_TAIL + 31u) &
                       ~(uint64_t)31u);
     g.mlen = g.count_pad + 64;
-    const uint64_t planes = (uint64_t)(s * s) * (uint64_t)g.pst * 2u;
+    const uint64_t slot = (uint64_t)(s * s) * (uint64_t)g.pst; /* elements, a multiple of 32 */
+    uint64_t nb = slot * 2u * QRT__DWF_NB <= QRT__DWF_BLOCK_BYTES
+                      ? QRT__DWF_NB
+                      : (uint64_t)QRT__DWF_BLOCK_BYTES / (slot * 2u);
+    if (nb > p->c_in) nb = p->c_in;
+    if (nb < 1) nb = 1;
+    g.nb = (int64_t)nb;
+    g.slot = (int64_t)slot;
+    const uint64_t planes = nb * slot * 2u;
     const uint64_t o_masks = qrt__dw_align(planes);
     const uint64_t o_src = o_masks + qrt__dw_align((uint64_t)p->kw * (uint64_t)g.mlen * 2u);
-    const uint64_t o_mk = o_src + qrt__dw_align((uint64_t)g.taps * sizeof(void *));
+    const uint64_t o_mk = o_src + qrt__dw_align(nb * (uint64_t)g.taps * sizeof(void *));
     const uint64_t o_wt = o_mk + qrt__dw_align((uint64_t)g.taps * sizeof(void *));
     const uint64_t o_wp = o_wt + qrt__dw_align((uint64_t)(g.taps + 2) * 2u);
     const uint64_t o_stage = o_wp + qrt__dw_align((uint64_t)(g.taps / 2 + 1) * 4u);
@@ -261,15 +280,87 @@ typedef void (*qrt__dwf_kernel_fn)(const int16_t *const *src, const int16_t *con
 typedef void (*qrt__dwf_widen2_fn)(const uint8_t *src, int16_t *d0, int16_t *d1, int64_t len,
                                    int32_t xz, int64_t sroom, int64_t room);
 
-/** wt[t] = wc[t] - wz (wt[taps] = 0), wp[i] = the pair (wt[2i], wt[2i+1]) */
+/** The weights of one output channel as its kernel reads them: the x86 kernels read the
+ *  pairs wp[i] = (wc[2i] - wz, wc[2i+1] - wz) (low half first, 0 past the last tap), the Arm
+ *  ones wt[t] = wc[t] - wz (wt[taps] = 0); only that form is written (straight from wc: no
+ *  store is reloaded wider, which would miss store forwarding). */
 __attribute__((always_inline)) static inline void qrt__dwf_wprep(const int8_t *wc, int32_t wz,
                                                                 int64_t taps, int16_t *wt,
                                                                 int32_t *wp) {
+#if defined(__x86_64__) || defined(__i386__)
+    (void)wt;
+    for (int64_t t = 0; t + 1 < taps; t += 2)
+        wp[t / 2] = (int32_t)((uint32_t)(uint16_t)(int16_t)(wc[t] - wz) |
+                              (uint32_t)(uint16_t)(int16_t)(wc[t + 1] - wz) << 16);
+    if (taps & 1) wp[taps / 2] = (int32_t)(uint32_t)(uint16_t)(int16_t)(wc[taps - 1] - wz);
+#else
+    (void)wp;
     for (int64_t t = 0; t < taps; ++t) wt[t] = (int16_t)(wc[t] - wz);
     wt[taps] = 0;
-    for (int64_t t = 0; t < taps; t += 2)
-        wp[t / 2] = (int32_t)((uint32_t)(uint16_t)(wc[t] - wz) |
-                              (t + 1 < taps ? (uint32_t)(uint16_t)(wc[t + 1] - wz) << 16 : 0u));
+#endif
+}
+
+/** The image rows of one input channel into its planes pl[0 .. s*s) (element (0, 0) of each;
+ *  the zeros around them are already there). */
+__attribute__((always_inline)) static inline void qrt__dwf_build(
+    const qrt_dwconv2d_params *p, const qrt__dwf_geom *g, const uint8_t *xc, int16_t *const *pl,
+    qrt__dw_widen_fn widen, qrt__dwf_widen2_fn widen2) {
+    const int32_t xz = p->input_zero;
+    const int64_t xsw = p->x_stride_w, xsh = p->x_stride_h, rs = g->rs, W = p->w, H = p->h;
+    if (g->s == 1) {
+        const int64_t nr = H < g->rhi ? H : g->rhi;
+        if (xsw == 1 && rs == W && xsh == W) {
+            widen(xc, pl[0], nr * W, xz, 1);
+        } else {
+            for (int64_t i = 0; i < nr; ++i) {
+                const uint8_t *xr = xc + i * xsh;
+                int16_t *d = pl[0] + i * rs;
+                if (xsw == 1)
+                    widen(xr, d, W, xz, 1);
+                else
+                    for (int64_t j = 0; j < W; ++j) d[j] = (int16_t)((int32_t)xr[j * xsw] - xz);
+            }
+        }
+        return;
+    }
+    const int64_t nr0 = g->prow[0] < g->rhi ? g->prow[0] : g->rhi;
+    const int64_t nr1 = g->prow[1] < g->rhi ? g->prow[1] : g->rhi;
+    if (xsw != 1) {
+        for (int64_t iy = 0; iy < H && (iy >> 1) < g->rhi; ++iy) {
+            const uint8_t *xr = xc + iy * xsh;
+            int16_t *d0 = pl[2 * (iy & 1)] + (iy >> 1) * rs, *d1 = pl[2 * (iy & 1) + 1] + (iy >> 1) * rs;
+            for (int64_t j = 0; j < g->pw[0]; ++j) d0[j] = (int16_t)((int32_t)xr[2 * j * xsw] - xz);
+            for (int64_t j = 0; j < g->pw[1]; ++j)
+                d1[j] = (int16_t)((int32_t)xr[(2 * j + 1) * xsw] - xz);
+        }
+        return;
+    }
+    /* rows of one channel lie in order: a row may read on to the end of the channel's last
+     * row (sroom); its writes may run on into later image rows of its planes (written
+     * afterwards) and, when no zero row follows, into the tail, which no kept output reads
+     * (room).  Rows 2i and 2i+1 go to row i of planes (0, *) and (1, *). */
+    const int64_t last = (H - 1) * xsh + W; /* bytes of the channel from row 0 */
+    const int64_t room0 = nr0 < g->rhi ? nr0 * rs : g->rhi * rs + 64;
+    const int64_t room1 = nr1 < g->rhi ? nr1 * rs : g->rhi * rs + 64;
+    const int64_t rows = H < 2 * g->rhi ? H : 2 * g->rhi;
+    int16_t *p00 = pl[0], *p01 = pl[1], *p10 = pl[2], *p11 = pl[3];
+    const uint8_t *xr = xc;
+    int64_t iy = 0, off = 0, pos = 0; /* off = i * rs, pos = iy * xsh */
+    if (xsh < W) { /* rows overlap (a crafted stride): each row reads its own W bytes */
+        for (; iy < rows; ++iy, xr += xsh) {
+            const int64_t i = iy >> 1;
+            if (iy & 1)
+                widen2(xr, p10 + i * rs, p11 + i * rs, W, xz, W, room1 - i * rs);
+            else
+                widen2(xr, p00 + i * rs, p01 + i * rs, W, xz, W, room0 - i * rs);
+        }
+        return;
+    }
+    for (; iy + 1 < rows; iy += 2, off += rs, pos += 2 * xsh) {
+        widen2(xc + pos, p00 + off, p01 + off, W, xz, last - pos, room0 - off);
+        widen2(xc + pos + xsh, p10 + off, p11 + off, W, xz, last - pos - xsh, room1 - off);
+    }
+    if (iy < rows) widen2(xc + pos, p00 + off, p01 + off, W, xz, last - pos, room0 - off);
 }
 
 __attribute__((always_inline)) static inline void qrt__dwf_run(
@@ -285,9 +376,11 @@ __attribute__((always_inline)) static inline void qrt__dwf_run(
     int16_t *wt = (int16_t *)(void *)(base + g.off_wt);
     int32_t *wp = (int32_t *)(void *)(base + g.off_wp);
     uint8_t *stage = base + g.off_stage;
-    const int64_t s = g.s, rs = g.rs, kh = p->kh, kw = p->kw, W = p->w;
-    memset(planes, 0, (size_t)(s * s * g.pst) * 2u);
-    int16_t *pl[4]; /* plane (a, b) element (0, 0) */
+    const int64_t s = g.s, rs = g.rs, kh = p->kh, kw = p->kw, taps = g.taps;
+    int64_t nb = g.nb;
+    if (nb > u1 - u0) nb = u1 - u0;
+    memset(planes, 0, (size_t)(nb * g.slot) * 2u);
+    int16_t *pl[4]; /* plane (a, b) element (0, 0) of slot 0 */
     for (int64_t a = 0; a < s * s; ++a) pl[a] = planes + a * g.pst + QRT__DWF_FRONT - g.rlo * rs;
     const int16_t *mrow[16];
     int64_t coff[16], cph[16];
@@ -306,69 +399,49 @@ __attribute__((always_inline)) static inline void qrt__dwf_run(
     for (int64_t ky = 0; ky < kh; ++ky) {
         const int64_t dy = ky - (int64_t)p->pad_top, ph = ((dy % s) + s) % s, ro = (dy - ph) / s;
         for (int64_t kx = 0; kx < kw; ++kx) {
-            src[ky * kw + kx] = pl[ph * s + cph[kx]] + ro * rs + coff[kx];
+            const int16_t *t0 = pl[ph * s + cph[kx]] + ro * rs + coff[kx];
+            for (int64_t k = 0; k < nb; ++k) src[k * taps + ky * kw + kx] = t0 + k * g.slot;
             mk[ky * kw + kx] = mrow[kx];
         }
     }
-    const int32_t xz = p->input_zero;
-    const int64_t xsw = p->x_stride_w, xsh = p->x_stride_h;
-    for (int64_t u = u0; u < u1; ++u) {
-        const int64_t n = u / p->c_in, c = u - n * p->c_in;
-        const uint8_t *xc = x + n * p->x_stride_n + c * p->x_stride_c;
-        if (s == 1) {
-            const int64_t nr = (int64_t)p->h < g.rhi ? (int64_t)p->h : g.rhi;
-            if (xsw == 1 && rs == W && xsh == W) {
-                widen(xc, pl[0], nr * W, xz, 1);
-            } else {
-                for (int64_t i = 0; i < nr; ++i) {
-                    const uint8_t *xr = xc + i * xsh;
-                    int16_t *d = pl[0] + i * rs;
-                    if (xsw == 1)
-                        widen(xr, d, W, xz, 1);
-                    else
-                        for (int64_t j = 0; j < W; ++j) d[j] = (int16_t)((int32_t)xr[j * xsw] - xz);
-                }
-            }
-        } else {
-            const int64_t H = p->h;
-            const int64_t nr0 = g.prow[0] < g.rhi ? g.prow[0] : g.rhi;
-            const int64_t nr1 = g.prow[1] < g.rhi ? g.prow[1] : g.rhi;
-            for (int64_t iy = 0; iy < H && (iy >> 1) < g.rhi; ++iy) {
-                const uint8_t *xr = xc + iy * xsh;
-                const int64_t a = iy & 1, i = iy >> 1;
-                int16_t *d0 = pl[2 * a] + i * rs, *d1 = pl[2 * a + 1] + i * rs;
-                if (xsw == 1) {
-                    /* rows of one channel lie in order: read on to the end of its last row */
-                    const int64_t sroom = xsh >= W ? (H - 1 - iy) * xsh + W : W;
-                    /* writes may run on into later image rows (written afterwards) and,
-                     * when no zero row follows, into the tail, which no kept output reads */
-                    const int64_t nra = a ? nr1 : nr0;
-                    const int64_t room = nra < g.rhi ? (nra - i) * rs : (g.rhi - i) * rs + 64;
-                    widen2(xr, d0, d1, W, xz, sroom, room);
-                } else {
-                    for (int64_t j = 0; j < g.pw[0]; ++j)
-                        d0[j] = (int16_t)((int32_t)xr[2 * j * xsw] - xz);
-                    for (int64_t j = 0; j < g.pw[1]; ++j)
-                        d1[j] = (int16_t)((int32_t)xr[(2 * j + 1) * xsw] - xz);
-                }
-            }
+    /* contiguous NCHW output with no dropped columns: a kernel writes channel (u, j) straight
+     * into y when its count_pad bytes end inside this run's output (the bytes past count
+     * belong to later channels of the run, which overwrite them); else through the stage */
+    const int64_t cnt = g.count, c_out = (int64_t)p->c_in * p->mult;
+    const int direct = rs == (int64_t)p->wo && p->y_stride_h == (int64_t)p->wo &&
+                       p->y_stride_c == cnt && p->y_stride_n == c_out * cnt;
+    const int64_t yend = u1 * (int64_t)p->mult * cnt; /* this run's output ends at y + yend */
+    for (int64_t ub = u0; ub < u1; ub += nb) {
+        const int64_t ue = ub + nb < u1 ? ub + nb : u1;
+        for (int64_t u = ub; u < ue; ++u) { /* the block's planes first */
+            const int64_t n = u / p->c_in, c = u - n * p->c_in;
+            int16_t *pk[4];
+            for (int64_t a = 0; a < s * s; ++a) pk[a] = pl[a] + (u - ub) * g.slot;
+            qrt__dwf_build(p, &g, x + n * p->x_stride_n + c * p->x_stride_c, pk, widen, widen2);
         }
-        for (int64_t j = 0; j < p->mult; ++j) {
-            const int64_t oc = c * p->mult + j;
-            const int8_t *wc = w + oc * g.taps;
-            const int32_t wz = q->weight_zero[oc];
-            if (g.taps == 9) /* unrolled */
-                qrt__dwf_wprep(wc, wz, 9, wt, wp);
-            else
-                qrt__dwf_wprep(wc, wz, g.taps, wt, wp);
-            kernel(src, mk, wt, wp, g.taps, g.count, q->bias_q[oc], q->scale[oc],
-                   p->output_zero, p->output_min, p->output_max, stage);
-            uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
-            if (rs == (int64_t)p->wo && p->y_stride_h == (int64_t)p->wo)
-                memcpy(yc, stage, (size_t)g.count);
-            else
-                for (int64_t oy = 0; oy < p->ho; ++oy)
-                    memcpy(yc + oy * p->y_stride_h, stage + oy * rs, p->wo);
+        for (int64_t u = ub; u < ue; ++u) {
+            const int64_t n = u / p->c_in, c = u - n * p->c_in;
+            const int16_t *const *sk = src + (u - ub) * taps;
+            for (int64_t j = 0; j < p->mult; ++j) {
+                const int64_t oc = c * p->mult + j;
+                const int8_t *wc = w + oc * taps;
+                const int32_t wz = q->weight_zero[oc];
+                if (taps == 9) /* unrolled */
+                    qrt__dwf_wprep(wc, wz, 9, wt, wp);
+                else
+                    qrt__dwf_wprep(wc, wz, taps, wt, wp);
+                uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
+                const int here = direct && (u * (int64_t)p->mult + j) * cnt + g.count_pad <= yend;
+                kernel(sk, mk, wt, wp, taps, cnt, q->bias_q[oc], q->scale[oc], p->output_zero,
+                       p->output_min, p->output_max, here ? yc : stage);
+                if (here)
+                    continue;
+                if (rs == (int64_t)p->wo && p->y_stride_h == (int64_t)p->wo)
+                    memcpy(yc, stage, (size_t)g.count);
+                else
+                    for (int64_t oy = 0; oy < p->ho; ++oy)
+                        memcpy(yc + oy * p->y_stride_h, stage + oy * rs, p->wo);
+            }
         }
     }
 }

@@ -110,6 +110,16 @@ EDGES = [
     (1, 6, 3, 17, 17, (7, 7), (3, 3), (3, 3, 3, 3), (1, 1)),
     (1, 2, 1, 3, 40, (2, 2), (5, 7), (2, 2, 2, 2), (1, 1)),  # stride > kernel
     (1, 1, 4, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # c_in 1: a dense conv
+    # channel blocks (up to 16 input channels' planes built before their kernels run, the
+    # kernel writing a contiguous output in place): counts off the block, small planes,
+    # stride 2 (MobileNetV3's 5x5 too), a channel multiplier, 1x1 and odd planes
+    (1, 37, 1, 7, 7, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    (2, 19, 1, 14, 14, (3, 3), (2, 2), (0, 1, 0, 1), (1, 1)),
+    (1, 33, 1, 14, 14, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1)),
+    (1, 21, 1, 7, 7, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1)),
+    (1, 18, 2, 5, 3, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    (3, 17, 1, 1, 1, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    (1, 50, 3, 2, 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
 ]
 
 
@@ -144,7 +154,7 @@ def test_dw_threads():
     rng = np.random.default_rng(6)
     old_t, old_w = qrt.get_num_threads(), _conv1d._set_dw_mt_min_work(0)
     try:
-        for cfg in EDGES[:3] + EDGES[5:6]:
+        for cfg in EDGES[:3] + EDGES[5:6] + EDGES[14:]:
             case = _dw_case(rng, *cfg, per_channel=True, act="relu")
             qrt.set_num_threads(1)
             want = _run(case, 0)

@@ -210,7 +210,7 @@ static QRT_DWN_FN void qrt__dwn_kernel_m(const int16_t *const *src, const int16_
 /* stride-2 split of one row: vld2 of 16 bytes where sroom / room allow, else the tail
  * (< 16 bytes) through a small buffer (nothing past src[len-1] read, nothing past the phase
  * rows written) */
-static QRT_DWN_FN void qrt__dwn_widen2(const uint8_t *s, int16_t *d0, int16_t *d1, int64_t len,
+static inline __attribute__((always_inline)) QRT_DWN_FN void qrt__dwn_widen2(const uint8_t *s, int16_t *d0, int16_t *d1, int64_t len,
                                        int32_t xz, int64_t sroom, int64_t room) {
     const int16x8_t vz = vdupq_n_s16((int16_t)xz);
     int64_t j = 0;

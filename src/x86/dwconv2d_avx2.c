@@ -198,7 +198,7 @@ static QRT_AVX2 void qrt__dwa_kernel_m(const int16_t *const *src, const int16_t 
 /* stride-2 split of one row: even bytes to d0, odd bytes to d1; full vectors where sroom /
  * room allow, else the tail (< 32 bytes) goes through a small buffer, so nothing past
  * src[len-1] is read nor past the phase rows written */
-static QRT_AVX2 void qrt__dwa_widen2(const uint8_t *s, int16_t *d0, int16_t *d1, int64_t len,
+static inline __attribute__((always_inline)) QRT_AVX2 void qrt__dwa_widen2(const uint8_t *s, int16_t *d0, int16_t *d1, int64_t len,
                                      int32_t xz, int64_t sroom, int64_t room) {
     const __m256i vz = _mm256_set1_epi16((int16_t)xz), lowb = _mm256_set1_epi16(0xFF);
     int64_t j = 0;

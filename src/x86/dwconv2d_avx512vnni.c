@@ -255,9 +255,18 @@ static QRT_AVX512VNNI void qrt__dwv_kernel_m(const int16_t *const *src,
 
 /* stride-2 split of one row: even bytes to d0, odd bytes to d1; full loads / stores where
  * sroom / room allow, masked ones (nothing past len) at the end of a plane */
-static QRT_AVX512VNNI void qrt__dwv_widen2(const uint8_t *s, int16_t *d0, int16_t *d1,
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void qrt__dwv_widen2(const uint8_t *s, int16_t *d0, int16_t *d1,
                                            int64_t len, int32_t xz, int64_t sroom,
                                            int64_t room) {
+    if (len <= 32 && sroom >= 32 && room >= 16) { /* a short row (14x14, 28x28 inputs):
+                                                    * 256-bit halves, half the store bytes */
+        const __m256i v = _mm256_loadu_si256((const __m256i *)s);
+        const __m256i z8 = _mm256_set1_epi16((int16_t)xz);
+        _mm256_storeu_si256((__m256i *)d0,
+                            _mm256_sub_epi16(_mm256_and_si256(v, _mm256_set1_epi16(0xFF)), z8));
+        _mm256_storeu_si256((__m256i *)d1, _mm256_sub_epi16(_mm256_srli_epi16(v, 8), z8));
+        return;
+    }
     const __m512i vz = _mm512_set1_epi16((int16_t)xz), lowb = _mm512_set1_epi16(0xFF);
     for (int64_t j = 0; 2 * j < len; j += 32) {
         const int64_t nb = len - 2 * j < 64 ? len - 2 * j : 64;

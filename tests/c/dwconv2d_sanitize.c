@@ -5,7 +5,8 @@
  *        random geometries (kernel, stride, dilation, padding up to the kernel's reach, 1x1
  *        images, odd sizes, channel multipliers 1-3, NCHW and NHWC input strides, per-channel
  *        weight zero points, relu / clamp bounds, huge requant scales; half the cases take
- *        the flat path of src/dwconv2d_impl.h: dilation 1, stride 1 or 2), input, output and
+ *        the flat path of src/dwconv2d_impl.h: dilation 1, stride 1 or 2; a quarter of the
+ *        small ones have up to 70 channels: several channel blocks), input, output and
  *        scratch buffers malloc'ed to their exact size (AddressSanitizer sees any access past
  *        them); every variant this CPU runs, on 1 and 3 threads, == the reference byte for
  *        byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
@@ -13,6 +14,7 @@
  *
  * usage: dwconv2d_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +55,9 @@ int main(int argc, char **argv) {
     while (done < cases) {
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
-        const int big = rnd(8) == 0;
+        const int big = rnd(8) == 0, many = !big && rnd(4) == 0; /* many: channel blocks */
         p.n = 1 + rnd(2);
-        p.c_in = 1 + rnd(big ? 40 : 6);
+        p.c_in = 1 + rnd(big ? 40 : many ? 70 : 6);
         p.mult = 1 + (rnd(3) == 0 ? rnd(3) : 0);
         p.kh = 1 + rnd(big ? 3 : 6);
         p.kw = 1 + rnd(big ? 3 : 6);
