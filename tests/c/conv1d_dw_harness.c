@@ -33,7 +33,7 @@
 #include "../../src/neon/conv1d_neondot.c"
 #endif
 
-#include "freestanding_arm.h" /* sys6, SYS_*, memcpy, memset, raise */
+#include "freestanding_arm.h" /* sys6, SYS_*, memcpy, memset, raise, out, outi */
 #if defined(__arm__) && !defined(__ARM_FEATURE_DIRECTED_ROUNDING)
 /* armv7 has no vrintx: round to nearest-even with the 2^23 trick (exact in the default
  * rounding mode, as libm's rintf). */
@@ -46,25 +46,6 @@ float rintf(float x) {
 }
 #endif
 
-static void out(const char *s) {
-    size_t n = 0;
-    while (s[n]) ++n;
-    sys6(SYS_WRITE, 1, (long)s, (long)n, 0, 0, 0);
-}
-static void outi(int64_t v) {
-    char b[24];
-    int i = 23;
-    const int neg = v < 0;
-    uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    b[i] = 0;
-    do {
-        b[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (neg) b[--i] = '-';
-    out(b + i);
-    out(" ");
-}
 static void die(const char *s) {
     out(s);
     out("\n");

@@ -19,31 +19,12 @@
 #include "../../src/neon/qarith_neon.c"
 #include "../../src/neon/activation_neon.c"
 
-#include "freestanding_arm.h" /* sys6, SYS_*, memcpy, memset, raise */
+#include "freestanding_arm.h" /* sys6, SYS_*, memcpy, memset, raise, out, outi */
 
 size_t strlen(const char *s) {
     size_t n = 0;
     while (s[n]) ++n;
     return n;
-}
-static void out(const char *s) {
-    size_t n = 0;
-    while (s[n]) ++n;
-    sys6(SYS_WRITE, 1, (long)s, (long)n, 0, 0, 0);
-}
-static void outi(int64_t v) {
-    char b[24];
-    int i = 23;
-    const int neg = v < 0;
-    uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    b[i] = 0;
-    do {
-        b[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (neg) b[--i] = '-';
-    out(b + i);
-    out(" ");
 }
 float rintf(float x) { /* round half to even by 2^23 (the default rounding mode) */
     const float big = 8388608.0f;

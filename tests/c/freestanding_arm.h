@@ -4,13 +4,15 @@
  * @brief What the freestanding Arm harnesses (no target libc: built with -ffreestanding
  *        -nostdlib -static and run under qemu-user) need from an OS: sys6() for the read,
  *        write, exit, mmap and mprotect system calls of aarch64 and armv7, and the memcpy /
- *        memset (and, on armv7, libgcc's raise) that the compiler may call.  Included once, by
+ *        memset (and, on armv7, libgcc's raise) that the compiler may call, and out() / outi()
+ *        for the report.  Included once, by
  *        the harness's one translation unit.
  */
 #ifndef QRT_TESTS_FREESTANDING_ARM_H
 #define QRT_TESTS_FREESTANDING_ARM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__aarch64__)
 static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
@@ -67,5 +69,26 @@ int raise(int sig) {
     return 0;
 }
 #endif
+
+/* Output: a string, and an integer followed by a space, on stdout. */
+static void out(const char *s) {
+    size_t n = 0;
+    while (s[n]) ++n;
+    sys6(SYS_WRITE, 1, (long)s, (long)n, 0, 0, 0);
+}
+static void outi(int64_t v) {
+    char b[24];
+    int i = 23;
+    const int neg = v < 0;
+    uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    b[i] = 0;
+    do {
+        b[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (neg) b[--i] = '-';
+    out(b + i);
+    out(" ");
+}
 
 #endif /* QRT_TESTS_FREESTANDING_ARM_H */
