@@ -194,12 +194,14 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
            const float[::1] scale, const float[::1] bias_f, out_t[:, :, :] out,
            uint8_t[::1] scratch, *, Py_ssize_t stride=1, Py_ssize_t dilation=1,
            Py_ssize_t pad_left=0, Py_ssize_t groups=1, int input_zero=0, int output_zero=0,
-           int output_min=0, int output_max=255, int variant=-1):
+           int output_min=0, int output_max=255, int variant=-1, wpack_cl=None):
     """out[n, oc, t] = conv1d of x [n, c, t] (any strides) with w [c_out, c_in/groups, K].
 
     ``out`` is uint8 (static requantization: bias_q, scale = requant scale) or float32
     (dynamic: scale = output scale, bias_f).  ``w`` is read by the reference, ``wpack``/``wsum``
-    by the dot-product variants; ``variant=0`` forces the reference.
+    by the dot-product variants; ``variant=0`` forces the reference.  ``wpack_cl``
+    (:func:`pack_cl`, dense 1x1 layers only) lets the AVX-512 VNNI variant take its
+    channels-in-lanes path on short rows.
     """
     cdef Py_ssize_t n = x.shape[0], c_in = x.shape[1], len_in = x.shape[2]
     cdef Py_ssize_t c_out = w.shape[0], kernel = w.shape[2], len_out = out.shape[2]
@@ -244,10 +246,48 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
             wp = &wpack[0]
         q.weight_zero, q.bias_q = &weight_zero[0], &bias_q[0]
         q.scale, q.bias_f = &scale[0], &bias_f[0]
+        q.wpack_cl = _cl_pointer(wpack_cl, c_out, c_in, kernel, groups)
         with nogil:
             st = qrt_conv1d_u8(&p, &x[0, 0, 0], &w[0, 0, 0], wp, &wsum[0], &q,
                                <void *>&out[0, 0, 0], sp, scratch.shape[0], variant)
     _check_status(st, &p)
+
+
+cdef const int8_t *_cl_pointer(object wpack_cl, Py_ssize_t c_out, Py_ssize_t c_in,
+                               Py_ssize_t kernel, Py_ssize_t groups) except? NULL:
+    """The channels-in-lanes weight's address (NULL for None), checked against the layer."""
+    if wpack_cl is None:
+        return NULL
+    cdef const int8_t[::1] v = wpack_cl
+    if kernel != 1 or groups != 1:
+        raise ValueError("conv1d: wpack_cl is for dense 1x1 layers (kernel 1, groups 1)")
+    if <size_t>v.shape[0] != qrt_conv1d_cl_weight_size(<uint32_t>c_out, <uint32_t>c_in):
+        raise ValueError("conv1d: wpack_cl does not match the geometry")
+    return &v[0]
+
+
+def cl_weight_size(uint32_t c_out, uint32_t c_in):
+    """Bytes of a dense 1x1 layer's channels-in-lanes weight (qrt_conv1d_cl_weight_size)."""
+    return qrt_conv1d_cl_weight_size(c_out, c_in)
+
+
+def pack_cl(const int8_t[::1] wpack, uint32_t c_out, uint32_t c_in):
+    """The channels-in-lanes order (qrt_conv1d_pack_cl) of a dense 1x1 layer's packed weight
+    ``wpack`` (:func:`pack_weights` with kernel 1), as a new int8 array."""
+    import numpy as np
+    if <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(c_out, c_in, 1):
+        raise ValueError("pack_cl: wpack has the wrong size")
+    out = np.zeros(max(<Py_ssize_t>qrt_conv1d_cl_weight_size(c_out, c_in), 1), np.int8)
+    cdef int8_t[::1] o = out
+    if wpack.shape[0]:
+        with nogil:
+            qrt_conv1d_pack_cl(c_out, c_in, &wpack[0], &o[0])
+    return out
+
+
+def cl_max_len():
+    """Rows of at most this many positions take the channels-in-lanes path."""
+    return QRT_CONV1D_CL_MAX_LEN
 
 
 cdef class Plan:
@@ -268,6 +308,7 @@ cdef class Plan:
     cdef int threads
     cdef bint busy
     cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
+    cdef object wpack_cl   # the channels-in-lanes weight (pack_cl) or None
     cdef object gemv_pack  # rnn_run: the packed hidden-projection weights (rnn_gemv.h)
     cdef int gemv_isa      # ... and their variant, -1 before the first rnn_run
     cdef readonly bint empty
@@ -278,7 +319,7 @@ cdef class Plan:
                  tuple x_shape, tuple x_strides, tuple y_shape, tuple y_strides, *,
                  Py_ssize_t stride=1, Py_ssize_t dilation=1, Py_ssize_t pad_left=0,
                  Py_ssize_t groups=1, int input_zero=0, int output_zero=0, int output_min=0,
-                 int output_max=255, bint out_f32=False, int variant=-1):
+                 int output_max=255, bint out_f32=False, int variant=-1, wpack_cl=None):
         cdef Py_ssize_t n = x_shape[0], c_in = x_shape[1], len_in = x_shape[2]
         cdef Py_ssize_t c_out = w.shape[0], kernel = w.shape[2], len_out = y_shape[2]
         if y_shape[0] != n or y_shape[1] != c_out:
@@ -304,6 +345,8 @@ cdef class Plan:
         self.weight_zero, self.bias_q, self.scale, self.bias_f = weight_zero, bias_q, scale, bias_f
         self.q.weight_zero, self.q.bias_q = &weight_zero[0], &bias_q[0]
         self.q.scale, self.q.bias_f = &scale[0], &bias_f[0]
+        self.q.wpack_cl = _cl_pointer(wpack_cl, c_out, c_in, kernel, groups)
+        self.wpack_cl = wpack_cl
         self.variant = variant
         self.threads = qrt_pool_get_threads()
         self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, variant, self.threads)

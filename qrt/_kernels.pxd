@@ -88,6 +88,7 @@ cdef extern from "qrt/conv1d.h" nogil:
         const int32_t *bias_q
         const float *scale
         const float *bias_f
+        const int8_t *wpack_cl
     ctypedef struct qrt_conv1d_layout:
         uint32_t im2col, kc, cq
     uint32_t QRT_CONV1D_MAX_TAPS
@@ -96,6 +97,9 @@ cdef extern from "qrt/conv1d.h" nogil:
     qrt_status qrt_conv1d_check(const qrt_conv1d_params *p)
     qrt_conv1d_layout qrt_conv1d_layout_of(uint32_t cg, uint32_t kernel)
     size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel)
+    size_t qrt_conv1d_cl_weight_size(uint32_t c_out, uint32_t c_in)
+    void qrt_conv1d_pack_cl(uint32_t c_out, uint32_t c_in, const int8_t *wpack, int8_t *wcl)
+    uint32_t QRT_CONV1D_CL_MAX_LEN
     void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
                                  int8_t *wpack, int32_t *wsum)
     int qrt_conv1d_isa()

@@ -366,7 +366,23 @@ class _Base:
                             x_shape, x_strides, y_shape, y_strides, stride=stride,
                             dilation=self._d, pad_left=self._pl, groups=self._g,
                             input_zero=in_zp, output_zero=oz, output_min=lo, output_max=hi,
-                            out_f32=self._dynamic, variant=self._variant)
+                            out_f32=self._dynamic, variant=self._variant,
+                            wpack_cl=self._cl_weight(x_shape, x_strides, y_shape, y_strides))
+
+    def _cl_weight(self, x_shape, x_strides, y_shape, y_strides):
+        """The channels-in-lanes weight (made once, on first use) when the call is a dense 1x1
+        layer over short unit-stride rows on an AVX-512 VNNI host (docs/kernels.md, "1x1 on
+        short rows"); else None."""
+        if (self._dynamic or self._k != 1 or self._g != 1 or self._pl or self._pr or
+                x_strides[2] != 1 or y_strides[2] != 1 or x_shape[2] != y_shape[2] or
+                not 0 < y_shape[2] <= _conv1d.cl_max_len() or
+                _conv1d.ISA_NAMES.get(_conv1d.variant(self._variant)) != "avx512vnni"):
+            return None
+        wcl = getattr(self, "_wpack_cl", None)
+        if wcl is None or wcl[0] is not self._wpack:
+            wcl = (self._wpack, _conv1d.pack_cl(self._wpack, self._c_out, self._c_in))
+            self._wpack_cl = wcl
+        return wcl[1]
 
     def _remember(self, key, plan):
         if len(self._plans) > 32:

@@ -128,3 +128,13 @@ void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const
         }
     }
 }
+
+/* include/qrt/conv1d_pack.h */
+void qrt_conv1d_pack_cl(uint32_t c_out, uint32_t c_in, const int8_t *wpack, int8_t *wcl) {
+    const size_t cq = (c_in + 3u) / 4u, co16 = (c_out + 15u) / 16u * 16u;
+    for (size_t oc = 0; oc < co16; ++oc)
+        for (size_t q = 0; q < cq; ++q)
+            for (size_t j = 0; j < 4; ++j)
+                wcl[(((oc / 16u) * cq + q) * 16u + oc % 16u) * 4u + j] =
+                    oc < c_out ? wpack[(oc * cq + q) * 4u + j] : 0;
+}

@@ -9,6 +9,12 @@
 
 double qrt_conv1d_mt_min_work = QRT_CONV1D_MT_MIN_WORK;
 
+/* Channel cuts of a dense 1x1 layer fall on multiples of 16 (the channels-in-lanes weight's
+ * blocks: every part keeps that path), others on multiples of one 8-channel tile. */
+static inline int64_t qrt__c1_gran_c(const qrt_conv1d_params *p) {
+    return p->kernel == 1 && p->groups == 1 ? 2 * QRT_CONV1D_MT_GRAN_C : QRT_CONV1D_MT_GRAN_C;
+}
+
 /* Start of part k of `parts` over `units` cut on multiples of `gran` (balanced in granules). */
 static inline int64_t qrt__c1_bound(int64_t units, int64_t gran, int64_t parts, int64_t k) {
     const int64_t g = (units + gran - 1) / gran;
@@ -53,8 +59,8 @@ qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads) {
     if (C > QRT_POOL_MAX_TASKS) C = QRT_POOL_MAX_TASKS;
     const int64_t gt = ((int64_t)p->len_out + QRT_CONV1D_MT_GRAN_T - 1) / QRT_CONV1D_MT_GRAN_T;
     const int64_t gc = p->groups > 1 ? (int64_t)p->groups
-                                     : ((int64_t)p->c_out + QRT_CONV1D_MT_GRAN_C - 1) /
-                                           QRT_CONV1D_MT_GRAN_C;
+                                     : ((int64_t)p->c_out + qrt__c1_gran_c(p) - 1) /
+                                           qrt__c1_gran_c(p);
     /* positions first (the input is packed once in all, and each part writes whole vectors),
      * then output-channel tiles for what positions cannot give (short rows, a linear layer) */
     int64_t pt = gt / QRT_CONV1D_MT_MIN_T;
@@ -76,7 +82,7 @@ qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads) {
         s.per = (gt + pt - 1) / pt * QRT_CONV1D_MT_GRAN_T;
     } else {
         s.units = p->groups > 1 ? p->groups : p->c_out;
-        s.per = (gc + pc - 1) / pc * (p->groups > 1 ? 1 : QRT_CONV1D_MT_GRAN_C);
+        s.per = (gc + pc - 1) / pc * (p->groups > 1 ? 1 : qrt__c1_gran_c(p));
     }
     return s;
 }
@@ -122,6 +128,9 @@ static inline void qrt__c1_cut_c(qrt__c1_sub *r, const qrt_conv1d_params *p,
     r->q.bias_q = q->bias_q ? q->bias_q + oc0 : NULL;
     r->q.scale = q->scale + oc0;
     r->q.bias_f = q->bias_f ? q->bias_f + oc0 : NULL;
+    /* the channels-in-lanes weight is in blocks of 16 channels: a cut inside a block runs
+     * the packed path (the same bytes) */
+    r->q.wpack_cl = q->wpack_cl && oc0 % 16 == 0 ? q->wpack_cl + oc0 * per_oc : NULL;
     r->out = (uint8_t *)r->out + (ptrdiff_t)(oc0 * p->y_stride_c) * (ptrdiff_t)es;
 }
 
@@ -150,7 +159,7 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
     const int64_t it = i / s->parts_c, ic = i % s->parts_c;
     if (s->parts_c > 1) { /* channels first: the position cut reads p's geometry only */
         const int64_t units = p->groups > 1 ? p->groups : p->c_out;
-        const int64_t gran = p->groups > 1 ? 1 : QRT_CONV1D_MT_GRAN_C;
+        const int64_t gran = p->groups > 1 ? 1 : qrt__c1_gran_c(p);
         qrt__c1_cut_c(&r, p, q, qrt__c1_bound(units, gran, s->parts_c, ic),
                       qrt__c1_bound(units, gran, s->parts_c, ic + 1), es);
     }
@@ -163,7 +172,7 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
 size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads) {
     const qrt_conv1d_split s = qrt_conv1d_split_of(p, threads);
     if (s.chunks <= 1) return qrt_conv1d_u8_scratch_size(p, variant);
-    static const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL};
+    static const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL, NULL};
     size_t slot = 0;
     for (int i = 0; i < s.chunks; ++i) {
         const qrt__c1_sub r = qrt_conv1d_sub(p, &s, i, NULL, NULL, NULL, NULL, &q0, NULL);

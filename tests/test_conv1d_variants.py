@@ -182,3 +182,80 @@ def test_variant_long_rows_of_big_layers(v):
         x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
         np.testing.assert_array_equal(layer(c, v)(x).int_repr(), expected(c),
                                       err_msg=str(cfg_str(c)))
+
+
+VNNI = _conv1d.ISA_NAMES[_conv1d.isa()] == "avx512vnni"
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+@pytest.mark.parametrize("seed", range(2))
+def test_variant_pointwise_short_rows(v, seed):
+    """Dense 1x1 layers on rows of 1..65 positions (a 1x1 conv2d on a 7x7 image is 49): the
+    AVX-512 VNNI channels-in-lanes path (tiles of 1-8 positions x 1-3 channel vectors, channel
+    tails past 16 / 48, asymmetric weights, fused relu) == the oracle, batched, on 1 and 2
+    threads with every layer cut."""
+    rng = np.random.default_rng(4400 + seed)
+    old = _conv1d._set_mt_min_work(0.0)
+    try:
+        for i in range(40):
+            ci = int(rng.choice([1, 3, 4, 5, 16, 17, 63, 96, 160, 321]))
+            co = int(rng.choice([1, 7, 15, 16, 17, 33, 47, 48, 49, 63, 64, 65, 97, 160]))
+            length = int(rng.choice([1, 2, 5, 7, 8, 9, 15, 16, 17, 25, 36, 48, 49, 63, 64, 65]))
+            c = make(1 + (i % 5 == 0), ci, co, length, 1, seed=seed * 1000 + i,
+                     asym=i % 4 == 3)
+            c["relu"] = i % 2 == 1
+            want = expected(c)
+            x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])
+            for threads in (1, 2):
+                qrt.set_num_threads(threads)
+                np.testing.assert_array_equal(layer(c, v)(x).int_repr(), want,
+                                              err_msg=f"threads {threads}: {cfg_str(c)}")
+    finally:
+        _conv1d._set_mt_min_work(old)
+        qrt.set_num_threads(1)
+
+
+def _pointwise_call(ci, co, length, wpack_cl, pad=0, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-128, 128, (co, ci, 1), dtype=np.int8)
+    wpack = np.empty(_conv1d.packed_weight_size(co, ci, 1), np.int8)
+    wsum = np.empty(co, np.int32)
+    _conv1d.pack_weights(w, wpack, wsum)
+    x = rng.integers(0, 256, (1, ci, length), dtype=np.uint8)
+    lo = length + 2 * pad
+    out = np.zeros((1, co, lo), np.uint8)
+    scr = np.empty(max(_conv1d.scratch_size(1, ci, co, length, lo, 1, 1, 1, pad, 1), 1), np.uint8)
+    cl = {None: None, "real": _conv1d.pack_cl(wpack, co, ci),
+          "zero": np.zeros(_conv1d.cl_weight_size(co, ci), np.int8),
+          "short": np.zeros(_conv1d.cl_weight_size(co, ci) - 4, np.int8)}[wpack_cl]
+    _conv1d.conv1d(x, w, wpack, wsum, np.zeros(co, np.int32),
+                   rng.integers(-999, 999, co).astype(np.int32), np.full(co, 2e-3, np.float32),
+                   np.zeros(co, np.float32), out, scr, pad_left=pad, input_zero=7,
+                   output_zero=100, wpack_cl=cl)
+    return out
+
+
+@pytest.mark.skipif(not VNNI, reason="the channels-in-lanes path belongs to AVX-512 VNNI")
+def test_pointwise_short_rows_read_the_cl_weight():
+    """The path is taken exactly where it should be: a zeroed channels-in-lanes weight changes
+    the result of rows of <= cl_max_len() positions and of nothing else (longer rows, padding)."""
+    top = _conv1d.cl_max_len()
+    for length in (2, 9, 49, top):  # (one position with c stride 1 is the GEMV path)
+        want = _pointwise_call(40, 50, length, None)
+        assert np.array_equal(_pointwise_call(40, 50, length, "real"), want)
+        assert not np.array_equal(_pointwise_call(40, 50, length, "zero"), want), length
+    for length, pad in ((top + 1, 0), (30, 1)):
+        want = _pointwise_call(40, 50, length, None, pad)
+        assert np.array_equal(_pointwise_call(40, 50, length, "zero", pad), want)
+
+
+def test_pointwise_cl_weight_checked():
+    """A channels-in-lanes weight of the wrong size, or for a layer that is not a dense 1x1,
+    is refused before any kernel runs."""
+    wpack = np.zeros(_conv1d.packed_weight_size(20, 8, 1), np.int8)
+    assert _conv1d.pack_cl(wpack, 20, 8).shape == (_conv1d.cl_weight_size(20, 8),)
+    assert _conv1d.cl_weight_size(20, 8) == 32 * 2 * 4
+    with pytest.raises(ValueError, match="wrong size"):
+        _conv1d.pack_cl(wpack[:-4], 20, 8)
+    with pytest.raises(ValueError, match="does not match"):
+        _pointwise_call(8, 20, 9, "short")

@@ -55,4 +55,26 @@ static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, 
 void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
                              int8_t *wpack, int32_t *wsum);
 
+/** Rows (output positions per sample) of at most this many positions take the AVX-512 VNNI
+ *  channels-in-lanes path of a dense 1x1 layer, when its weight is given (wpack_cl). */
+#ifndef QRT_CONV1D_CL_MAX_LEN
+#define QRT_CONV1D_CL_MAX_LEN 64u
+#endif
+
+/** @brief Bytes of the channels-in-lanes weight of a dense 1x1 layer: ceil16(c_out) * CQ * 4. */
+static inline size_t qrt_conv1d_cl_weight_size(uint32_t c_out, uint32_t c_in) {
+    return (size_t)((c_out + 15u) / 16u) * 16u * ((c_in + 3u) / 4u) * 4u;
+}
+
+/**
+ * @brief The channels-in-lanes order of a dense 1x1 layer's packed weight (kernel 1, groups 1):
+ *        quad (oc, cq) of wpack at quad ((oc / 16) * CQ + cq) * 16 + oc % 16, zero for the
+ *        channels past c_out; a vector load then holds one quad of 16 output channels.  Read
+ *        by the AVX-512 VNNI channels-in-lanes path (qrt_conv1d_quant.wpack_cl).
+ * @param[in]  wpack [c_out][CQ][4] from qrt_conv1d_pack_weights(c_out, c_in, 1, ...)
+ * @param[out] wcl   qrt_conv1d_cl_weight_size(c_out, c_in) bytes
+ * Defined in src/conv1d.c.
+ */
+void qrt_conv1d_pack_cl(uint32_t c_out, uint32_t c_in, const int8_t *wpack, int8_t *wcl);
+
 #endif /* QRT_CONV1D_PACK_H */

@@ -56,6 +56,10 @@ typedef struct {
     const int32_t *bias_q;      /**< [c_out] int32 bias (OUT_U8) */
     const float *scale;         /**< [c_out] requantization (OUT_U8) or output (OUT_F32) scale */
     const float *bias_f;        /**< [c_out] float bias (OUT_F32) */
+    /** NULL, or the weight in the channels-in-lanes order of qrt_conv1d_pack_cl() (a dense 1x1
+     *  layer on an AVX-512 VNNI host: short rows then take that path); read by no other
+     *  variant.  Last, so initialisers that stop at bias_f leave it NULL. */
+    const int8_t *wpack_cl;
 } qrt_conv1d_quant;
 
 /**

@@ -49,6 +49,8 @@ QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const 
     if (st != QRT_OK) return st;
     if (qrt__dw_ok(p)) return qrt__conv1d_vnni_dw4(p, x, wpack, wsum, q, (uint8_t *)out);
     if (qrt__c1_gemv_ok(p)) return qrt__conv1d_vnni_gemv(p, x, wpack, wsum, q, (uint8_t *)out);
+    if (qrt__c1_cl_ok(p, q))
+        return qrt__conv1d_vnni_cl(p, x, q->wpack_cl, wsum, q, (uint8_t *)out, scratch);
 #ifndef QRT__C1_NOCHUNK
     {
         /* Long rows of a big layer: run the call over position chunks whose packed input stays

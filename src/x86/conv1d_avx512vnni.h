@@ -30,6 +30,16 @@
 #define QRT__C1_GROUP_BUDGET (32 * 1024) /* bytes of packed input per group chunk (L1) */
 #endif
 
+/** acc + vpdpbusd(x, w), as _mm512_dpbusd_epi32, but with the accumulator tied to the
+ *  destination register: gcc 12 copies 24 live intrinsic accumulators around (and spills some)
+ *  in the 1x1 loop; the asm keeps every one in its own zmm.  The same instruction, the same
+ *  bits. */
+static inline __attribute__((always_inline)) QRT_VNNI __m512i qrt__c1_dp(__m512i acc, __m512i x,
+                                                                          __m512i w) {
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+    return acc;
+}
+
 static inline int64_t qrt__c1_ceil16(int64_t v) {
     return (v + 15) & ~(int64_t)15;
 }
@@ -84,6 +94,26 @@ static inline int qrt__c1_gemv_ok(const qrt_conv1d_params *p) {
 qrt_status qrt__conv1d_vnni_gemv(const qrt_conv1d_params *p, const uint8_t *x,
                                  const int8_t *wpack, const int32_t *wsum,
                                  const qrt_conv1d_quant *q, uint8_t *out);
+
+/** Whether the channels-in-lanes path serves p: a dense 1x1 layer (stride 1, no padding) over
+ *  short unit-stride rows, quint8 NCL output, with the channels-in-lanes weight at hand. */
+static inline int qrt__c1_cl_ok(const qrt_conv1d_params *p, const qrt_conv1d_quant *q) {
+    return q->wpack_cl != NULL && p->groups == 1 && p->kernel == 1 && p->stride == 1 &&
+           p->pad_left == 0 && p->out_kind == QRT_CONV1D_OUT_U8 && p->x_stride_t == 1 &&
+           p->y_stride_t == 1 && p->len_out == p->len_in && p->len_out >= 1 &&
+           p->len_out <= QRT_CONV1D_CL_MAX_LEN;
+}
+
+/** The channels-in-lanes path (qrt__c1_cl_ok(p, q), p checked): conv1d_avx512vnni_cl.c.
+ *  Reads q->wpack_cl (qrt_conv1d_pack_cl()) and the packed path's scratch for p. */
+qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *wcl,
+                               const int32_t *wsum, const qrt_conv1d_quant *q, uint8_t *out,
+                               void *scratch);
+
+/** The packed path's unit-stride quad interleave (dst[i] = quad of the 4 rows base[j] at time
+ *  time0[j] + i, i < count; zero for a NULL row, x_zero outside [0, len)). */
+void qrt__c1_pack_quads(const uint8_t *const base[4], const int64_t time0[4], int64_t count,
+                        int64_t len, int64_t xsc, uint8_t xz, uint32_t *dst);
 
 /** The depthwise four-phase path (qrt__dw_ok(p), p checked); reads no scratch. */
 qrt_status qrt__conv1d_vnni_dw4(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *wpack,

@@ -132,14 +132,10 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
     qrt__c1_quads_scalar(base, time0, step, i, count, len, xst, xz, dst);
 }
 
-/** acc + vpdpbusd(x, w), as _mm512_dpbusd_epi32, but with the accumulator tied to the
- *  destination register: gcc 12 copies 24 live intrinsic accumulators around (and spills some)
- *  in the 1x1 loop; the asm keeps every one in its own zmm.  The same instruction, the same
- *  bits. */
-static inline __attribute__((always_inline)) QRT_VNNI __m512i qrt__c1_dp(__m512i acc, __m512i x,
-                                                                          __m512i w) {
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
-    return acc;
+QRT_VNNI void qrt__c1_pack_quads(const uint8_t *const base[4], const int64_t time0[4],
+                                 int64_t count, int64_t len, int64_t xsc, uint8_t xz,
+                                 uint32_t *dst) {
+    qrt__c1_quads(base, time0, 1, count, len, 1, xsc, xz, dst, NULL);
 }
 
 /** Everything a tile needs; built once per (n, group). */

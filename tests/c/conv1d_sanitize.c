@@ -28,6 +28,7 @@
 #include "../../src/x86/conv1d_avx512vnni.c"
 #include "../../src/x86/conv1d_avx512vnni_packed.c"
 #include "../../src/x86/conv1d_avx512vnni_dw4.c"
+#include "../../src/x86/conv1d_avx512vnni_cl.c"
 #endif
 #ifdef QRT_HAVE_ARM
 #include "../../src/neon/conv1d_neon.c"
@@ -58,10 +59,10 @@ int main(int argc, char **argv) {
     for (int c = 0; c < cases; ++c) {
         qrt_conv1d_params p;
         memset(&p, 0, sizeof p);
-        const int kind = (int)rnd(4);
+        const int kind = (int)rnd(5); /* 4: a dense 1x1 layer on a short row (channels in lanes) */
         p.groups = kind == 0 ? EDGE[rnd(8)] : kind == 1 ? 1 + rnd(3) : 1;
-        const uint32_t cg = kind == 0 ? 1 : EDGE[rnd(NEDGE - 3)];
-        const uint32_t og = kind == 0 ? 1 + rnd(2) : EDGE[rnd(NEDGE - 2)];
+        const uint32_t cg = kind == 0 ? 1 : kind == 4 ? 1 + rnd(200) : EDGE[rnd(NEDGE - 3)];
+        const uint32_t og = kind == 0 ? 1 + rnd(2) : kind == 4 ? 1 + rnd(130) : EDGE[rnd(NEDGE - 2)];
         p.c_in = cg * p.groups;
         p.c_out = og * p.groups;
         p.n = 1 + rnd(3);
@@ -69,12 +70,19 @@ int main(int argc, char **argv) {
         p.stride = 1 + rnd(3);
         p.dilation = 1 + rnd(3);
         p.pad_left = rnd(p.kernel + 2);
-        const uint32_t pad_r = rnd(p.kernel + 2);
-        const uint32_t span = p.dilation * (p.kernel - 1) + 1;
+        uint32_t pad_r = rnd(p.kernel + 2);
+        uint32_t span = p.dilation * (p.kernel - 1) + 1;
         p.len_in = EDGE[rnd(NEDGE)] + (rnd(2) ? 0 : 100 + rnd(60));
+        if (kind == 4) { /* kernel 1, stride 1, no padding, up to the path's longest row + 1 */
+            p.kernel = p.stride = p.dilation = 1;
+            p.pad_left = 0;
+            pad_r = 0;
+            span = 1;
+            p.len_in = 1 + rnd(QRT_CONV1D_CL_MAX_LEN + 1);
+        }
         if (p.len_in + p.pad_left + pad_r < span) p.len_in = span;
         p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
-        const int nlc = (int)rnd(2); /* channels-last input (strided) */
+        const int nlc = kind == 4 ? 0 : (int)rnd(2); /* channels-last input (strided) */
         p.x_stride_t = nlc ? p.c_in : 1;
         p.x_stride_c = nlc ? 1 : p.len_in;
         p.x_stride_n = (int64_t)p.c_in * p.len_in;
@@ -105,7 +113,13 @@ int main(int argc, char **argv) {
             bf[o] = 0.01f * (float)((int)rnd(201) - 100);
         }
         qrt_conv1d_pack_weights(p.c_out, cg, p.kernel, w, wpack, wsum);
-        const qrt_conv1d_quant q = {wz, bq, sc, bf};
+        /* the channels-in-lanes weight, exactly sized, for most dense 1x1 layers */
+        int8_t *wcl = NULL;
+        if (p.kernel == 1 && p.groups == 1 && rnd(4) != 0) {
+            wcl = malloc(qrt_conv1d_cl_weight_size(p.c_out, p.c_in));
+            qrt_conv1d_pack_cl(p.c_out, p.c_in, wpack, wcl);
+        }
+        const qrt_conv1d_quant q = {wz, bq, sc, bf, wcl};
         if (qrt_conv1d_u8_ref(&p, x, w, &q, want) != QRT_OK) {
             printf("ref rejected case %d\n", c);
             return 1;
@@ -130,7 +144,7 @@ int main(int argc, char **argv) {
                 }
             }
         }
-        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack);
+        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack), free(wcl);
         free(want), free(got);
     }
     printf("ok %d %ld\n", cases, runs);

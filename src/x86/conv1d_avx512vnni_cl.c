@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file conv1d_avx512vnni_cl.c
+ * @brief The channels-in-lanes path of qrt_conv1d_u8__avx512vnni(): 1x1 layers over short rows
+ *        (a 1x1 conv2d on a 7x7 or 14x14 image: MobileNet's last blocks and head).
+ *
+ * The packed-quad tiles put 16 output positions in a vector; a 49-position row fills 49 of 64
+ * lanes (77 %).  Here a vector holds 16 output channels of one position instead, so no lane is
+ * wasted on any row length:
+ *   acc[p][v] (16 channels 16v.. at position p) += vpdpbusd(broadcast quad x[cq][p], w[v][cq])
+ * The input is packed into quads [CQ][L] as the packed path packs it (qrt__c1_pack_quads); the
+ * weight comes from qrt_conv1d_pack_cl() ([ceil16(c_out)/16][CQ][16] quads, zero-padded
+ * channels), so one aligned load gives a channel vector.  A tile is up to 8 positions x 3
+ * channel vectors (24 accumulators, 3 weight registers); channel blocks run outer, so a
+ * block's weight stays in L1 while every position tile reads it.
+ *
+ * The sums are the same mod 2^32 as the reference's (the corrections of conv1d_avx512vnni.c's
+ * file comment, per channel lane), and the epilogue is requant.h's sequence per lane
+ * (cvtdq2ps, mulps with the lane's channel scale, cvtps2dq, clamp, + zero point), so every
+ * output byte equals qrt_conv1d_u8_ref()'s.  The 16-channel x up-to-8-position byte block is
+ * transposed in registers and each channel row gets one masked store of its positions.
+ */
+#include "conv1d_avx512vnni.h"
+
+#define QRT__CL_MP 8 /* positions per tile */
+#define QRT__CL_NV 3 /* 16-channel vectors per tile */
+
+typedef struct {
+    const int32_t *xq;  /* [CQ][L] input quads */
+    const int32_t *w;   /* [ceil16(c_out)/16][CQ][16] weight quads */
+    const int32_t *sum; /* [L] input column sums (asymmetric weights) or NULL */
+    const int32_t *wsum, *wzero, *bias_q;
+    const float *scale;
+    int64_t cq, len, c_out, ysc;
+    int32_t xz, taps, oz, lo, hi;
+    uint8_t *y;
+} qrt__cl_ctx;
+
+static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qrt__cl_ctx *c,
+                                                                        int64_t v0, int64_t p0,
+                                                                        const int MP,
+                                                                        const int NV) {
+    const int64_t cq = c->cq, len = c->len;
+    __m512i c0[QRT__CL_NV], vwz[QRT__CL_NV];
+    __m512 vs[QRT__CL_NV];
+    __mmask16 mo[QRT__CL_NV];
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+        const int64_t oc = 16 * (v0 + v), left = c->c_out - oc;
+        mo[v] = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        const __m512i wz = _mm512_maskz_loadu_epi32(mo[v], c->wzero + oc);
+        const __m512i ws = _mm512_maskz_loadu_epi32(mo[v], c->wsum + oc);
+        const __m512i bq = _mm512_maskz_loadu_epi32(mo[v], c->bias_q + oc);
+        /* taps*xz*wz - xz*wsum + bias, wrapping (the tiles' c0) */
+        __m512i k = _mm512_mullo_epi32(wz, _mm512_set1_epi32((int32_t)((uint32_t)c->taps *
+                                                                      (uint32_t)c->xz)));
+        k = _mm512_sub_epi32(k, _mm512_mullo_epi32(ws, _mm512_set1_epi32(c->xz)));
+        c0[v] = _mm512_add_epi32(k, bq);
+        vwz[v] = wz;
+        vs[v] = _mm512_maskz_loadu_ps(mo[v], c->scale + oc);
+    }
+    __m512i acc[QRT__CL_MP * QRT__CL_NV];
+#pragma GCC unroll 8
+    for (int p = 0; p < MP; ++p)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; ++v) acc[p * NV + v] = c0[v];
+    {
+        const int32_t *xr = c->xq + p0;
+        const int32_t *wr = c->w + v0 * cq * 16;
+        const int64_t wv_stride = cq * 16;
+        for (int64_t q = 0; q < cq; ++q, xr += len, wr += 16) {
+            __m512i wv[QRT__CL_NV];
+#pragma GCC unroll 3
+            for (int v = 0; v < NV; ++v)
+                wv[v] = _mm512_loadu_si512((const void *)(wr + v * wv_stride));
+#pragma GCC unroll 8
+            for (int p = 0; p < MP; ++p) {
+                const __m512i xb = _mm512_set1_epi32(xr[p]);
+#pragma GCC unroll 3
+                for (int v = 0; v < NV; ++v)
+                    acc[p * NV + v] = qrt__c1_dp(acc[p * NV + v], xb, wv[v]);
+            }
+        }
+    }
+    /* epilogue: everything read into locals (the stores may alias anything) */
+    const int32_t oz = c->oz;
+    const __m512i vlo = _mm512_set1_epi32(c->lo - oz), vhi = _mm512_set1_epi32(c->hi - oz);
+    const __m512i voz = _mm512_set1_epi32(oz);
+    const int32_t *const sum = c->sum;
+    uint8_t *const ybase = c->y;
+    const int64_t ysc = c->ysc, c_out = c->c_out;
+    const __mmask16 mp = (__mmask16)((1u << MP) - 1u);
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+        __m128i b[8];
+#pragma GCC unroll 8
+        for (int p = 0; p < 8; ++p) {
+            if (p >= MP) {
+                b[p] = _mm_setzero_si128();
+                continue;
+            }
+            __m512i a = acc[p * NV + v];
+            if (sum) a = _mm512_sub_epi32(a, _mm512_mullo_epi32(vwz[v], _mm512_set1_epi32(sum[p0 + p])));
+            __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs[v]));
+            r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi), voz);
+            b[p] = _mm512_cvtepi32_epi8(r); /* 16 channels at position p, values 0..255 */
+        }
+        /* 8 positions x 16 channels -> 16 channels x 8 positions (pure byte moves) */
+        const __m128i a0 = _mm_unpacklo_epi8(b[0], b[1]), a1 = _mm_unpackhi_epi8(b[0], b[1]);
+        const __m128i a2 = _mm_unpacklo_epi8(b[2], b[3]), a3 = _mm_unpackhi_epi8(b[2], b[3]);
+        const __m128i a4 = _mm_unpacklo_epi8(b[4], b[5]), a5 = _mm_unpackhi_epi8(b[4], b[5]);
+        const __m128i a6 = _mm_unpacklo_epi8(b[6], b[7]), a7 = _mm_unpackhi_epi8(b[6], b[7]);
+        const __m128i d0 = _mm_unpacklo_epi16(a0, a2), d1 = _mm_unpackhi_epi16(a0, a2);
+        const __m128i d2 = _mm_unpacklo_epi16(a1, a3), d3 = _mm_unpackhi_epi16(a1, a3);
+        const __m128i e0 = _mm_unpacklo_epi16(a4, a6), e1 = _mm_unpackhi_epi16(a4, a6);
+        const __m128i e2 = _mm_unpacklo_epi16(a5, a7), e3 = _mm_unpackhi_epi16(a5, a7);
+        /* tr[i]: channels 2i (low 8 bytes) and 2i + 1 (high 8 bytes), positions 0..7 */
+        const __m128i tr[8] = {_mm_unpacklo_epi32(d0, e0), _mm_unpackhi_epi32(d0, e0),
+                               _mm_unpacklo_epi32(d1, e1), _mm_unpackhi_epi32(d1, e1),
+                               _mm_unpacklo_epi32(d2, e2), _mm_unpackhi_epi32(d2, e2),
+                               _mm_unpacklo_epi32(d3, e3), _mm_unpackhi_epi32(d3, e3)};
+        const int64_t oc = 16 * (v0 + v);
+        const int64_t nch = c_out - oc < 16 ? c_out - oc : 16;
+        uint8_t *dst = ybase + oc * ysc + p0;
+        for (int64_t j = 0; j < nch; ++j) {
+            const __m128i row = (j & 1) ? _mm_unpackhi_epi64(tr[j >> 1], tr[j >> 1]) : tr[j >> 1];
+            _mm_mask_storeu_epi8(dst + j * ysc, mp, row);
+        }
+    }
+}
+
+#define QRT__CL_TILE(MP, NV)                                                                       \
+    static QRT_VNNI void qrt__cl_tile_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0, int64_t p0) {  \
+        qrt__cl_tile(c, v0, p0, MP, NV);                                                           \
+    }
+#define QRT__CL_TILES(MP) QRT__CL_TILE(MP, 1) QRT__CL_TILE(MP, 2) QRT__CL_TILE(MP, 3)
+QRT__CL_TILES(1)
+QRT__CL_TILES(2)
+QRT__CL_TILES(3)
+QRT__CL_TILES(4)
+QRT__CL_TILES(5)
+QRT__CL_TILES(6)
+QRT__CL_TILES(7)
+QRT__CL_TILES(8)
+#undef QRT__CL_TILES
+#undef QRT__CL_TILE
+
+typedef void (*qrt__cl_tile_fn)(const qrt__cl_ctx *, int64_t, int64_t);
+#define QRT__CL_ROW(MP) {qrt__cl_tile_##MP##_1, qrt__cl_tile_##MP##_2, qrt__cl_tile_##MP##_3}
+static const qrt__cl_tile_fn qrt__cl_tiles[QRT__CL_MP][QRT__CL_NV] = {
+    QRT__CL_ROW(1), QRT__CL_ROW(2), QRT__CL_ROW(3), QRT__CL_ROW(4),
+    QRT__CL_ROW(5), QRT__CL_ROW(6), QRT__CL_ROW(7), QRT__CL_ROW(8)};
+#undef QRT__CL_ROW
+
+QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_t *x,
+                                        const int8_t *wcl, const int32_t *wsum,
+                                        const qrt_conv1d_quant *q, uint8_t *out, void *scratch) {
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(p->c_in, 1);
+    const int64_t cq = l.cq, len = p->len_out, c_out = p->c_out;
+    /* scratch: the packed path's layout (conv1d_avx512vnni.c sizes it for this p): the quads
+     * in its packed-input slot ([CQ][U] quads, U >= len), the column sums in its colsum slot */
+    uint8_t *sp = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    const int64_t U = qrt__c1_row(p, &l);
+    int32_t *xq = (int32_t *)sp;
+    sp += ((size_t)cq * (size_t)U * 4u + 63u) & ~(size_t)63u;
+    sp += ((size_t)l.kc * 8u + 63u) & ~(size_t)63u;
+    int32_t *colsum = (int32_t *)sp;
+
+    int asym = 0;
+    for (int64_t oc = 0; oc < c_out; ++oc) asym |= q->weight_zero[oc] != 0;
+    qrt__cl_ctx c;
+    c.xq = xq;
+    c.w = (const int32_t *)wcl;
+    c.sum = asym ? colsum : NULL;
+    c.wsum = wsum;
+    c.wzero = q->weight_zero;
+    c.bias_q = q->bias_q;
+    c.scale = q->scale;
+    c.cq = cq;
+    c.len = len;
+    c.c_out = c_out;
+    c.ysc = p->y_stride_c;
+    c.xz = p->input_zero;
+    c.taps = (int32_t)p->c_in;
+    c.oz = p->output_zero;
+    c.lo = p->output_min;
+    c.hi = p->output_max;
+    const int64_t nvec = (c_out + 15) / 16;
+    const int64_t nt = (len + QRT__CL_MP - 1) / QRT__CL_MP; /* position tiles, balanced */
+    for (int64_t n = 0; n < p->n; ++n) {
+        const uint8_t *xn = x + n * p->x_stride_n;
+        for (int64_t r = 0; r < cq; ++r) {
+            const uint8_t *base[4];
+            const int64_t time0[4] = {0, 0, 0, 0};
+            for (int j = 0; j < 4; ++j) {
+                const int64_t ic = 4 * r + j;
+                base[j] = ic < (int64_t)p->c_in ? xn + ic * p->x_stride_c : NULL;
+            }
+            qrt__c1_pack_quads(base, time0, len, len, p->x_stride_c, (uint8_t)p->input_zero,
+                               (uint32_t *)xq + r * len);
+        }
+        if (asym)
+            for (int64_t t = 0; t < len; ++t) {
+                int32_t s = 0;
+                for (uint32_t ic = 0; ic < p->c_in; ++ic) s += xn[(int64_t)ic * p->x_stride_c + t];
+                colsum[t] = s;
+            }
+        c.y = out + n * p->y_stride_n;
+        for (int64_t v0 = 0, nv; v0 < nvec; v0 += nv) {
+            /* channel blocks of 3 vectors; a tail of 1 is folded in (3 + 1 -> 2 + 2) */
+            const int64_t left = nvec - v0;
+            nv = left >= QRT__CL_NV ? QRT__CL_NV : left;
+            if (left == QRT__CL_NV + 1) nv = 2;
+            for (int64_t i = 0, p0 = 0; i < nt; ++i) {
+                const int64_t mp = (len * (i + 1)) / nt - (len * i) / nt;
+                qrt__cl_tiles[mp - 1][nv - 1](&c, v0, p0);
+                p0 += mp;
+            }
+        }
+    }
+    return QRT_OK;
+}
