@@ -9,6 +9,9 @@
 
 int qrt_add_isa(void) {
 #ifdef QRT_HAVE_X86
+    /* the QNNPACK add has an AVX-512 variant (F/BW/VL/DQ level, reported as
+     * QRT_ISA_AVX512VNNI, as the mul does); the float add's best is AVX2 */
+    if ((qrt_cpu_features() & QRT_CPU_AVX512DQ)) return QRT_ISA_AVX512VNNI;
     if ((qrt_cpu_features() & QRT_CPU_AVX2)) return QRT_ISA_AVX2;
 #endif
     return QRT_ISA_REF;
@@ -17,7 +20,13 @@ int qrt_add_isa(void) {
 void qrt_add_u8(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
                 uint8_t *out, int variant) {
 #ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_add_isa() == QRT_ISA_AVX2) {
+    const int best = qrt_add_isa(); /* a lower variant can be forced (tests) */
+    const int v = variant < 0 || variant > best ? best : variant;
+    if (v == QRT_ISA_AVX512VNNI) {
+        qrt_add_u8__avx512(p, a, b, n, out);
+        return;
+    }
+    if (v == QRT_ISA_AVX2) {
         qrt_add_u8__avx2(p, a, b, n, out);
         return;
     }
@@ -55,7 +64,7 @@ void qrt_add_u8_mt(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t
 void qrt_add_float_u8(const qrt_add_float_params *p, const uint8_t *a, const uint8_t *b,
                       size_t rows, size_t inner, size_t nvec, uint8_t *out, int variant) {
 #ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_add_isa() == QRT_ISA_AVX2) {
+    if (variant != QRT_ISA_REF && qrt_add_isa() != QRT_ISA_REF) {
         qrt_add_float_u8__avx2(p, a, b, rows, inner, nvec, out);
         return;
     }
@@ -67,7 +76,7 @@ void qrt_add_float_u8(const qrt_add_float_params *p, const uint8_t *a, const uin
 void qrt_add_float_s8(const qrt_add_float_params *p, const int8_t *a, const int8_t *b, size_t rows,
                       size_t inner, size_t nvec, int8_t *out, int variant) {
 #ifdef QRT_HAVE_X86
-    if (variant != QRT_ISA_REF && qrt_add_isa() == QRT_ISA_AVX2) {
+    if (variant != QRT_ISA_REF && qrt_add_isa() != QRT_ISA_REF) {
         qrt_add_float_s8__avx2(p, a, b, rows, inner, nvec, out);
         return;
     }

@@ -44,3 +44,34 @@ def test_cat_requant_same_qparams_is_identity():
             out = np.empty_like(codes)
             qrt._ops.requant_copy(codes, out, s, zp, s, zp, -1)
             np.testing.assert_array_equal(out, codes)
+
+
+def test_add_qnnp_every_variant_bit_exact():
+    """The QNNPACK add: every x86 variant this CPU runs (reference 0, AVX2 1, AVX-512 2) ==
+    the reference, over random qparams (shifts 14..35, relu), lengths around the 16- and
+    64-byte blocks, and in place (out aliasing a)."""
+    rng = np.random.default_rng(2024)
+    best = qrt._ops.isa()  # the element-wise variants (the add is the one with AVX-512)
+    variants = [v for v in (1, 2) if v <= best]
+    checked = 0
+    for i in range(300):
+        n = int(rng.choice([1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000, 4099]))
+        a = rng.integers(0, 256, n).astype(np.uint8)
+        b = rng.integers(0, 256, n).astype(np.uint8)
+        sa, sb = 10.0 ** rng.uniform(-3, 0, 2)
+        so = float(max(sa, sb) * 10.0 ** rng.uniform(-0.2, 1.5))
+        prm = (float(sa), int(rng.integers(0, 256)), float(sb), int(rng.integers(0, 256)), so,
+               int(rng.integers(0, 256)), bool(i % 3 == 0))
+        if not qrt._ops.add_qnnp_supported(*prm):
+            continue
+        want = np.empty_like(a)
+        qrt._ops.add_qnnp(a, b, want, *prm, 0)
+        for v in variants:
+            got = np.empty_like(a)
+            qrt._ops.add_qnnp(a, b, got, *prm, v)
+            np.testing.assert_array_equal(got, want, err_msg=f"variant {v} {n} {prm}")
+            inplace = a.copy()
+            qrt._ops.add_qnnp(inplace, b, inplace, *prm, v)
+            np.testing.assert_array_equal(inplace, want, err_msg=f"in place, variant {v}")
+        checked += 1
+    assert checked > 200

@@ -21,6 +21,9 @@ void qrt_add_float_u8__avx2(const qrt_add_float_params *p, const uint8_t *a, con
                             size_t rows, size_t inner, size_t nvec, uint8_t *out);
 void qrt_add_float_s8__avx2(const qrt_add_float_params *p, const int8_t *a, const int8_t *b,
                             size_t rows, size_t inner, size_t nvec, int8_t *out);
+/* The AVX-512 QNNPACK add (src/x86/add_avx512.c, the qrt_avx512 unit: F/BW/VL/DQ). */
+void qrt_add_u8__avx512(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b,
+                        size_t n, uint8_t *out);
 #endif
 
 /** Which add variant runs on this CPU (QRT_ISA_*). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file eltwise_sanitize.c
- * @brief Memory-safety and value driver for the quantized mul (qrt/qarith.h) and the table
- *        lookups (qrt/activation.h): lengths 0..200 around the vector widths and longer, odd
+ * @brief Memory-safety and value driver for the quantized mul (qrt/qarith.h), the table
+ *        lookups (qrt/activation.h) and the QNNPACK add (qrt/add.h): lengths 0..200 around the vector widths and longer, odd
  *        tails, unaligned pointers (buffers malloc'ed to their exact size, so AddressSanitizer
  *        sees any access past them), in-place calls, per-row and full operands, zero points
  *        at 0 / 255 and outside the variants' domain, multipliers from 0 and subnormal to
@@ -22,11 +22,15 @@
 #include "../../src/threadpool.c"
 #include "../../src/qarith.c"
 #include "../../src/activation.c"
+#include "../../src/add.c"
 #include "../../src/ref/qarith_ref.c"
 #include "../../src/ref/activation_ref.c"
+#include "../../src/ref/add_ref.c"
 #ifdef QRT_HAVE_X86
 #include "../../src/x86/qarith_avx2.c"
 #include "../../src/x86/qarith_avx512.c"
+#include "../../src/x86/add_avx2.c"
+#include "../../src/x86/add_avx512.c"
 #include "../../src/x86/activation_avx2.c"
 #include "../../src/x86/activation_avx512vbmi.c"
 #endif
@@ -136,6 +140,43 @@ static int mul_case(int c, uint64_t *bytes) {
     return bad;
 }
 
+/* The QNNPACK add (qrt/add.h): random qparams QNNPACK accepts, exact-size unaligned buffers,
+ * in place or not, every x86 variant (Arm runs the reference: nothing to compare). */
+static int add_case(int c, uint64_t *bytes) {
+    qrt_add_qnnp_params p;
+    const float sa = rndf(1e-3f, 1.0f), sb = rndf(1e-3f, 1.0f);
+    const float so = (sa > sb ? sa : sb) * rndf(0.7f, 30.0f);
+    if (qrt_add_qnnp_params_init(sa, (int32_t)rnd(256), sb, (int32_t)rnd(256), so,
+                                 (int32_t)rnd(255), (int)rnd(2), &p) != QRT_OK)
+        return 0;
+    const size_t n = rnd_len();
+    uint8_t *a = malloc(n ? n : 1), *b = malloc(n ? n : 1), *y0 = malloc(n ? n : 1);
+    const int extreme = rnd(4) == 0;
+    for (size_t i = 0; i < n; ++i) a[i] = extreme ? (rnd(2) ? 255 : 0) : (uint8_t)rnd(256);
+    for (size_t i = 0; i < n; ++i) b[i] = extreme ? (rnd(2) ? 255 : 0) : (uint8_t)rnd(256);
+    qrt_add_u8_ref(&p, a, b, n, y0);
+    int bad = 0;
+    const int best = qrt_add_isa();
+    for (size_t v = 0; v < sizeof isas / sizeof isas[0] && !bad; ++v) {
+        if (!runs(isas[v], best)) continue;
+        uint8_t *ab, *bb, *yb;
+        const int inplace = rnd(3) == 0;
+        uint8_t *a1 = dup_at(a, n, rnd(64), &ab), *b1 = dup_at(b, n, rnd(64), &bb);
+        uint8_t *y1 = inplace ? a1 : dup_at(a, n, rnd(64), &yb);
+        if (!inplace) memset(y1, 0xA5, n);
+        qrt_add_u8(&p, a1, b1, n, y1, isas[v]);
+        if (memcmp(y0, y1, n)) bad = mismatch("add", c, isas[v], 1, y0, y1, n);
+        free(ab);
+        free(bb);
+        if (!inplace) free(yb);
+        *bytes += n;
+    }
+    free(a);
+    free(b);
+    free(y0);
+    return bad;
+}
+
 static int lut_case(int c, uint64_t *bytes) {
     uint8_t tv[256], ts[256];
     for (int i = 0; i < 256; ++i) tv[i] = (uint8_t)rnd(256), ts[i] = (uint8_t)rnd(256);
@@ -174,8 +215,8 @@ int main(int argc, char **argv) {
     qrt_mul_mt_min = qrt_lut_mt_min = 0; /* thread every call that has two 64-code runs */
     uint64_t bytes = 0;
     for (int c = 0; c < cases; ++c)
-        if (mul_case(c, &bytes) || lut_case(c, &bytes)) return 1;
-    printf("ok %d %llu mul:%s lut:%s\n", cases, (unsigned long long)bytes,
-           qrt_isa_name(qrt_mul_isa()), qrt_isa_name(qrt_lut_isa()));
+        if (mul_case(c, &bytes) || lut_case(c, &bytes) || add_case(c, &bytes)) return 1;
+    printf("ok %d %llu mul:%s lut:%s add:%s\n", cases, (unsigned long long)bytes,
+           qrt_isa_name(qrt_mul_isa()), qrt_isa_name(qrt_lut_isa()), qrt_isa_name(qrt_add_isa()));
     return 0;
 }
