@@ -427,6 +427,21 @@ cdef class Plan:
         if self._fits(xoff, xbuf.shape[0], yoff, ybuf.shape[0]):
             self._call(&xbuf[xoff], <void *>&ybuf[yoff])
 
+    def bind_u8(self, xbuf, Py_ssize_t xoff, ybuf, Py_ssize_t yoff):
+        """run_u8 on these buffers and offsets as a call of no arguments (a model plan's op
+        call on its fixed arena): the buffers are checked here once and kept alive by the
+        returned object, so a call only runs the kernel."""
+        if self.p.out_kind != QRT_CONV1D_OUT_U8:
+            raise ValueError("conv1d: this plan writes float32")
+        cdef const uint8_t[::1] xv = xbuf
+        cdef uint8_t[::1] yv = ybuf
+        cdef _BoundU8 b = _BoundU8.__new__(_BoundU8)
+        b.plan, b.xv, b.yv = self, xv, yv
+        b.run = self._fits(xoff, xv.shape[0], yoff, yv.shape[0])
+        if b.run:
+            b.x, b.y = &xv[xoff], <void *>&yv[yoff]
+        return b
+
     def run_f32(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, float[::1] ybuf,
                 Py_ssize_t yoff):
         """As run_u8, float32 output (dynamic linear)."""
@@ -599,6 +614,19 @@ def _set_dw_mt_min_work(double v):
     return old
 
 
+cdef class _BoundU8:
+    """Plan.bind_u8's call: the plan's kernel on fixed, checked buffer addresses."""
+    cdef Plan plan
+    cdef object xv, yv  # the memoryviews that keep the buffers alive
+    cdef const uint8_t *x
+    cdef void *y
+    cdef bint run
+
+    def __call__(self):
+        if self.run:
+            self.plan._call(self.x, self.y)
+
+
 cdef class DwPlan:
     """A direct depthwise conv2d call prepared for a fixed geometry, strides and quantization:
     ``run_u8(xbuf, xoff, ybuf, yoff)`` reads the [N, C, H, W] input at xbuf[xoff + ...]
@@ -676,10 +704,28 @@ cdef class DwPlan:
 
     def run_u8(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
                Py_ssize_t yoff):
-        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xbuf.shape[0]:
+        self._check(xbuf.shape[0], xoff, ybuf.shape[0], yoff)
+        self._call(&xbuf[xoff], &ybuf[yoff])
+
+    def bind_u8(self, xbuf, Py_ssize_t xoff, ybuf, Py_ssize_t yoff):
+        """run_u8 on these buffers and offsets as a call of no arguments (see Plan.bind_u8)."""
+        cdef const uint8_t[::1] xv = xbuf
+        cdef uint8_t[::1] yv = ybuf
+        self._check(xv.shape[0], xoff, yv.shape[0], yoff)
+        cdef _BoundDw b = _BoundDw.__new__(_BoundDw)
+        b.plan, b.xv, b.yv = self, xv, yv
+        b.x, b.y = &xv[xoff], &yv[yoff]
+        return b
+
+    cdef int _check(self, Py_ssize_t xn, Py_ssize_t xoff, Py_ssize_t yn,
+                    Py_ssize_t yoff) except -1:
+        if xoff + self.x_lo < 0 or xoff + self.x_hi >= xn:
             raise ValueError("dwconv2d: input buffer too small for its shape and strides")
-        if yoff < 0 or yoff + self.y_n > ybuf.shape[0]:
+        if yoff < 0 or yoff + self.y_n > yn:
             raise ValueError("dwconv2d: output buffer too small")
+        return 0
+
+    cdef int _call(self, const uint8_t *x, uint8_t *y) except -1:
         cdef int threads = qrt_pool_get_threads()
         cdef bint mine = not self.busy
         cdef uint8_t[::1] scr
@@ -697,13 +743,26 @@ cdef class DwPlan:
         cdef qrt_status st
         try:
             with nogil:
-                st = qrt_dwconv2d_u8(&self.p, &xbuf[xoff], &self.w[0, 0], &self.q, &ybuf[yoff],
+                st = qrt_dwconv2d_u8(&self.p, x, &self.w[0, 0], &self.q, y,
                                      &scr[0], scr.shape[0], self.variant, threads)
         finally:
             if mine:
                 self.busy = False
         if st != QRT_OK:
             raise ValueError(f"dwconv2d: kernel status {int(st)}")
+        return 0
+
+
+cdef class _BoundDw:
+    """DwPlan.bind_u8's call: the plan's kernel on fixed, checked buffer addresses."""
+    cdef DwPlan plan
+    cdef object xv, yv
+    cdef const uint8_t *x
+    cdef uint8_t *y
+
+    def __call__(self):
+        self.plan._call(self.x, self.y)
+
 
 
 # ---- recurrent layers (qrt/ops/rnn.py): the step loop around a hidden-projection plan --------

@@ -179,6 +179,36 @@ cdef class AddQnnp:
             qrt_add_u8_mt(&self.p, &a[0], &b[0], a.shape[0], &out[0], self.variant,
                           qrt_pool_get_threads())
 
+    def bind(self, a, b, out):
+        """This add on these arrays as a call of no arguments (a model plan's op call on its
+        fixed arena): the lengths are checked once here and the arrays kept alive by the
+        returned object."""
+        cdef const uint8_t[::1] av = a, bv = b
+        cdef uint8_t[::1] ov = out
+        if av.shape[0] != bv.shape[0] or ov.shape[0] != av.shape[0]:
+            raise ValueError("add: a, b and out must have the same number of elements")
+        cdef _BoundAdd r = _BoundAdd.__new__(_BoundAdd)
+        r.k, r.keep, r.n = self, (av, bv, ov), av.shape[0]
+        if r.n:
+            r.a, r.b, r.out = &av[0], &bv[0], &ov[0]
+        return r
+
+
+cdef class _BoundAdd:
+    """AddQnnp.bind's call: the kernel on fixed, checked addresses."""
+    cdef AddQnnp k
+    cdef object keep
+    cdef const uint8_t *a
+    cdef const uint8_t *b
+    cdef uint8_t *out
+    cdef size_t n
+
+    def __call__(self):
+        if self.n:
+            with nogil:
+                qrt_add_u8_mt(&self.k.p, self.a, self.b, self.n, self.out, self.k.variant,
+                              qrt_pool_get_threads())
+
 
 def add_float(const q8_t[:, ::1] a, const q8_t[:, ::1] b, q8_t[:, ::1] out, float sa, int za,
               float sb, int zb, float so, int zo, bint relu, Py_ssize_t nvec, int variant=-1):

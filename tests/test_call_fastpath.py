@@ -252,3 +252,51 @@ def test_rnn_layer_input_projection_checks(rng):
                 layer.run()
             x[at] = keep
     layer.run()
+
+
+def test_bound_calls_equal_the_checked_calls(rng):
+    """A model plan binds its 1x1 / depthwise convs and adds as calls of no arguments on the
+    arena (Plan.bind_u8, DwPlan.bind_u8, AddQnnp.bind): the same bytes as the checked calls,
+    the buffers checked once at bind (too small: ValueError then, not at the call)."""
+    from qrt import _ops
+    ci, co, L = 24, 40, 49
+    w = rng.integers(-128, 128, (co, ci, 1), dtype=np.int8)
+    wpack = np.empty(_conv1d.packed_weight_size(co, ci, 1), np.int8)
+    wsum = np.empty(co, np.int32)
+    _conv1d.pack_weights(w, wpack, wsum)
+    plan = _conv1d.Plan(w, wpack, wsum, np.zeros(co, np.int32),
+                        rng.integers(-99, 99, co).astype(np.int32), np.full(co, 1e-3, np.float32),
+                        np.zeros(co, np.float32), (1, ci, L), (ci * L, L, 1), (1, co, L),
+                        (co * L, L, 1), input_zero=3, output_zero=9)
+    buf = rng.integers(0, 256, 8192).astype(np.uint8)
+    want = buf.copy()
+    plan.run_u8(want, 100, want, 3000)
+    got = buf.copy()
+    call = plan.bind_u8(got, 100, got, 3000)
+    call()
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="too small"):
+        plan.bind_u8(got, 8192 - 10, got, 0)
+    with pytest.raises(ValueError, match="too small"):
+        plan.bind_u8(got, 0, got, 8192 - 10)
+    # depthwise 3x3 on 8 channels of 9x9
+    wd = rng.integers(-128, 128, (8, 9), dtype=np.int8)
+    dw = _conv1d.DwPlan(wd, np.zeros(8, np.int32), np.zeros(8, np.int32),
+                        np.full(8, 2e-3, np.float32), (1, 8, 9, 9), (648, 81, 9, 1), (3, 3),
+                        (1, 1), (1, 1), (1, 1), (9, 9), input_zero=5, output_zero=7)
+    want = buf.copy()
+    dw.run_u8(want, 0, want, 4000)
+    got = buf.copy()
+    dw.bind_u8(got, 0, got, 4000)()
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="too small"):
+        dw.bind_u8(got, 0, got, 8192 - 100)
+    # add, in place on a (out aliasing a)
+    k = _ops.AddQnnp(0.05, 120, 0.07, 130, 0.09, 125, False)
+    a, b = buf[:1000].copy(), buf[1000:2000].copy()
+    want = np.empty_like(a)
+    k(a, b, want)
+    k.bind(a, b, a)()
+    np.testing.assert_array_equal(a, want)
+    with pytest.raises(ValueError, match="same number"):
+        k.bind(a, b[:-1], a)

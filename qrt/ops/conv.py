@@ -213,7 +213,7 @@ def _direct_binding(m, x, y):
     im, plan, oshape, _ = entry
     if im is not None or m._out_qtensor(y, oshape) is not y:
         return None
-    return plan.run_u8, (x._storage, x._offset, y._storage, y._offset), {}
+    return plan.bind_u8(x._storage, x._offset, y._storage, y._offset), (), {}
 
 
 _LAYER_ATTRS = {"activation": _ACT,

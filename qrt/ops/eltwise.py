@@ -113,7 +113,7 @@ def _qnnp_binding(ins, out, scale, zero_point, relu):
     if not _ops.add_qnnp_supported(sa, za, sb, zb, so, zero_point, relu):
         return None
     kern = _ops.AddQnnp(sa, za, sb, zb, so, zero_point, relu)
-    return kern, tuple(c.reshape(-1) for c in codes), {}
+    return kern.bind(*(c.reshape(-1) for c in codes)), (), {}
 
 
 class _Table(OpDef):
