@@ -589,6 +589,10 @@ cdef extern from "qrt/dwconv2d.h" nogil:
     qrt_status qrt_dwconv2d_u8(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
                                const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
                                size_t scratch_size, int variant, int threads)
+    size_t qrt_dwconv2d_cl_weight_size(uint32_t c, uint32_t kh, uint32_t kw)
+    int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p)
+    void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
+                              const int32_t *weight_zero, int32_t *out)
 
 
 def dw_isa():
@@ -627,6 +631,15 @@ cdef class _BoundU8:
             self.plan._call(self.x, self.y)
 
 
+cdef void _dw_pack_cl(const int8_t[:, ::1] w, const int32_t[::1] wz, int32_t[::1] out,
+                     uint32_t c, uint32_t kh, uint32_t kw):
+    qrt_dwconv2d_pack_cl(c, kh, kw, &w[0, 0], &wz[0], &out[0])
+
+
+cdef const int32_t *_i32_ptr(const int32_t[::1] a):
+    return &a[0]
+
+
 cdef class DwPlan:
     """A direct depthwise conv2d call prepared for a fixed geometry, strides and quantization:
     ``run_u8(xbuf, xoff, ybuf, yoff)`` reads the [N, C, H, W] input at xbuf[xoff + ...]
@@ -641,12 +654,13 @@ cdef class DwPlan:
     cdef int variant, threads
     cdef bint busy
     cdef Py_ssize_t x_lo, x_hi, y_n
+    cdef object wcl  # the channels-in-lanes weight pairs, or None
 
     def __init__(self, const int8_t[:, ::1] w, const int32_t[::1] weight_zero,
                  const int32_t[::1] bias_q, const float[::1] scale, tuple x_shape,
                  tuple x_strides, tuple kernel, tuple stride, tuple dilation, tuple pad,
                  tuple out_hw, *, int input_zero=0, int output_zero=0, int output_min=0,
-                 int output_max=255, int variant=-1):
+                 int output_max=255, int variant=-1, bint cl=True):
         cdef long long lim = (<long long>1) << 31
         vals = tuple(x_shape) + tuple(kernel) + tuple(stride) + tuple(dilation) + \
             tuple(pad) + tuple(out_hw)
@@ -680,6 +694,16 @@ cdef class DwPlan:
         self.w, self.weight_zero, self.bias_q, self.scale = w, weight_zero, bias_q, scale
         self.q.weight_zero, self.q.bias_q, self.q.scale = &weight_zero[0], &bias_q[0], &scale[0]
         self.q.bias_f = NULL
+        self.q.wpack_cl = NULL
+        # the channels-in-lanes path's weight pairs (AVX-512 VNNI, channel multiplier 1; the
+        # kernel takes that path for small planes, docs/kernels.md 4f); cl=False: never
+        if cl and c_out == c and kernel[0] <= 7 and kernel[1] <= 7 and \
+                ISA_NAMES.get(qrt_dwconv2d_variant(variant)) == "avx512vnni":
+            import numpy as np
+            self.wcl = np.empty(qrt_dwconv2d_cl_weight_size(c, kernel[0], kernel[1]) // 4,
+                                np.int32)
+            _dw_pack_cl(w, weight_zero, self.wcl, c, kernel[0], kernel[1])
+            self.q.wpack_cl = <const int8_t *>_i32_ptr(self.wcl)
         self.variant = variant
         self.threads = qrt_pool_get_threads()
         self._size_scratch()
@@ -706,6 +730,13 @@ cdef class DwPlan:
                Py_ssize_t yoff):
         self._check(xbuf.shape[0], xoff, ybuf.shape[0], yoff)
         self._call(&xbuf[xoff], &ybuf[yoff])
+
+    @property
+    def cl_path(self):
+        """True when a call runs the AVX-512 VNNI channels-in-lanes path (small planes)."""
+        return self.q.wpack_cl != NULL and \
+            ISA_NAMES.get(qrt_dwconv2d_variant(self.variant)) == "avx512vnni" and \
+            qrt_dwconv2d_cl_path(&self.p) != 0
 
     def bind_u8(self, xbuf, Py_ssize_t xoff, ybuf, Py_ssize_t yoff):
         """run_u8 on these buffers and offsets as a call of no arguments (see Plan.bind_u8)."""

@@ -129,3 +129,23 @@ qrt_status qrt_dwconv2d_u8(const qrt_dwconv2d_params *p, const uint8_t *x, const
         qrt_pool_run(qrt__dw_task, &j, (int)j.chunks);
     return QRT_OK;
 }
+
+/* include/qrt/dwconv2d.h */
+void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
+                          const int32_t *weight_zero, int32_t *out) {
+    const size_t kp = (kw + 1u) / 2u, kk = (size_t)kh * kw;
+    for (size_t oc = 0; oc < c; ++oc)
+        for (size_t ky = 0; ky < kh; ++ky)
+            for (size_t i = 0; i < kp; ++i) {
+                const int32_t wz = weight_zero[oc];
+                const size_t t = ky * kw + 2u * i;
+                const int32_t lo = w[oc * kk + t] - wz;
+                const int32_t hi = 2u * i + 1u < kw ? w[oc * kk + t + 1u] - wz : 0;
+                out[(ky * kp + i) * c + oc] =
+                    (int32_t)((uint32_t)(uint16_t)(int16_t)lo | ((uint32_t)(uint16_t)(int16_t)hi << 16));
+            }
+}
+
+int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p) {
+    return qrt_dwconv2d_check(p) == QRT_OK && qrt__dwcl_geom_ok(p);
+}

@@ -230,3 +230,40 @@ def test_dw_c_driver_sanitized(tmp_path):
         pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
     r = subprocess.run([str(exe), "400", "9"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_dw_channels_in_lanes_small_planes(seed):
+    """The AVX-512 VNNI channels-in-lanes path (channel multiplier 1, stride 1 or 2, kernels
+    1x1..7x7, at most 64 output positions: MobileNet's 7x7 layers and its 14x14 -> 7x7
+    stride-2 ones): blocks of 16 channels with tails, batches, asymmetric padding, per-channel
+    weight zero points, relu / clamp == the im2col reference, every variant; and the path is
+    taken exactly there (DwPlan.cl_path)."""
+    rng = np.random.default_rng(7700 + seed)
+    vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
+    taken = 0
+    for i in range(40):
+        s = int(rng.integers(1, 3))
+        k = (int(rng.integers(1, 8)), int(rng.integers(1, 8)) if i % 3 == 0 else 0)
+        k = (k[0], k[1] or k[0])
+        p = tuple(int(rng.integers(0, kk)) if kk > 1 else 0 for kk in (k[0], k[0], k[1], k[1]))
+        h = max(k[0] - p[0] - p[1], 1) + int(rng.integers(0, 14))
+        w = max(k[1] - p[2] - p[3], 1) + int(rng.integers(0, 14))
+        c = int(rng.choice([1, 5, 16, 17, 31, 33, 70]))
+        case = _dw_case(rng, int(rng.integers(1, 3)), c, 1, h, w, k, (s, s), p, (1, 1),
+                        per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3])
+        want = _run(case, 0, direct=False)
+        cfg = (case["x"].shape, k, s, p)
+        for v in DW_VARIANTS:
+            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg}")
+        ho = (h + p[0] + p[1] - k[0]) // s + 1
+        wo = (w + p[2] + p[3] - k[1]) // s + 1
+        wt = np.zeros((c, k[0] * k[1]), np.int8)
+        z, f = np.zeros(c, np.int32), np.full(c, 1e-3, np.float32)
+        plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k, (s, s),
+                              (1, 1), (p[0], p[2]), (ho, wo))
+        assert plan.cl_path == (vnni and ho * wo <= 64), cfg
+        assert not _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k,
+                                  (s, s), (1, 1), (p[0], p[2]), (ho, wo), cl=False).cl_path
+        taken += plan.cl_path
+    assert taken > 10 or not vnni

@@ -70,6 +70,25 @@ qrt_status qrt_dwconv2d_u8(const qrt_dwconv2d_params *p, const uint8_t *x, const
                            const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
                            size_t scratch_size, int variant, int threads);
 
+/** @brief Bytes of qrt_dwconv2d_pack_cl()'s weight: kh * ceil(kw / 2) * c * 4. */
+static inline size_t qrt_dwconv2d_cl_weight_size(uint32_t c, uint32_t kh, uint32_t kw) {
+    return (size_t)kh * ((kw + 1u) / 2u) * c * 4u;
+}
+
+/**
+ * @brief The weight of the AVX-512 VNNI channels-in-lanes depthwise path (channel multiplier
+ *        1), passed as qrt_conv1d_quant.wpack_cl: int32 [kh * ceil(kw / 2)][c], entry
+ *        (ky * ceil(kw / 2) + p, oc) = the int16 pair (w[oc][ky*kw + 2p] - wz[oc] low,
+ *        w[oc][ky*kw + 2p + 1] - wz[oc] high, 0 past the row).  Defined in src/dwconv2d.c.
+ */
+void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
+                          const int32_t *weight_zero, int32_t *out);
+
+/** Whether the AVX-512 VNNI variant takes its channels-in-lanes path for p when given that
+ *  weight (channel multiplier 1, dilation 1, stride 1 or 2, kernels up to 7x7, at most 64
+ *  output and 1024 input positions per channel, contiguous rows). */
+int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p);
+
 /** Work (multiply-accumulates) under which qrt_dwconv2d_u8 stays on the calling thread. */
 extern double qrt_dwconv2d_mt_min_work;
 

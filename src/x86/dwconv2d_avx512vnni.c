@@ -296,7 +296,9 @@ QRT_AVX512VNNI void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, co
                                                 const int8_t *w, const qrt_conv1d_quant *q,
                                                 uint8_t *y, void *scratch, int64_t u0,
                                                 int64_t u1) {
-    if (qrt__dwf_ok(p))
+    if (q->wpack_cl && qrt__dwcl_geom_ok(p))
+        qrt__dwcl_run(p, x, q, y, scratch, u0, u1);
+    else if (qrt__dwf_ok(p))
         qrt__dwf_run(p, x, w, q, y, scratch, u0, u1, qrt__dwv_kernel_m, qrt__dwv_widen,
                      qrt__dwv_widen2);
     else

@@ -26,6 +26,7 @@
 #ifdef QRT_HAVE_X86
 #include "../../src/x86/dwconv2d_avx2.c"
 #include "../../src/x86/dwconv2d_avx512vnni.c"
+#include "../../src/x86/dwconv2d_avx512vnni_cl.c"
 #endif
 #ifdef QRT_HAVE_ARM
 #include "../../src/neon/dwconv2d_neon.c"
@@ -70,18 +71,28 @@ int main(int argc, char **argv) {
             p.sh = p.sw = 1 + rnd(2);
             if (rnd(2)) p.kh = p.kw = 3;
         }
+        const int clk = rnd(4) == 0; /* the channels-in-lanes path: small planes, multiplier 1 */
+        if (clk) {
+            p.mult = 1;
+            p.dh = p.dw = 1;
+            p.sh = p.sw = 1 + rnd(2);
+            p.kh = 1 + rnd(7);
+            p.kw = rnd(2) ? p.kh : 1 + rnd(7);
+            p.c_in = 1 + rnd(40);
+        }
         const uint32_t reach_h = p.dh * (p.kh - 1) + 1, reach_w = p.dw * (p.kw - 1) + 1;
         const uint32_t pt = rnd(reach_h + 1), pb = rnd(reach_h + 1), pl = rnd(reach_w + 1),
                        pr = rnd(reach_w + 1);
         p.h = 1 + rnd(big ? 70 : 12);
         p.w = 1 + rnd(big ? 140 : 40);
+        if (clk) p.h = 1 + rnd(16), p.w = 1 + rnd(16);
         p.pad_top = pt;
         p.pad_left = pl;
         p.ho = out_len(p.h, p.kh, p.sh, pt, pb, p.dh);
         p.wo = out_len(p.w, p.kw, p.sw, pl, pr, p.dw);
         if (!p.ho || !p.wo) continue;
         const uint32_t c_out = p.c_in * p.mult;
-        const int nhwc = rnd(3) == 0;
+        const int nhwc = !clk && rnd(3) == 0;
         if (nhwc) {
             p.x_stride_c = 1;
             p.x_stride_w = p.c_in;
@@ -116,7 +127,13 @@ int main(int argc, char **argv) {
             bq[i] = rnd(8) == 0 ? (int32_t)(2147483647u - rnd(1000)) : (int32_t)rnd(20001) - 10000;
             sc[i] = rnd(10) == 0 ? 3e30f : 1.0f / (float)(1 + rnd(20000));
         }
-        qrt_conv1d_quant q = {wz, bq, sc, NULL};
+        /* the channels-in-lanes weight pairs, exactly sized, for most multiplier-1 layers */
+        int32_t *wcl = NULL;
+        if (p.mult == 1 && p.kh <= 7 && p.kw <= 7 && rnd(4) != 0) {
+            wcl = malloc(qrt_dwconv2d_cl_weight_size(p.c_in, p.kh, p.kw));
+            qrt_dwconv2d_pack_cl(p.c_in, p.kh, p.kw, w, wz, wcl);
+        }
+        qrt_conv1d_quant q = {wz, bq, sc, NULL, (const int8_t *)wcl};
         if (qrt_dwconv2d_u8_ref(&p, x, w, &q, y0) != QRT_OK) {
             printf("reference refused case %d\n", done);
             return 1;
@@ -144,7 +161,7 @@ int main(int argc, char **argv) {
                 checked += yn;
             }
         }
-        free(x), free(y0), free(y1), free(w), free(wz), free(bq), free(sc);
+        free(x), free(y0), free(y1), free(w), free(wz), free(bq), free(sc), free(wcl);
         ++done;
     }
     printf("ok %d %llu\n", cases, (unsigned long long)checked);

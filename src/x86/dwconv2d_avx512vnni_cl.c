@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file dwconv2d_avx512vnni_cl.c
+ * @brief The channels-in-lanes depthwise path of qrt_dwconv2d_u8__avx512vnni(): small planes
+ *        (MobileNet's 14x14 and 7x7 depthwise layers, stride 1 or 2, 3x3 to 7x7 kernels),
+ *        where the flat path's per-channel work (its planes, weights and masks for 49 or 196
+ *        outputs) costs more than the multiply-adds.
+ *
+ * A block of up to 16 input channels is processed together, one channel per 32-bit lane:
+ *  1. the block's planes are transposed in registers (16 x 16 byte transposes within each
+ *     128-bit lane, four positions groups per zmm) into E[r][col], 16 lanes of int32
+ *     (x - input_zero) per position of the zero-padded image (the zeros of the border are
+ *     written once per run);
+ *  2. T[r][col] = the int16 pair (E[r][col], E[r][col + 1]) per lane, for the rows inside the
+ *     image (the rows of the padding are zero pairs, written once per run);
+ *  3. each output position sums kh * ceil(kw / 2) vpdpwssd of T[oy*s + ky][ox*s + 2p] with the
+ *     weight pairs (w[c][ky][2p] - wz[c], w[c][ky][2p + 1] - wz[c]) (0 past the last column)
+ *     of qrt_dwconv2d_pack_cl(), from the int32 bias: int16 x int16 products of at most
+ *     255 * 255, exact, so the sum equals the reference's in any order;
+ *  4. requant.h's sequence per lane with the lane's channel scale (cvtdq2ps, mulps, cvtps2dq,
+ *     clamp, + zero point), so every byte equals qrt_dwconv2d_u8_ref()'s; the 16-channel bytes
+ *     of each position are staged and transposed back to the NCHW rows.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "../dwconv2d_impl.h"
+#include "qrt/x86/dwconv2d_x86.h"
+
+#define QRT_AVX512VNNI_CL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+
+/* in[k] lane L byte j -> out[j] lane L byte k, for each 128-bit lane L (16 x 16 bytes) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
+qrt__dwcl_tr(const __m512i in[16], __m512i out[16]) {
+    __m512i a[16], b[16];
+    for (int i = 0; i < 8; ++i) {
+        a[i] = _mm512_unpacklo_epi8(in[2 * i], in[2 * i + 1]);
+        a[i + 8] = _mm512_unpackhi_epi8(in[2 * i], in[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        b[i] = _mm512_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+        b[i + 4] = _mm512_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+        b[i + 8] = _mm512_unpacklo_epi16(a[8 + 2 * i], a[8 + 2 * i + 1]);
+        b[i + 12] = _mm512_unpackhi_epi16(a[8 + 2 * i], a[8 + 2 * i + 1]);
+    }
+    for (int g = 0; g < 16; g += 4) { /* b[g..g+3]: rows 0-3, 4-7, 8-11, 12-15; cols g..g+3 */
+        const __m512i e0 = _mm512_unpacklo_epi32(b[g], b[g + 1]);
+        const __m512i e1 = _mm512_unpackhi_epi32(b[g], b[g + 1]);
+        const __m512i f0 = _mm512_unpacklo_epi32(b[g + 2], b[g + 3]);
+        const __m512i f1 = _mm512_unpackhi_epi32(b[g + 2], b[g + 3]);
+        out[g] = _mm512_unpacklo_epi64(e0, f0);
+        out[g + 1] = _mm512_unpackhi_epi64(e0, f0);
+        out[g + 2] = _mm512_unpacklo_epi64(e1, f1);
+        out[g + 3] = _mm512_unpackhi_epi64(e1, f1);
+    }
+}
+
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL __mmask64 qrt__dwcl_m64(int64_t n) {
+    return n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+}
+
+/* acc + vpdpwssd(x, w) with the accumulator tied to its register (gcc 12 otherwise copies
+ * the live accumulators around; cf. qrt__c1_dp): the same instruction, the same bits */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL __m512i qrt__dwcl_dp(__m512i acc,
+                                                                                   __m512i x,
+                                                                                   __m512i w) {
+    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+    return acc;
+}
+
+/* NR rows (oy, oy + 1) x OB outputs from ox0 (KH x KP tap pairs; KH == 0: the runtime kh,
+ * kp): sums of the tap pairs, requantized into the stage (position p's 16 bytes at
+ * stage + (p % 16) * sst + (p / 16) * 16) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
+qrt__dwcl_outs(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int64_t kp,
+               int64_t s, int64_t oy, int64_t ox0, int64_t wo, __m512i vb, __m512 vs,
+               __m512i vlo, __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int NR,
+               const int OB, const int KH, const int KP) {
+    __m512i acc[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = vb;
+    const int64_t nky = KH ? KH : kh, nkp = KP ? KP : kp;
+#pragma GCC unroll 7
+    for (int64_t ky = 0; ky < nky; ++ky) {
+        const __m512i *t0 = T + (oy * s + ky) * tw + ox0 * s, *t1 = t0 + s * tw;
+#pragma GCC unroll 4
+        for (int64_t p = 0; p < nkp; ++p) {
+            const __m512i w2 = _mm512_load_si512(wv + ky * nkp + p);
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i)
+                if (i < OB) acc[i] = qrt__dwcl_dp(acc[i], _mm512_load_si512(t0 + i * s + 2 * p), w2);
+            if (NR == 2) {
+#pragma GCC unroll 8
+                for (int i = 0; i < 8; ++i)
+                    if (i < OB)
+                        acc[8 + i] =
+                            qrt__dwcl_dp(acc[8 + i], _mm512_load_si512(t1 + i * s + 2 * p), w2);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) {
+        if ((i & 7) >= OB || (i >> 3) >= NR) continue;
+        __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[i]), vs));
+        r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi), vz);
+        const int64_t pos = (oy + (i >> 3)) * wo + ox0 + (i & 7);
+        _mm_store_si128((__m128i *)(stage + (pos & 15) * sst + (pos >> 4) * 16),
+                        _mm512_cvtepi32_epi8(r));
+    }
+}
+
+/* rows oy, oy + 1 (NR of them) of the block, for a kernel of KH x KP tap pairs (0: runtime) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
+qrt__dwcl_row2(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int64_t kp,
+               int64_t s, int64_t oy, int64_t wo, __m512i vb, __m512 vs, __m512i vlo,
+               __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int NR, const int KH,
+               const int KP) {
+    int64_t ox = 0;
+    for (; ox + 8 <= wo; ox += 8)
+        qrt__dwcl_outs(T, tw, wv, kh, kp, s, oy, ox, wo, vb, vs, vlo, vhi, vz, stage, sst, NR, 8,
+                       KH, KP);
+#define QRT__DWCL_TAIL(n)                                                                          \
+    case n:                                                                                        \
+        qrt__dwcl_outs(T, tw, wv, kh, kp, s, oy, ox, wo, vb, vs, vlo, vhi, vz, stage, sst, NR, n,  \
+                       KH, KP);                                                                    \
+        break;
+    switch (wo - ox) {
+        QRT__DWCL_TAIL(7)
+        QRT__DWCL_TAIL(6)
+        QRT__DWCL_TAIL(5)
+        QRT__DWCL_TAIL(4)
+        QRT__DWCL_TAIL(3)
+        QRT__DWCL_TAIL(2)
+        QRT__DWCL_TAIL(1)
+    default: break;
+    }
+#undef QRT__DWCL_TAIL
+}
+
+/* all outputs of the block, two rows at a time */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
+qrt__dwcl_rows(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int64_t kp,
+               int64_t s, int64_t ho, int64_t wo, __m512i vb, __m512 vs, __m512i vlo,
+               __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int KH, const int KP) {
+    int64_t oy = 0;
+    for (; oy + 2 <= ho; oy += 2)
+        qrt__dwcl_row2(T, tw, wv, kh, kp, s, oy, wo, vb, vs, vlo, vhi, vz, stage, sst, 2, KH, KP);
+    if (oy < ho)
+        qrt__dwcl_row2(T, tw, wv, kh, kp, s, oy, wo, vb, vs, vlo, vhi, vz, stage, sst, 1, KH, KP);
+}
+
+QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                  const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
+                                  int64_t u0, int64_t u1) {
+    const qrt__dwcl_geom g = qrt__dwcl_geom_of(p);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    __m128i *B = (__m128i *)(void *)(base + g.off_e);   /* [ceil64(rows * W)] */
+    __m512i *T = (__m512i *)(void *)(base + g.off_t);   /* [hp][tw] */
+    uint8_t *stage = base + g.off_stage;                /* [16][sst] */
+    const int64_t s = p->sh, kh = p->kh, kp = (p->kw + 1) / 2, pt = p->pad_top,
+                  pl = p->pad_left, H = p->h, W = p->w, ho = p->ho, wo = p->wo;
+    const int64_t tw = g.tw, hp = g.hp, npo = ho * wo;
+    /* the image rows some output reads: rows [0, hp - pt) */
+    const int64_t nrows = hp - pt < H ? (hp - pt > 0 ? hp - pt : 0) : H, np = nrows * W;
+    const int64_t sst = g.sst;
+    const int32_t *wcl = (const int32_t *)(const void *)q->wpack_cl; /* [kh * kp][c_in] */
+    const int64_t C = p->c_in;
+    memset(T, 0, (size_t)(hp * tw) * 64u);
+    const __m512i vxz = _mm512_set1_epi32(p->input_zero), vxz2 = _mm512_set1_epi16((short)p->input_zero);
+    const __m512i vlo = _mm512_set1_epi32(p->output_min - p->output_zero),
+                  vhi = _mm512_set1_epi32(p->output_max - p->output_zero),
+                  vz = _mm512_set1_epi32(p->output_zero);
+    /* rows of T inside the image */
+    const int64_t r0 = pt, r1 = pt + H < hp ? pt + H : hp;
+    for (int64_t u = u0; u < u1;) {
+        const int64_t n = u / C, c0 = u - n * C;
+        int64_t nc = u1 - u < 16 ? u1 - u : 16;
+        if (nc > C - c0) nc = C - c0;
+        const __mmask16 mc = (__mmask16)((1u << nc) - 1u);
+        const uint8_t *xb = x + n * p->x_stride_n + c0 * p->x_stride_c;
+        /* 1. B[pos]: the 16 channels' bytes of each image position (row-major) */
+        for (int64_t z = 0; z < np; z += 64) {
+            const __mmask64 mz = qrt__dwcl_m64(np - z);
+            __m512i in[16], o[16];
+            for (int k = 0; k < 16; ++k)
+                in[k] = k < nc ? _mm512_maskz_loadu_epi8(mz, xb + k * p->x_stride_c + z)
+                               : _mm512_setzero_si512();
+            qrt__dwcl_tr(in, o); /* o[j] lane L: position z + 16L + j */
+            __m128i *bz = B + z; /* B has room for whole chunks */
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; ++j) {
+                _mm_store_si128(bz + j, _mm512_castsi512_si128(o[j]));
+                _mm_store_si128(bz + 16 + j, _mm512_extracti32x4_epi32(o[j], 1));
+                _mm_store_si128(bz + 32 + j, _mm512_extracti32x4_epi32(o[j], 2));
+                _mm_store_si128(bz + 48 + j, _mm512_extracti32x4_epi32(o[j], 3));
+            }
+        }
+        /* 2. T[r][col] = (x(iy, ix) - xz, x(iy, ix + 1) - xz) int16 pairs, r = iy + pt,
+         * col = ix + pl (x = xz outside the image); rows of the padding stay zero */
+        for (int64_t r = r0; r < r1; ++r) {
+            const __m128i *br = B + (r - pt) * W; /* image row r - pt */
+            __m512i *trow = T + r * tw;
+#define QRT__DWCL_C(ix) ((ix) >= 0 && (ix) < W ? _mm512_cvtepu8_epi32(_mm_load_si128(br + (ix))) : vxz)
+#define QRT__DWCL_PAIR(a, b) _mm512_sub_epi16(_mm512_or_si512((a), _mm512_slli_epi32((b), 16)), vxz2)
+            /* columns whose two positions lie inside the image: ix = col - pl in [0, W - 1) */
+            const int64_t ca = pl < tw ? pl : tw;
+            const int64_t cb = W - 1 + pl < tw ? (W - 1 + pl > ca ? W - 1 + pl : ca) : tw;
+            for (int64_t col = 0; col < ca; ++col)
+                _mm512_store_si512(trow + col, QRT__DWCL_PAIR(QRT__DWCL_C(col - pl),
+                                                              QRT__DWCL_C(col - pl + 1)));
+            if (cb > ca) {
+                __m512i cur = QRT__DWCL_C(ca - pl);
+                for (int64_t col = ca; col < cb; ++col) {
+                    const __m512i nxt = _mm512_cvtepu8_epi32(_mm_load_si128(br + col - pl + 1));
+                    _mm512_store_si512(trow + col, QRT__DWCL_PAIR(cur, nxt));
+                    cur = nxt;
+                }
+            }
+            for (int64_t col = cb; col < tw; ++col)
+                _mm512_store_si512(trow + col, QRT__DWCL_PAIR(QRT__DWCL_C(col - pl),
+                                                              QRT__DWCL_C(col - pl + 1)));
+#undef QRT__DWCL_PAIR
+#undef QRT__DWCL_C
+        }
+        /* 3, 4. the outputs, staged */
+        __m512i wv[QRT__DWCL_MAXK * ((QRT__DWCL_MAXK + 1) / 2)];
+        for (int64_t t = 0; t < kh * kp; ++t) wv[t] = _mm512_maskz_loadu_epi32(mc, wcl + t * C + c0);
+        const __m512i vb = _mm512_maskz_loadu_epi32(mc, q->bias_q + c0);
+        const __m512 vs = _mm512_maskz_loadu_ps(mc, q->scale + c0);
+        if (kh == 3 && kp == 2)
+            qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, 3, 2);
+        else if (kh == 5 && kp == 3)
+            qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, 5, 3);
+        else
+            qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, 0, 0);
+        /* back to NCHW: stage row j holds positions 16m + j; one transpose per 64 positions */
+        uint8_t *yb = y + n * p->y_stride_n + c0 * p->y_stride_c;
+        for (int64_t z = 0; z < npo; z += 64) {
+            __m512i in[16], o[16];
+            for (int j = 0; j < 16; ++j) in[j] = _mm512_load_si512(stage + j * sst + z);
+            qrt__dwcl_tr(in, o); /* o[k] lane L byte j = channel k, position z + 16L + j */
+            if (z + 64 <= npo) { /* inside every channel's row: plain stores */
+                for (int64_t k = 0; k < nc; ++k) _mm512_storeu_si512(yb + k * p->y_stride_c + z, o[k]);
+            } else {
+                const __mmask64 mz = qrt__dwcl_m64(npo - z);
+                for (int64_t k = 0; k < nc; ++k)
+                    _mm512_mask_storeu_epi8(yb + k * p->y_stride_c + z, mz, o[k]);
+            }
+        }
+        u += nc;
+    }
+}
