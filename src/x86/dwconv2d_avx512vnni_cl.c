@@ -243,9 +243,19 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
             if (z + 64 <= npo) { /* inside every channel's row: plain stores */
                 for (int64_t k = 0; k < nc; ++k) _mm512_storeu_si512(yb + k * p->y_stride_c + z, o[k]);
             } else {
+                /* a row's last < 64 bytes: with contiguous channel rows a full store runs on
+                 * into the rows of the block's later channels, which are stored after it
+                 * (masked stores are slow on Zen 4 and 5); the block's last rows get a masked
+                 * one (nothing outside the block's own output is touched) */
                 const __mmask64 mz = qrt__dwcl_m64(npo - z);
-                for (int64_t k = 0; k < nc; ++k)
-                    _mm512_mask_storeu_epi8(yb + k * p->y_stride_c + z, mz, o[k]);
+                const int contiguous = p->y_stride_c == npo;
+                for (int64_t k = 0; k < nc; ++k) {
+                    uint8_t *dst = yb + k * p->y_stride_c + z;
+                    if (contiguous && k * npo + z + 64 <= nc * npo)
+                        _mm512_storeu_si512(dst, o[k]);
+                    else
+                        _mm512_mask_storeu_epi8(dst, mz, o[k]);
+                }
             }
         }
         u += nc;
