@@ -40,6 +40,24 @@ static inline __attribute__((always_inline)) QRT_VNNI __m512i qrt__c1_dp(__m512i
     return acc;
 }
 
+/** 8 rows x 16 bytes -> 16 rows x 8 bytes (pure byte moves): tr[i] holds column 2i in its low
+ *  8 bytes and column 2i + 1 in its high 8 bytes, row r at byte r of each. */
+static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tr8x16(const __m128i b[8],
+                                                                          __m128i tr[8]) {
+    const __m128i a0 = _mm_unpacklo_epi8(b[0], b[1]), a1 = _mm_unpackhi_epi8(b[0], b[1]);
+    const __m128i a2 = _mm_unpacklo_epi8(b[2], b[3]), a3 = _mm_unpackhi_epi8(b[2], b[3]);
+    const __m128i a4 = _mm_unpacklo_epi8(b[4], b[5]), a5 = _mm_unpackhi_epi8(b[4], b[5]);
+    const __m128i a6 = _mm_unpacklo_epi8(b[6], b[7]), a7 = _mm_unpackhi_epi8(b[6], b[7]);
+    const __m128i c0 = _mm_unpacklo_epi16(a0, a2), c1 = _mm_unpackhi_epi16(a0, a2);
+    const __m128i c2 = _mm_unpacklo_epi16(a1, a3), c3 = _mm_unpackhi_epi16(a1, a3);
+    const __m128i d0 = _mm_unpacklo_epi16(a4, a6), d1 = _mm_unpackhi_epi16(a4, a6);
+    const __m128i d2 = _mm_unpacklo_epi16(a5, a7), d3 = _mm_unpackhi_epi16(a5, a7);
+    tr[0] = _mm_unpacklo_epi32(c0, d0), tr[1] = _mm_unpackhi_epi32(c0, d0);
+    tr[2] = _mm_unpacklo_epi32(c1, d1), tr[3] = _mm_unpackhi_epi32(c1, d1);
+    tr[4] = _mm_unpacklo_epi32(c2, d2), tr[5] = _mm_unpackhi_epi32(c2, d2);
+    tr[6] = _mm_unpacklo_epi32(c3, d3), tr[7] = _mm_unpackhi_epi32(c3, d3);
+}
+
 static inline int64_t qrt__c1_ceil16(int64_t v) {
     return (v + 15) & ~(int64_t)15;
 }

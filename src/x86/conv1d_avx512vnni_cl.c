@@ -105,20 +105,10 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
             r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi), voz);
             b[p] = _mm512_cvtepi32_epi8(r); /* 16 channels at position p, values 0..255 */
         }
-        /* 8 positions x 16 channels -> 16 channels x 8 positions (pure byte moves) */
-        const __m128i a0 = _mm_unpacklo_epi8(b[0], b[1]), a1 = _mm_unpackhi_epi8(b[0], b[1]);
-        const __m128i a2 = _mm_unpacklo_epi8(b[2], b[3]), a3 = _mm_unpackhi_epi8(b[2], b[3]);
-        const __m128i a4 = _mm_unpacklo_epi8(b[4], b[5]), a5 = _mm_unpackhi_epi8(b[4], b[5]);
-        const __m128i a6 = _mm_unpacklo_epi8(b[6], b[7]), a7 = _mm_unpackhi_epi8(b[6], b[7]);
-        const __m128i d0 = _mm_unpacklo_epi16(a0, a2), d1 = _mm_unpackhi_epi16(a0, a2);
-        const __m128i d2 = _mm_unpacklo_epi16(a1, a3), d3 = _mm_unpackhi_epi16(a1, a3);
-        const __m128i e0 = _mm_unpacklo_epi16(a4, a6), e1 = _mm_unpackhi_epi16(a4, a6);
-        const __m128i e2 = _mm_unpacklo_epi16(a5, a7), e3 = _mm_unpackhi_epi16(a5, a7);
-        /* tr[i]: channels 2i (low 8 bytes) and 2i + 1 (high 8 bytes), positions 0..7 */
-        const __m128i tr[8] = {_mm_unpacklo_epi32(d0, e0), _mm_unpackhi_epi32(d0, e0),
-                               _mm_unpacklo_epi32(d1, e1), _mm_unpackhi_epi32(d1, e1),
-                               _mm_unpacklo_epi32(d2, e2), _mm_unpackhi_epi32(d2, e2),
-                               _mm_unpacklo_epi32(d3, e3), _mm_unpackhi_epi32(d3, e3)};
+        /* 8 positions x 16 channels -> 16 channels x 8 positions: tr[i] holds channels 2i (low
+         * 8 bytes) and 2i + 1 (high 8 bytes) */
+        __m128i tr[8];
+        qrt__c1_tr8x16(b, tr);
         const int64_t oc = 16 * (v0 + v);
         const int64_t nch = c_out - oc < 16 ? c_out - oc : 16;
         uint8_t *dst = ybase + oc * ysc + p0;

@@ -323,18 +323,8 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tile(const qr
                 q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi), voz);
                 b[r] = _mm512_cvtepi32_epi8(q);
             }
-            const __m128i a0 = _mm_unpacklo_epi8(b[0], b[1]), a1 = _mm_unpackhi_epi8(b[0], b[1]);
-            const __m128i a2 = _mm_unpacklo_epi8(b[2], b[3]), a3 = _mm_unpackhi_epi8(b[2], b[3]);
-            const __m128i a4 = _mm_unpacklo_epi8(b[4], b[5]), a5 = _mm_unpackhi_epi8(b[4], b[5]);
-            const __m128i a6 = _mm_unpacklo_epi8(b[6], b[7]), a7 = _mm_unpackhi_epi8(b[6], b[7]);
-            const __m128i c0 = _mm_unpacklo_epi16(a0, a2), c1 = _mm_unpackhi_epi16(a0, a2);
-            const __m128i c2 = _mm_unpacklo_epi16(a1, a3), c3 = _mm_unpackhi_epi16(a1, a3);
-            const __m128i d0 = _mm_unpacklo_epi16(a4, a6), d1 = _mm_unpackhi_epi16(a4, a6);
-            const __m128i d2 = _mm_unpacklo_epi16(a5, a7), d3 = _mm_unpackhi_epi16(a5, a7);
-            const __m128i tr[8] = {_mm_unpacklo_epi32(c0, d0), _mm_unpackhi_epi32(c0, d0),
-                                   _mm_unpacklo_epi32(c1, d1), _mm_unpackhi_epi32(c1, d1),
-                                   _mm_unpacklo_epi32(c2, d2), _mm_unpackhi_epi32(c2, d2),
-                                   _mm_unpacklo_epi32(c3, d3), _mm_unpackhi_epi32(c3, d3)};
+            __m128i tr[8]; /* 8 channels x 16 positions -> 16 positions x 8 channels */
+            qrt__c1_tr8x16(b, tr);
             const int64_t t = t0 + 16 * m, nt = len_out - t < 16 ? len_out - t : 16;
             uint8_t *dst = ybase + oc0 + t * yst;
             for (int64_t i = 0; i < nt; ++i) {
