@@ -138,6 +138,20 @@ class CPUBackend:
     def input_view(v):
         return v.int_repr() if isinstance(v, QTensor) else v
 
+    direct_inputs = True  # the executor may point an input's one reader at the caller's array
+
+    @staticmethod
+    def direct_source(node, call):
+        """The source argument of this bound call when the executor may replace it with the
+        caller's contiguous float32 array of the same shape (flattened): the quantize of a
+        float input (qrt.ops.quant binds the kernel on the flat input view); else None."""
+        from qrt import _quant
+        fn, args, kw = call
+        if node.kind == "quantize" and fn in (_quant.quantize_fma_u8, _quant.quantize_fma_s8) \
+                and args and not kw:
+            return args[0]
+        return None
+
     @staticmethod
     def fill_neutral(plan, entries):
         for t, v in zip(entries, plan.in_views):

@@ -300,3 +300,50 @@ def test_bound_calls_equal_the_checked_calls(rng):
     np.testing.assert_array_equal(a, want)
     with pytest.raises(ValueError, match="same number"):
         k.bind(a, b[:-1], a)
+
+
+def _quant_model(tmp_path, two_readers=False):
+    """x float32 -> quantize -> dequantize (and, with two_readers, a float op on x too)."""
+    b = BlobBuilder()
+    x = b.activation("x", "float32", (2, 3, 5), batched=True)
+    q = b.activation("xq", "quint8", (2, 3, 5), batched=True, scale=0.05, zero_point=100)
+    y = b.activation("y", "float32", (2, 3, 5), batched=True)
+    b.op("quantize", "quant", [x], [q])
+    b.op("dequantize", "dequant", [q], [y])
+    b.inputs, b.outputs = [x], [y]
+    if two_readers:
+        z = b.activation("z", "float32", (2, 3, 5), batched=True)
+        b.op("float_sigmoid", "sig", [x], [z], [], {})
+        b.outputs = [y, z]
+    path = str(tmp_path / ("m2.bin" if two_readers else "m.bin"))
+    b.write(path)
+    return qrt.load(path)
+
+
+def test_input_read_in_place_by_its_quantize(tmp_path, rng):
+    """A float32 input that only the model's quantize reads is quantized straight from the
+    caller's contiguous array (no copy into the arena): the same result as the copying path
+    (strided and Fortran-ordered inputs), the caller's array unchanged and not kept after the call;
+    an input that another op reads too is copied as before."""
+    import gc
+    import weakref
+    m = _quant_model(tmp_path)
+    x = (rng.standard_normal((2, 3, 5)) * 3).astype(np.float32)
+    keep = x.copy()
+    want = m(np.ascontiguousarray(x[:, :, ::-1])[:, :, ::-1])  # copying path (strided input)
+    plan = m._exec.cached(((2, 3, 5),))
+    assert plan is not None and plan.direct[0] is not None
+    got = m(x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(x, keep)
+    np.testing.assert_array_equal(m(np.asfortranarray(x)), want)  # not C-contiguous: copied
+    assert plan.direct[0][0] is plan.direct[0][1]  # the arena view again after the call
+    r = weakref.ref(x)
+    del x
+    gc.collect()
+    assert r() is None
+    m2 = _quant_model(tmp_path, two_readers=True)
+    x2 = keep.copy()
+    y2, z2 = m2(x2)
+    np.testing.assert_array_equal(y2, want)
+    assert m2._exec.cached(((2, 3, 5),)).direct[0] is None
