@@ -8,15 +8,16 @@
  *
  * A block of up to 16 input channels is processed together, one channel per 32-bit lane:
  *  1. the block's planes are transposed in registers (16 x 16 byte transposes within each
- *     128-bit lane, four positions groups per zmm) into E[r][col], 16 lanes of int32
- *     (x - input_zero) per position of the zero-padded image (the zeros of the border are
- *     written once per run);
- *  2. T[r][col] = the int16 pair (E[r][col], E[r][col + 1]) per lane, for the rows inside the
- *     image (the rows of the padding are zero pairs, written once per run);
+ *     128-bit lane, four 16-position groups per zmm) into B[pos], the 16 channels' bytes of
+ *     each image position;
+ *  2. T[r][col] = the int16 pair (x - input_zero at col, at col + 1) per lane of the zero-padded
+ *     image, for the rows inside the image (x reads as input_zero outside it; the rows of the
+ *     padding are zero pairs, written once per run);
  *  3. each output position sums kh * ceil(kw / 2) vpdpwssd of T[oy*s + ky][ox*s + 2p] with the
  *     weight pairs (w[c][ky][2p] - wz[c], w[c][ky][2p + 1] - wz[c]) (0 past the last column)
- *     of qrt_dwconv2d_pack_cl(), from the int32 bias: int16 x int16 products of at most
- *     255 * 255, exact, so the sum equals the reference's in any order;
+ *     of qrt_dwconv2d_pack_cl(), from the int32 bias, 2 rows x 8 outputs at a time: int16 x
+ *     int16 products of at most 255 * 255, exact, so the sum equals the reference's in any
+ *     order;
  *  4. requant.h's sequence per lane with the lane's channel scale (cvtdq2ps, mulps, cvtps2dq,
  *     clamp, + zero point), so every byte equals qrt_dwconv2d_u8_ref()'s; the 16-channel bytes
  *     of each position are staged and transposed back to the NCHW rows.
