@@ -215,6 +215,41 @@ def test_variant_pointwise_short_rows(v, seed):
         qrt.set_num_threads(1)
 
 
+@pytest.mark.parametrize("v", VARIANTS, ids=[_conv1d.ISA_NAMES[v] for v in VARIANTS])
+@pytest.mark.parametrize("seed", range(2))
+def test_variant_pointwise_blocks(v, seed):
+    """1x1 unit-stride layers, which the AVX-512 VNNI packed path packs one position block at
+    a time just before the block's tiles: rows across the block edges (16 / 48 / 64 and the
+    3-vector folds of qrt__c1_block), tails that end inside a block, left and right padding
+    (wider than a block too), groups, channel counts that leave a short last quad row,
+    asymmetric weights, batches, channel-strided inputs (a time slice of a longer row), on 1
+    and 2 threads with every layer cut: == the oracle."""
+    rng = np.random.default_rng(5300 + seed)
+    old = _conv1d._set_mt_min_work(0.0)
+    try:
+        for i in range(36):
+            g = int(rng.choice([1, 1, 1, 2, 3]))
+            cg = int(rng.choice([1, 3, 4, 5, 8, 13, 16, 31, 64, 97, 144]))
+            og = int(rng.choice([1, 5, 8, 16, 24, 33]))
+            length = int(rng.choice([65, 66, 80, 95, 96, 97, 112, 127, 128, 129, 196, 250, 784]))
+            pad = int(rng.choice([0, 0, 0, 1, 2, 17, 70]))
+            c = make(1 + (i % 4 == 0), cg * g, og * g, length, 1, pad=pad, groups=g,
+                     seed=seed * 1000 + i, asym=i % 3 == 2,
+                     pad_right=pad if i % 5 else int(rng.integers(0, 4)))
+            c["relu"] = i % 2 == 1
+            cut = int(rng.integers(0, 9)) if i % 2 else 0
+            want = expected(dict(c, x=c["x"][:, :, cut:], length=length - cut))
+            x = qrt.from_int_repr(c["x"], c["x_scale"], c["x_zp"])[:, :, cut:]
+            for threads in (1, 2):
+                qrt.set_num_threads(threads)
+                np.testing.assert_array_equal(layer(c, v)(x).int_repr(), want,
+                                              err_msg=f"threads {threads} cut {cut}: "
+                                                      f"{cfg_str(c)}")
+    finally:
+        _conv1d._set_mt_min_work(old)
+        qrt.set_num_threads(1)
+
+
 def _pointwise_call(ci, co, length, wpack_cl, pad=0, seed=0):
     rng = np.random.default_rng(seed)
     w = rng.integers(-128, 128, (co, ci, 1), dtype=np.int8)

@@ -64,7 +64,10 @@ QRT_VNNI qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const 
         /* pad_left < chunk: the first chunk's window reaches the input (a left padding
          * longer than a chunk gave chunks of padding alone, whose negative input span wrapped
          * to a huge len_in and a false "too large" refusal) */
-        if (p->groups == 1 && p->stride == 1 && p->len_in > 0 && p->len_out > chunk + chunk / 2 &&
+        /* (1x1 unit-stride layers pack one position block at a time, qrt__c1_pack_block:
+         * they need no chunks) */
+        if (p->groups == 1 && p->stride == 1 && !qrt__c1_blocked(p) && p->len_in > 0 &&
+            p->len_out > chunk + chunk / 2 &&
             (int64_t)p->pad_left < chunk && chunk - (int64_t)p->pad_left < p->len_in) {
             const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
             for (int64_t u0 = 0, u1; u0 < p->len_out; u0 = u1) {

@@ -73,6 +73,12 @@ static inline int64_t qrt__c1_row(const qrt_conv1d_params *p, const qrt_conv1d_l
     return u;
 }
 
+/** Whether the packed path packs p's input one position block at a time, just before the
+ *  block's tiles (qrt__c1_pack_block): 1x1 layers of unit stride on unit-stride rows. */
+static inline int qrt__c1_blocked(const qrt_conv1d_params *p) {
+    return p->kernel == 1 && p->stride == 1 && p->x_stride_t == 1;
+}
+
 /** Groups packed together when each group has one output channel (depthwise-like), else 1. */
 static inline int64_t qrt__c1_group_chunk(const qrt_conv1d_params *p, const qrt_conv1d_layout *l) {
     if (p->c_out != p->groups || p->groups < 2) return 1;

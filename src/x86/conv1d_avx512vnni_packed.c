@@ -27,6 +27,42 @@ static inline void qrt__c1_quads_scalar(const uint8_t *const base[4], const int6
     }
 }
 
+/** The quads of 64 positions of 4 unit-stride rows r[0..3] (already loaded): the first nv
+ *  vectors of 16 quads into dst[0 .. 16 nv).  The byte/word unpacks work within 128-bit
+ *  lanes; two rounds of 128-bit shuffles put the quads in order. */
+static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_quad64(const __m512i r[4],
+                                                                          uint32_t *dst,
+                                                                          int64_t nv) {
+    const __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]);
+    const __m512i ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
+    const __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]);
+    const __m512i cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
+    /* q0..q3: per 128-bit lane L, the quads of positions 16L + {0-3, 4-7, 8-11, 12-15} */
+    const __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo);
+    const __m512i q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+    const __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi);
+    const __m512i q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+    const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44); /* q0.l0 q0.l1 q1.l0 q1.l1 */
+    const __m512i t1 = _mm512_shuffle_i64x2(q2, q3, 0x44); /* q2.l0 q2.l1 q3.l0 q3.l1 */
+    const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE); /* q0.l2 q0.l3 q1.l2 q1.l3 */
+    const __m512i t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE); /* q2.l2 q2.l3 q3.l2 q3.l3 */
+    _mm512_storeu_si512((void *)dst, _mm512_shuffle_i64x2(t0, t1, 0x88));
+    if (nv > 1) _mm512_storeu_si512((void *)(dst + 16), _mm512_shuffle_i64x2(t0, t1, 0xDD));
+    if (nv > 2) _mm512_storeu_si512((void *)(dst + 32), _mm512_shuffle_i64x2(t2, t3, 0x88));
+    if (nv > 3) _mm512_storeu_si512((void *)(dst + 48), _mm512_shuffle_i64x2(t2, t3, 0xDD));
+}
+
+/** The quads of 16 positions of 4 rows r[0..3] (already loaded) as four vectors of 4. */
+static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_quad16(const __m128i r[4],
+                                                                          __m128i o[4]) {
+    const __m128i ab_lo = _mm_unpacklo_epi8(r[0], r[1]), ab_hi = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i cd_lo = _mm_unpacklo_epi8(r[2], r[3]), cd_hi = _mm_unpackhi_epi8(r[2], r[3]);
+    o[0] = _mm_unpacklo_epi16(ab_lo, cd_lo);
+    o[1] = _mm_unpackhi_epi16(ab_lo, cd_lo);
+    o[2] = _mm_unpacklo_epi16(ab_hi, cd_hi);
+    o[3] = _mm_unpackhi_epi16(ab_hi, cd_hi);
+}
+
 static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const int64_t time0[4],
                                           int64_t step, int64_t count, int64_t len, int64_t xst,
                                           int64_t xsc, uint8_t xz, uint32_t *dst, uint32_t *tmp) {
@@ -50,44 +86,22 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
     qrt__c1_quads_scalar(base, time0, step, 0, lo, len, xst, xz, dst);
     int64_t i = lo;
     if (step == 1 && xst == 1) {
-        /* Unit-stride rows: interleave 64 positions of 4 rows at a time.  The byte/word unpacks
-         * work within 128-bit lanes; two rounds of 128-bit shuffles put the quads in order. */
+        /* Unit-stride rows: interleave 64 positions of 4 rows at a time. */
         const __m512i z512 = _mm512_setzero_si512();
         for (; i + 64 <= hi; i += 64) {
             __m512i r[4];
             for (int j = 0; j < 4; ++j)
                 r[j] = base[j] ? _mm512_loadu_si512((const void *)(base[j] + time0[j] + i)) : z512;
-            const __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]);
-            const __m512i ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
-            const __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]);
-            const __m512i cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
-            /* q0..q3: per 128-bit lane L, the quads of positions 16L + {0-3, 4-7, 8-11, 12-15} */
-            const __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo);
-            const __m512i q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
-            const __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi);
-            const __m512i q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
-            const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44); /* q0.l0 q0.l1 q1.l0 q1.l1 */
-            const __m512i t1 = _mm512_shuffle_i64x2(q2, q3, 0x44); /* q2.l0 q2.l1 q3.l0 q3.l1 */
-            const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE); /* q0.l2 q0.l3 q1.l2 q1.l3 */
-            const __m512i t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE); /* q2.l2 q2.l3 q3.l2 q3.l3 */
-            _mm512_storeu_si512((void *)(dst + i), _mm512_shuffle_i64x2(t0, t1, 0x88));
-            _mm512_storeu_si512((void *)(dst + i + 16), _mm512_shuffle_i64x2(t0, t1, 0xDD));
-            _mm512_storeu_si512((void *)(dst + i + 32), _mm512_shuffle_i64x2(t2, t3, 0x88));
-            _mm512_storeu_si512((void *)(dst + i + 48), _mm512_shuffle_i64x2(t2, t3, 0xDD));
+            qrt__c1_quad64(r, dst + i, 4);
         }
         const __m128i zero = _mm_setzero_si128();
         for (; i + 16 <= hi; i += 16) {
             __m128i r[4];
             for (int j = 0; j < 4; ++j)
                 r[j] = base[j] ? _mm_loadu_si128((const __m128i *)(base[j] + time0[j] + i)) : zero;
-            const __m128i ab_lo = _mm_unpacklo_epi8(r[0], r[1]),
-                          ab_hi = _mm_unpackhi_epi8(r[0], r[1]);
-            const __m128i cd_lo = _mm_unpacklo_epi8(r[2], r[3]),
-                          cd_hi = _mm_unpackhi_epi8(r[2], r[3]);
-            _mm_storeu_si128((__m128i *)(dst + i), _mm_unpacklo_epi16(ab_lo, cd_lo));
-            _mm_storeu_si128((__m128i *)(dst + i + 4), _mm_unpackhi_epi16(ab_lo, cd_lo));
-            _mm_storeu_si128((__m128i *)(dst + i + 8), _mm_unpacklo_epi16(ab_hi, cd_hi));
-            _mm_storeu_si128((__m128i *)(dst + i + 12), _mm_unpackhi_epi16(ab_hi, cd_hi));
+            __m128i o[4];
+            qrt__c1_quad16(r, o);
+            for (int b = 0; b < 4; ++b) _mm_storeu_si128((__m128i *)(dst + i + 4 * b), o[b]);
         }
         /* The rest (a row's last < 16 positions, then the right padding up to count), 16 at a
          * time with masked loads: a row's byte past its end is x_zero (the masked-off lanes
@@ -108,12 +122,8 @@ static inline QRT_VNNI void qrt__c1_quads(const uint8_t *const base[4], const in
                 r[j] = mk ? _mm_mask_loadu_epi8(vxz, mk, (const void *)(base[j] + time0[j] + i))
                           : vxz;
             }
-            const __m128i ab_lo = _mm_unpacklo_epi8(r[0], r[1]),
-                          ab_hi = _mm_unpackhi_epi8(r[0], r[1]);
-            const __m128i cd_lo = _mm_unpacklo_epi8(r[2], r[3]),
-                          cd_hi = _mm_unpackhi_epi8(r[2], r[3]);
-            const __m128i o[4] = {_mm_unpacklo_epi16(ab_lo, cd_lo), _mm_unpackhi_epi16(ab_lo, cd_lo),
-                                  _mm_unpacklo_epi16(ab_hi, cd_hi), _mm_unpackhi_epi16(ab_hi, cd_hi)};
+            __m128i o[4];
+            qrt__c1_quad16(r, o);
             const int64_t left = count - i;
             for (int b = 0; b < 4; ++b) {
                 const int64_t nq = left - 4 * b;
@@ -591,6 +601,46 @@ static inline QRT_VNNI void qrt__c1_pack_group(const qrt_conv1d_params *p,
         }
 }
 
+/** Pack positions [t0, t0 + cnt) (cnt a multiple of 16, at most 64) of group g of a 1x1
+ *  unit-stride layer into dst ([CQ][cnt]): the block that one position block's tiles read,
+ *  packed just before them, so it is written to and read from L1 instead of making a pass of
+ *  its own over the whole row.  Quad rows whose four channels all exist take one masked
+ *  64-byte load per row (positions past the input read as x_zero, bytes past the block are
+ *  not read); the others (a group's last quad row, left padding) take qrt__c1_quads.  Both
+ *  give the bytes qrt__c1_pack_group gives. */
+static inline QRT_VNNI void qrt__c1_pack_block(const qrt_conv1d_params *p,
+                                               const qrt_conv1d_layout *l, const uint8_t *xn,
+                                               uint32_t g, int64_t t0, int64_t cnt,
+                                               uint32_t *dst) {
+    const uint32_t cg = p->c_in / p->groups;
+    const int64_t xsc = p->x_stride_c, tm = t0 - (int64_t)p->pad_left;
+    const uint8_t xz = (uint8_t)p->input_zero;
+    const uint8_t *x0 = xn + (int64_t)g * cg * xsc;
+    const int64_t real = (int64_t)p->len_in - tm, take = real < cnt ? real : cnt;
+    const __mmask64 mk = take >= 64 ? ~(__mmask64)0
+                         : take <= 0 ? (__mmask64)0
+                                     : (((__mmask64)1 << take) - 1);
+    const __m512i vxz = _mm512_set1_epi8((char)xz);
+    for (uint32_t rq = 0; rq < l->cq; ++rq, dst += cnt) {
+        if (tm >= 0 && 4u * rq + 3u < cg) {
+            const uint8_t *row = x0 + (int64_t)(4u * rq) * xsc + tm;
+            __m512i r[4];
+            for (int j = 0; j < 4; ++j)
+                r[j] = _mm512_mask_loadu_epi8(vxz, mk, (const void *)(row + j * xsc));
+            qrt__c1_quad64(r, dst, cnt / 16);
+            continue;
+        }
+        const uint8_t *base[4];
+        int64_t time0[4];
+        for (int j = 0; j < 4; ++j) {
+            base[j] = 4u * rq + (uint32_t)j < cg ? x0 + (int64_t)(4u * rq + (uint32_t)j) * xsc
+                                                 : NULL;
+            time0[j] = tm;
+        }
+        qrt__c1_quads(base, time0, 1, cnt, p->len_in, 1, xsc, xz, dst, NULL);
+    }
+}
+
 /**
  * @brief The packed-quad path ("lanes over time", the file comment of conv1d_avx512vnni.c):
  *        every call the depthwise four-phase path does not serve.  p is checked.
@@ -672,9 +722,12 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
             continue;
         }
         c.x = xq;
+        /* 1x1 unit-stride layers pack each position block just before its tiles (below) */
+        const int blocked = qrt__c1_blocked(p);
+        uint8_t *const yn = c.y;
         for (uint32_t g = 0; g < p->groups; ++g) {
             /* 1. pack this group's input into quads */
-            qrt__c1_pack_group(p, &l, xn, g, U, phases, (uint32_t *)xq, tmp);
+            if (!blocked) qrt__c1_pack_group(p, &l, xn, g, U, phases, (uint32_t *)xq, tmp);
             /* 2. window sums, only needed for asymmetric weights */
             if (asym) {
                 for (int64_t tm = 0; tm < p->len_in; ++tm) {
@@ -702,7 +755,17 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
             const int k1 = l.kc == 1 && p->out_kind == QRT_CONV1D_OUT_U8 && p->y_stride_t == 1;
             for (int64_t v = 0, mt; v < nv; v += mt) {
                 mt = qrt__c1_block(v, nv);
-                const int64_t t0 = 16 * v;
+                int64_t t0 = 16 * v;
+                if (blocked) {
+                    /* the block's quads at xq ([CQ][16 mt]); the tiles see a call that starts
+                     * at position t0 */
+                    qrt__c1_pack_block(p, &l, xn, g, t0, 16 * mt, (uint32_t *)xq);
+                    c.cq_stride = 16 * mt;
+                    c.y = yn + (ptrdiff_t)(t0 * p->y_stride_t) * (ptrdiff_t)esz;
+                    c.len_out = p->len_out - t0;
+                    c.win = asym ? win + t0 : NULL;
+                    t0 = 0;
+                }
                 const uint32_t nrmax = mt == 4 ? QRT__C1_NR4 : QRT__C1_NR;
                 const uint32_t nt = (og + nrmax - 1) / nrmax, base = og / nt, extra = og % nt;
                 uint32_t ob = 0;
@@ -716,6 +779,12 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
                             &c, (int64_t)g * og + ob, t0);
                     ob += nr;
                 }
+            }
+            if (blocked) { /* the next group's tiles see the whole call again */
+                c.cq_stride = phases * U;
+                c.y = yn;
+                c.len_out = p->len_out;
+                c.win = asym ? win : NULL;
             }
         }
     }
