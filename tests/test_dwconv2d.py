@@ -232,6 +232,28 @@ def test_dw_c_driver_sanitized(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
 
 
+def test_dw_channels_in_lanes_mobilenet_kernels():
+    """The channels-in-lanes path's constant-geometry loops (3x3 / 3x4 and 5x5 / 5x6 kernels at
+    stride 1 and 2, compiled apart from the general loop): MobileNet's 7x7 and 14x14 -> 7x7
+    layers and their edges (odd planes, one-sided padding, channel tails, batches) == the
+    im2col reference, every variant."""
+    rng = np.random.default_rng(7900)
+    for k in ((3, 3), (3, 4), (5, 5), (5, 6)):
+        for s in (1, 2):
+            for i in range(6):
+                p = [(k[0] // 2, k[0] // 2, k[1] // 2, k[1] // 2), (0, 0, 0, 0),
+                     (1, 0, 0, 2)][i % 3]
+                h = (7 if s == 1 else 14) - i % 2
+                w = (7 if s == 1 else 14) + (i == 5)
+                c = int(rng.choice([16, 17, 40, 96]))
+                case = _dw_case(rng, 1 + (i == 4), c, 1, h, w, k, (s, s), p, (1, 1),
+                                per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3])
+                want = _run(case, 0, direct=False)
+                for v in DW_VARIANTS:
+                    np.testing.assert_array_equal(_run(case, v), want,
+                                                  err_msg=f"{v} {case['x'].shape} {k} {s} {p}")
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_dw_channels_in_lanes_small_planes(seed):
     """The AVX-512 VNNI channels-in-lanes path (channel multiplier 1, stride 1 or 2, kernels

@@ -77,8 +77,9 @@ static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
 qrt__dwcl_outs(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int64_t kp,
                int64_t s, int64_t oy, int64_t ox0, int64_t wo, __m512i vb, __m512 vs,
                __m512i vlo, __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int NR,
-               const int OB, const int KH, const int KP) {
+               const int OB, const int KH, const int KP, const int SS) {
     __m512i acc[16];
+    if (SS) s = SS; /* a constant stride: the tap offsets fold into the loads */
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) acc[i] = vb;
     const int64_t nky = KH ? KH : kh, nkp = KP ? KP : kp;
@@ -116,15 +117,15 @@ static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
 qrt__dwcl_row2(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int64_t kp,
                int64_t s, int64_t oy, int64_t wo, __m512i vb, __m512 vs, __m512i vlo,
                __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int NR, const int KH,
-               const int KP) {
+               const int KP, const int SS) {
     int64_t ox = 0;
     for (; ox + 8 <= wo; ox += 8)
         qrt__dwcl_outs(T, tw, wv, kh, kp, s, oy, ox, wo, vb, vs, vlo, vhi, vz, stage, sst, NR, 8,
-                       KH, KP);
+                       KH, KP, SS);
 #define QRT__DWCL_TAIL(n)                                                                          \
     case n:                                                                                        \
         qrt__dwcl_outs(T, tw, wv, kh, kp, s, oy, ox, wo, vb, vs, vlo, vhi, vz, stage, sst, NR, n,  \
-                       KH, KP);                                                                    \
+                       KH, KP, SS);                                                                \
         break;
     switch (wo - ox) {
         QRT__DWCL_TAIL(7)
@@ -143,12 +144,15 @@ qrt__dwcl_row2(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int6
 static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
 qrt__dwcl_rows(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int64_t kp,
                int64_t s, int64_t ho, int64_t wo, __m512i vb, __m512 vs, __m512i vlo,
-               __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int KH, const int KP) {
+               __m512i vhi, __m512i vz, uint8_t *stage, int64_t sst, const int KH, const int KP,
+               const int SS) {
     int64_t oy = 0;
     for (; oy + 2 <= ho; oy += 2)
-        qrt__dwcl_row2(T, tw, wv, kh, kp, s, oy, wo, vb, vs, vlo, vhi, vz, stage, sst, 2, KH, KP);
+        qrt__dwcl_row2(T, tw, wv, kh, kp, s, oy, wo, vb, vs, vlo, vhi, vz, stage, sst, 2, KH, KP,
+                       SS);
     if (oy < ho)
-        qrt__dwcl_row2(T, tw, wv, kh, kp, s, oy, wo, vb, vs, vlo, vhi, vz, stage, sst, 1, KH, KP);
+        qrt__dwcl_row2(T, tw, wv, kh, kp, s, oy, wo, vb, vs, vlo, vhi, vz, stage, sst, 1, KH, KP,
+                       SS);
 }
 
 QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t *x,
@@ -229,12 +233,20 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
         for (int64_t t = 0; t < kh * kp; ++t) wv[t] = _mm512_maskz_loadu_epi32(mc, wcl + t * C + c0);
         const __m512i vb = _mm512_maskz_loadu_epi32(mc, q->bias_q + c0);
         const __m512 vs = _mm512_maskz_loadu_ps(mc, q->scale + c0);
-        if (kh == 3 && kp == 2)
-            qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, 3, 2);
-        else if (kh == 5 && kp == 3)
-            qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, 5, 3);
+        /* MobileNet's kernels and strides as constants; the rest at run time */
+#define QRT__DWCL_ROWS(KH, KP, SS)                                                                 \
+    qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, KH, KP, SS)
+        if (kh == 3 && kp == 2 && s == 1)
+            QRT__DWCL_ROWS(3, 2, 1);
+        else if (kh == 3 && kp == 2 && s == 2)
+            QRT__DWCL_ROWS(3, 2, 2);
+        else if (kh == 5 && kp == 3 && s == 1)
+            QRT__DWCL_ROWS(5, 3, 1);
+        else if (kh == 5 && kp == 3 && s == 2)
+            QRT__DWCL_ROWS(5, 3, 2);
         else
-            qrt__dwcl_rows(T, tw, wv, kh, kp, s, ho, wo, vb, vs, vlo, vhi, vz, stage, sst, 0, 0);
+            QRT__DWCL_ROWS(0, 0, 0);
+#undef QRT__DWCL_ROWS
         /* back to NCHW: stage row j holds positions 16m + j; one transpose per 64 positions */
         uint8_t *yb = y + n * p->y_stride_n + c0 * p->y_stride_c;
         for (int64_t z = 0; z < npo; z += 64) {
