@@ -234,17 +234,18 @@ def test_dw_c_driver_sanitized(tmp_path):
 
 def test_dw_channels_in_lanes_mobilenet_kernels():
     """The channels-in-lanes path's constant-geometry loops (3x3 / 3x4 and 5x5 / 5x6 kernels at
-    stride 1 and 2, compiled apart from the general loop): MobileNet's 7x7 and 14x14 -> 7x7
-    layers and their edges (odd planes, one-sided padding, channel tails, batches) == the
-    im2col reference, every variant."""
+    stride 1 and 2, compiled apart from the general loop): MobileNet's 7x7 and 14x14 layers
+    (several 64-output chunks per channel: the output chunks are stored last first), its
+    stride-2 layers to them, and their edges (odd planes, one-sided padding, channel tails,
+    batches) == the im2col reference, every variant."""
     rng = np.random.default_rng(7900)
     for k in ((3, 3), (3, 4), (5, 5), (5, 6)):
-        for s in (1, 2):
+        for s, side in ((1, 7), (1, 14), (2, 14), (2, 28)):
             for i in range(6):
                 p = [(k[0] // 2, k[0] // 2, k[1] // 2, k[1] // 2), (0, 0, 0, 0),
                      (1, 0, 0, 2)][i % 3]
-                h = (7 if s == 1 else 14) - i % 2
-                w = (7 if s == 1 else 14) + (i == 5)
+                h = side - i % 2
+                w = side + (i == 5)
                 c = int(rng.choice([16, 17, 40, 96]))
                 case = _dw_case(rng, 1 + (i == 4), c, 1, h, w, k, (s, s), p, (1, 1),
                                 per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3])
@@ -257,7 +258,7 @@ def test_dw_channels_in_lanes_mobilenet_kernels():
 @pytest.mark.parametrize("seed", range(2))
 def test_dw_channels_in_lanes_small_planes(seed):
     """The AVX-512 VNNI channels-in-lanes path (channel multiplier 1, stride 1 or 2, kernels
-    1x1..7x7, at most 64 output positions: MobileNet's 7x7 layers and its 14x14 -> 7x7
+    1x1..7x7, at most 256 output positions: MobileNet's 7x7 and 14x14 layers, its 14x14 -> 7x7
     stride-2 ones): blocks of 16 channels with tails, batches, asymmetric padding, per-channel
     weight zero points, relu / clamp == the im2col reference, every variant; and the path is
     taken exactly there (DwPlan.cl_path)."""
@@ -284,7 +285,8 @@ def test_dw_channels_in_lanes_small_planes(seed):
         z, f = np.zeros(c, np.int32), np.full(c, 1e-3, np.float32)
         plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k, (s, s),
                               (1, 1), (p[0], p[2]), (ho, wo))
-        assert plan.cl_path == (vnni and ho * wo <= 64), cfg
+        # QRT__DWCL_MAXOUT (src/dwconv2d_impl.h): 256 output positions
+        assert plan.cl_path == (vnni and ho * wo <= 256), cfg
         assert not _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k,
                                   (s, s), (1, 1), (p[0], p[2]), (ho, wo), cl=False).cl_path
         taken += plan.cl_path

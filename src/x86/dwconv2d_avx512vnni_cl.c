@@ -2,7 +2,8 @@
 /**
  * @file dwconv2d_avx512vnni_cl.c
  * @brief The channels-in-lanes depthwise path of qrt_dwconv2d_u8__avx512vnni(): small planes
- *        (MobileNet's 14x14 and 7x7 depthwise layers, stride 1 or 2, 3x3 to 7x7 kernels),
+ *        (at most 256 outputs: MobileNet's 14x14 and 7x7 depthwise layers, stride 1 or 2, 3x3
+ *        to 7x7 kernels),
  *        where the flat path's per-channel work (its planes, weights and masks for 49 or 196
  *        outputs) costs more than the multiply-adds.
  *
@@ -247,9 +248,11 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
         else
             QRT__DWCL_ROWS(0, 0, 0);
 #undef QRT__DWCL_ROWS
-        /* back to NCHW: stage row j holds positions 16m + j; one transpose per 64 positions */
+        /* back to NCHW: stage row j holds positions 16m + j; one transpose per 64 positions,
+         * the last chunk first: its full stores may run on into the first bytes of the next
+         * channel's row, which a later (earlier-position) chunk then writes */
         uint8_t *yb = y + n * p->y_stride_n + c0 * p->y_stride_c;
-        for (int64_t z = 0; z < npo; z += 64) {
+        for (int64_t z = (npo - 1) / 64 * 64; z >= 0; z -= 64) {
             __m512i in[16], o[16];
             for (int j = 0; j < 16; ++j) in[j] = _mm512_load_si512(stage + j * sst + z);
             qrt__dwcl_tr(in, o); /* o[k] lane L byte j = channel k, position z + 16L + j */
