@@ -84,21 +84,24 @@ qrt__dwcl_outs(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int6
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) acc[i] = vb;
     const int64_t nky = KH ? KH : kh, nkp = KP ? KP : kp;
+    /* T holds the columns the outputs read (stride 2: the even ones), so output ox + i reads
+     * column ox + i, and tap pair p is 2p columns on (stride 1) or p (stride 2) */
+    const int64_t ps = s == 1 ? 2 : 1;
 #pragma GCC unroll 7
     for (int64_t ky = 0; ky < nky; ++ky) {
-        const __m512i *t0 = T + (oy * s + ky) * tw + ox0 * s, *t1 = t0 + s * tw;
+        const __m512i *t0 = T + (oy * s + ky) * tw + ox0, *t1 = t0 + s * tw;
 #pragma GCC unroll 4
         for (int64_t p = 0; p < nkp; ++p) {
             const __m512i w2 = _mm512_load_si512(wv + ky * nkp + p);
 #pragma GCC unroll 8
             for (int i = 0; i < 8; ++i)
-                if (i < OB) acc[i] = qrt__dwcl_dp(acc[i], _mm512_load_si512(t0 + i * s + 2 * p), w2);
+                if (i < OB) acc[i] = qrt__dwcl_dp(acc[i], _mm512_load_si512(t0 + i + ps * p), w2);
             if (NR == 2) {
 #pragma GCC unroll 8
                 for (int i = 0; i < 8; ++i)
                     if (i < OB)
                         acc[8 + i] =
-                            qrt__dwcl_dp(acc[8 + i], _mm512_load_si512(t1 + i * s + 2 * p), w2);
+                            qrt__dwcl_dp(acc[8 + i], _mm512_load_si512(t1 + i + ps * p), w2);
             }
         }
     }
@@ -166,7 +169,8 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
     uint8_t *stage = base + g.off_stage;                /* [16][sst] */
     const int64_t s = p->sh, kh = p->kh, kp = (p->kw + 1) / 2, pt = p->pad_top,
                   pl = p->pad_left, H = p->h, W = p->w, ho = p->ho, wo = p->wo;
-    const int64_t tw = g.tw, hp = g.hp, npo = ho * wo;
+    /* T's row: every column at stride 1, the even ones at stride 2 (the only ones read) */
+    const int64_t tw = s == 2 ? (g.tw + 1) / 2 : g.tw, hp = g.hp, npo = ho * wo;
     /* the image rows some output reads: rows [0, hp - pt) */
     const int64_t nrows = hp - pt < H ? (hp - pt > 0 ? hp - pt : 0) : H, np = nrows * W;
     const int64_t sst = g.sst;
@@ -209,6 +213,12 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
             __m512i *trow = T + r * tw;
 #define QRT__DWCL_C(ix) ((ix) >= 0 && (ix) < W ? _mm512_cvtepu8_epi32(_mm_load_si128(br + (ix))) : vxz)
 #define QRT__DWCL_PAIR(a, b) _mm512_sub_epi16(_mm512_or_si512((a), _mm512_slli_epi32((b), 16)), vxz2)
+            if (s == 2) { /* T column j is image column 2j - pl (its pair: 2j - pl + 1) */
+                for (int64_t j = 0; j < tw; ++j)
+                    _mm512_store_si512(trow + j, QRT__DWCL_PAIR(QRT__DWCL_C(2 * j - pl),
+                                                                QRT__DWCL_C(2 * j - pl + 1)));
+                continue;
+            }
             /* columns whose two positions lie inside the image: ix = col - pl in [0, W - 1) */
             const int64_t ca = pl < tw ? pl : tw;
             const int64_t cb = W - 1 + pl < tw ? (W - 1 + pl > ca ? W - 1 + pl : ca) : tw;
