@@ -227,7 +227,7 @@ def test_variant_pointwise_blocks(v, seed):
     rng = np.random.default_rng(5300 + seed)
     old = _conv1d._set_mt_min_work(0.0)
     try:
-        for i in range(36):
+        for i in range(12 if UNDER_QEMU else 36):  # (the path is x86's; Arm runs a sample)
             g = int(rng.choice([1, 1, 1, 2, 3]))
             cg = int(rng.choice([1, 3, 4, 5, 8, 13, 16, 31, 64, 97, 144]))
             og = int(rng.choice([1, 5, 8, 16, 24, 33]))
