@@ -13,7 +13,8 @@
  *     each image position;
  *  2. T[r][col] = the int16 pair (x - input_zero at col, at col + 1) per lane of the zero-padded
  *     image, for the rows inside the image (x reads as input_zero outside it; the rows of the
- *     padding are zero pairs, written once per run);
+ *     padding are zero pairs, written once per run); at stride 2 only the even columns of T
+ *     are built and stored (the odd pairs are never read), halving its stores;
  *  3. each output position sums kh * ceil(kw / 2) vpdpwssd of T[oy*s + ky][ox*s + 2p] with the
  *     weight pairs (w[c][ky][2p] - wz[c], w[c][ky][2p + 1] - wz[c]) (0 past the last column)
  *     of qrt_dwconv2d_pack_cl(), from the int32 bias, 2 rows x 8 outputs at a time: int16 x
