@@ -13,7 +13,9 @@
  * inner (calls per timed rep, default 20) lets an instruction counter
  * (tools/qemu_insn_count.c) take one layer's count: reps 1 minus reps 0.  threads (default 1)
  * > 1 runs the qrt pool and times wall clock instead of the thread's CPU time.
- * DWL_K=5 (env) runs MobileNetV2's layers with 5x5 kernels, padding 2.
+ * DWL_K=5 (env) runs MobileNetV2's layers with 5x5 kernels, padding 2.  The channels-in-lanes
+ * weight (qrt_dwconv2d_pack_cl) is passed as the runtime passes it; DWL_CL=0 leaves it out,
+ * timing the flat path alone.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -28,6 +30,7 @@
 #ifdef QRT_HAVE_X86
 #include "../src/x86/dwconv2d_avx2.c"
 #include "../src/x86/dwconv2d_avx512vnni.c"
+#include "../src/x86/dwconv2d_avx512vnni_cl.c"
 #endif
 #ifdef QRT_HAVE_ARM
 #include "../src/neon/dwconv2d_neon.c"
@@ -85,7 +88,11 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < (size_t)C * H * H; ++i) x[i] = (uint8_t)(i * 37 + 11);
         for (size_t i = 0; i < (size_t)C * K * K; ++i) w[i] = (int8_t)(i * 13 - 50);
         for (unsigned i = 0; i < C; ++i) sc[i] = 1e-3f, bq[i] = (int32_t)i;
-        qrt_conv1d_quant q = {wz, bq, sc, NULL};
+        /* the channels-in-lanes weight, as the runtime passes it (DWL_CL=0: the flat path) */
+        const char *ce = getenv("DWL_CL");
+        int32_t *wcl = malloc(qrt_dwconv2d_cl_weight_size(C, K, K));
+        qrt_dwconv2d_pack_cl(C, K, K, w, wz, wcl);
+        qrt_conv1d_quant q = {wz, bq, sc, NULL, ce && atoi(ce) == 0 ? NULL : (const int8_t *)wcl};
         const size_t need = qrt_dwconv2d_u8_scratch_size(&p, -1, threads);
         void *scr = malloc(need);
         double t[101] = {0};
@@ -100,7 +107,7 @@ int main(int argc, char **argv) {
         printf("%2d %4u x %3u k%u s%u -> %3u  %8.1f (%8.1f) us  %6.1f GMAC/s\n", l, C, H, K, s,
                p.ho, t[r / 2] * 1e6, t[0] * 1e6, macs / t[r / 2] * 1e-9);
         tot += t[r / 2], macs_all += macs;
-        free(x), free(y), free(w), free(wz), free(bq), free(sc), free(scr);
+        free(x), free(y), free(w), free(wz), free(bq), free(sc), free(scr), free(wcl);
     }
     printf("total %.1f us  %.1f GMAC/s\n", tot * 1e6, macs_all / tot * 1e-9);
     return 0;

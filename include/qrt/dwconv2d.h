@@ -85,7 +85,7 @@ void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                           const int32_t *weight_zero, int32_t *out);
 
 /** Whether the AVX-512 VNNI variant takes its channels-in-lanes path for p when given that
- *  weight (channel multiplier 1, dilation 1, stride 1 or 2, kernels up to 7x7, at most 64
+ *  weight (channel multiplier 1, dilation 1, stride 1 or 2, kernels up to 7x7, at most 256
  *  output and 1024 input positions per channel, contiguous rows). */
 int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p);
 
