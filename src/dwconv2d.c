@@ -149,3 +149,7 @@ void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
 int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p) {
     return qrt_dwconv2d_check(p) == QRT_OK && qrt__dwcl_geom_ok(p);
 }
+
+int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p) {
+    return qrt_dwconv2d_check(p) == QRT_OK && qrt__dwp_ok(p);
+}

@@ -293,9 +293,73 @@ static inline qrt__dwcl_geom qrt__dwcl_geom_of(const qrt_dwconv2d_params *p) {
     return g;
 }
 
+/* ---- The byte-plane path (src/x86/dwconv2d_avx512vnni.c): stride 1 or 2, dilation 1 ----
+ * s row-phase u8 planes: row i of plane a is padded row s*i + a (image row s*i + a - pad_top),
+ * rw = s * rs bytes, byte e = x[e - pad_left] (input_zero outside the image), so tap (ky, kx)
+ * of output (oy, ox) reads byte s*ox + kx of row oy + ky / s of plane ky % s, and over the
+ * flat output f = oy * rs + ox, taps 4q .. 4q + 3 of row ky are the 4 bytes at
+ * plane(ky % s) + (ky / s) * rw + s*f + 4q: one vpdpbusd lane (u8 input x int8 weight, exact
+ * int32 sums), the input bytes as they lie.  A 64-byte load at s*f + 4q + d holds in lane j
+ * the taps of output f + 4j/s + d/s: stride 1 takes 4 loads (d = 0..3, outputs = d mod 4),
+ * stride 2 two (d = 0, 2: even and odd outputs) per 64 / 32 outputs, and the outputs are
+ * interleaved back after requantizing.  No widening to int16 and no masks (the flat path
+ * spends an unpack per vpdpwssd on the same ports and masks the columns that leave a phase
+ * plane), and the plane build is plain byte copies.  The input zero point moves into the bias
+ * (sum (w - wz)(x - xz) = sum (w - wz) x - xz sum (w - wz), exact mod 2^32) and the padding
+ * holds input_zero, adding 0.  A weight w - wz outside int8 (a non-zero weight zero point) is
+ * split into int8 terms (at most three: 255 = 127 + 127 + 1), each a pass over the same row.
+ * rs makes every read of a kept output with a non-zero weight fall inside its row; the
+ * rs - wo outputs between rows are computed and dropped. */
+#define QRT__DWP_TAIL 320 /* bytes after the last plane row: 128 outputs' over-read + taps */
+
+typedef struct {
+    int64_t s, g4, rs, rw, nr, pst, count, count_pad;
+    size_t off_wp, off_rp, off_stage, bytes;
+} qrt__dwp_geom;
+
+static inline int qrt__dwp_ok(const qrt_dwconv2d_params *p) {
+    return p->sh == p->sw && p->sh <= 2 && p->dh == 1 && p->dw == 1 && p->kh <= 16 &&
+           p->kw <= 16 && p->pad_top < p->kh && p->pad_left < p->kw && p->x_stride_w == 1;
+}
+
+static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
+    qrt__dwp_geom g;
+    const int64_t s = p->sh;
+    g.s = s;
+    g.g4 = ((int64_t)p->kw + 3) / 4;
+    const int64_t img = ((int64_t)p->pad_left + p->w + s - 1) / s; /* the image inside a row */
+    const int64_t rd = (s * ((int64_t)p->wo - 1) + p->kw - 1) / s + 1; /* kept outputs' reads */
+    g.rs = img > rd ? img : rd;
+    g.rw = s * g.rs;
+    g.nr = (int64_t)p->ho + ((int64_t)p->kh - 1) / s;
+    g.count = ((int64_t)p->ho - 1) * g.rs + p->wo;
+    g.count_pad = (g.count + 127) & ~(int64_t)127;
+    g.off_wp = g.off_rp = g.off_stage = 0;
+    const uint64_t pst = ((uint64_t)g.nr * (uint64_t)g.rw + QRT__DWP_TAIL + 63u) & ~(uint64_t)63u;
+    const uint64_t o_wp = qrt__dw_align((uint64_t)s * pst);
+    /* the split weights: 3 terms per row; then the row pointers */
+    const uint64_t o_rp = o_wp + qrt__dw_align((uint64_t)p->kh * 3u * (uint64_t)g.g4 * 4u);
+    const uint64_t o_stage = o_rp + qrt__dw_align((uint64_t)p->kh * 3u * sizeof(void *));
+    const uint64_t total = o_stage + qrt__dw_align((uint64_t)g.count_pad + 64u) + 64u;
+    g.pst = (int64_t)pst;
+    if (total > (uint64_t)(SIZE_MAX / 4)) {
+        g.bytes = 0;
+        return g;
+    }
+    g.off_wp = (size_t)o_wp;
+    g.off_rp = (size_t)o_rp;
+    g.off_stage = (size_t)o_stage;
+    g.bytes = (size_t)total;
+    return g;
+}
+
 /** Scratch bytes of one run (0: too large), for whichever path the variants take. */
 static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
-    const size_t b = qrt__dwf_ok(p) ? qrt__dwf_geom_of(p).bytes : qrt__dw_geom_of(p).bytes;
+    size_t b = qrt__dwf_ok(p) ? qrt__dwf_geom_of(p).bytes : qrt__dw_geom_of(p).bytes;
+    if (b && qrt__dwp_ok(p)) {
+        const size_t c = qrt__dwp_geom_of(p).bytes;
+        b = c && c > b ? c : c ? b : 0;
+    }
     if (b && qrt__dwcl_geom_ok(p)) {
         const size_t c = qrt__dwcl_geom_of(p).bytes;
         return c > b ? c : b;

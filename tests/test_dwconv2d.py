@@ -291,3 +291,50 @@ def test_dw_channels_in_lanes_small_planes(seed):
                                   (s, s), (1, 1), (p[0], p[2]), (ho, wo), cl=False).cl_path
         taken += plan.cl_path
     assert taken > 10 or not vnni
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_dw_byte_planes(seed):
+    """The AVX-512 VNNI byte-plane path (stride 1 or 2, dilation 1, NCHW rows: MobileNet's
+    112x112 .. 28x28 layers, and the smaller ones with a channel multiplier or kernels over 7):
+    vpdpbusd on the input bytes with the input zero point in the bias == the im2col reference,
+    every variant, on its edges: flat outputs around its 64 / 128 steps, rows whose reads reach
+    the padding on either side, asymmetric and one-sided padding, 3x3 / 5x5 (compiled apart)
+    and other kernels, and weight zero points that put w - wz outside int8 (split into two or
+    three int8 terms: w = 127 with wz = -128 is 255 = 127 + 127 + 1)."""
+    rng = np.random.default_rng(8100 + seed)
+    vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
+    taken = 0
+    for i in range(36):
+        s = 1 + i % 2
+        k = [(3, 3), (5, 5), (3, 3), (1, 1), (2, 4), (7, 7), (3, 5), (9, 9), (4, 1)][i % 9]
+        p = [tuple(kk // 2 for kk in (k[0], k[0], k[1], k[1])), (0, 0, 0, 0),
+             (k[0] - 1, 0, 0, k[1] - 1), (0, k[0] - 1, k[1] - 1, 0)][i % 4]
+        side = int(rng.choice([17, 23, 24, 33, 40, 57, 64, 65]))
+        h, w = side + int(rng.integers(0, 3)), side * s + int(rng.integers(-1, 3))
+        h, w = max(h, k[0]), max(w, k[1])
+        c = int(rng.choice([1, 3, 7, 16]))
+        mult = int(rng.choice([1, 1, 2]))
+        case = _dw_case(rng, 1 + (i % 7 == 3), c, mult, h, w, k, (s, s), p, (1, 1),
+                        per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3],
+                        wzp=i % 3 != 0)
+        if i % 6 == 1:  # the widest weight terms: 255 and -255 among the taps
+            wi = np.asarray(case["qw"].int_repr()).copy()
+            wi.reshape(wi.shape[0], -1)[:, 0] = 127
+            wi.reshape(wi.shape[0], -1)[:, -1] = -128
+            zp = np.where(np.arange(wi.shape[0]) % 2 == 0, -128, 127)
+            case["qw"] = qrt.from_int_repr_per_channel(
+                wi, rng.uniform(0.002, 0.02, wi.shape[0]), zp, 0, qrt.qint8)
+        want = _run(case, 0, direct=False)
+        cfg = (case["x"].shape, case["co"], k, s, p)
+        for v in DW_VARIANTS:
+            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg}")
+        ho = (h + p[0] + p[1] - k[0]) // s + 1
+        wo = (w + p[2] + p[3] - k[1]) // s + 1
+        wt = np.zeros((c * mult, k[0] * k[1]), np.int8)
+        z, f = np.zeros(c * mult, np.int32), np.full(c * mult, 1e-3, np.float32)
+        plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k, (s, s),
+                              (1, 1), (p[0], p[2]), (ho, wo))
+        taken += plan.byte_path
+        assert plan.byte_path == (vnni and not plan.cl_path), cfg
+    assert taken > 12 or not vnni

@@ -8,6 +8,7 @@
  *        output equals the reference's; the per-128-bit-lane order of unpack / pack cancels.
  */
 #include <immintrin.h>
+#include <string.h>
 
 #include "../dwconv2d_impl.h"
 #include "qrt/requant.h"
@@ -292,12 +293,230 @@ static inline __attribute__((always_inline)) QRT_AVX512VNNI void qrt__dwv_widen2
     }
 }
 
+/* ---- the byte-plane path (src/dwconv2d_impl.h, qrt__dwp_geom): stride 1 or 2 ---- */
+
+/* requant.h's sequence on one vector of sums (the bias already in them) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i
+qrt__dwp_rq(__m512i a, __m512 vs, __m512i vlo, __m512i vhi, __m512i vz) {
+    a = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs));
+    return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(a, vlo), vhi), vz);
+}
+
+/* stride 2: e0 / o0 lane j = outputs 2j / 2j + 1, e1 / o1 the same + 32 -> 64 bytes in order
+ * (vpunpck{l,h}dq: outputs 8L + 0..3 / 8L + 4..7 in 128-bit lane L, vpackssdw puts them in
+ * order, the qword permute the two halves' lanes); values 0..255, so the packs are exact */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i
+qrt__dwp_out2(__m512i e0, __m512i o0, __m512i e1, __m512i o1, __m512 vs, __m512i vlo,
+              __m512i vhi, __m512i vz) {
+    const __m512i perm = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+    e0 = qrt__dwp_rq(e0, vs, vlo, vhi, vz), o0 = qrt__dwp_rq(o0, vs, vlo, vhi, vz);
+    e1 = qrt__dwp_rq(e1, vs, vlo, vhi, vz), o1 = qrt__dwp_rq(o1, vs, vlo, vhi, vz);
+    const __m512i p0 =
+        _mm512_packs_epi32(_mm512_unpacklo_epi32(e0, o0), _mm512_unpackhi_epi32(e0, o0));
+    const __m512i p1 =
+        _mm512_packs_epi32(_mm512_unpacklo_epi32(e1, o1), _mm512_unpackhi_epi32(e1, o1));
+    return _mm512_permutexvar_epi64(perm, _mm512_packus_epi16(p0, p1));
+}
+
+/* stride 1: r_d lane j = output 4j + d -> 64 bytes in order (the dword / qword unpacks give
+ * outputs 16L + 0..3, 4..7, 8..11, 12..15 of 128-bit lane L, the packs keep that order) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i
+qrt__dwp_out1(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512 vs, __m512i vlo,
+              __m512i vhi, __m512i vz) {
+    r0 = qrt__dwp_rq(r0, vs, vlo, vhi, vz), r1 = qrt__dwp_rq(r1, vs, vlo, vhi, vz);
+    r2 = qrt__dwp_rq(r2, vs, vlo, vhi, vz), r3 = qrt__dwp_rq(r3, vs, vlo, vhi, vz);
+    const __m512i a = _mm512_unpacklo_epi32(r0, r1), b = _mm512_unpacklo_epi32(r2, r3);
+    const __m512i c = _mm512_unpackhi_epi32(r0, r1), d = _mm512_unpackhi_epi32(r2, r3);
+    const __m512i p0 = _mm512_packs_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+    const __m512i p1 = _mm512_packs_epi32(_mm512_unpacklo_epi64(c, d), _mm512_unpackhi_epi64(c, d));
+    return _mm512_packus_epi16(p0, p1);
+}
+
+/* stage[f] for f < count (128 per step, then <= 64): NR row runs, run k's at rp[k] + S*f with
+ * the 4-tap weights wq[k * G + q] at + 4q; S, NR and G constant where the caller inlines it */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwp_kern(const uint8_t *const *rp, const int32_t *wq, int64_t S, int64_t NR, int64_t G,
+              int64_t count, int32_t bias, float scale, int32_t zp, int32_t lo, int32_t hi,
+              uint8_t *stage) {
+    const __m512i vb = _mm512_set1_epi32(bias), vlo = _mm512_set1_epi32(lo - zp),
+                  vhi = _mm512_set1_epi32(hi - zp), vz = _mm512_set1_epi32(zp);
+    const __m512 vs = _mm512_set1_ps(scale);
+    /* load d of a 64-output half: byte offset S == 2 ? (d & 1) * 2 + (d >> 1) * 64 : d + ... */
+#define QRT__DWP_OFF(d) (S == 2 ? ((d) & 1) * 2 + ((d) >> 1) * 64 : ((d) & 3) + ((d) >> 2) * 64)
+#define QRT__DWP_STEP(NV)                                                                         \
+    do {                                                                                          \
+        __m512i a_[NV];                                                                           \
+        _Pragma("GCC unroll 8") for (int v_ = 0; v_ < NV; ++v_) a_[v_] = vb;                      \
+        _Pragma("GCC unroll 48") for (int64_t k = 0; k < NR; ++k) {                               \
+            const uint8_t *r = rp[k] + S * f;                                                     \
+            _Pragma("GCC unroll 4") for (int64_t qi = 0; qi < G; ++qi) {                          \
+                const __m512i w4 = _mm512_set1_epi32(wq[k * G + qi]);                             \
+                _Pragma("GCC unroll 8") for (int v_ = 0; v_ < NV; ++v_) a_[v_] =                  \
+                    _mm512_dpbusd_epi32(a_[v_],                                                   \
+                                        _mm512_loadu_si512(r + 4 * qi + QRT__DWP_OFF(v_)), w4);   \
+            }                                                                                     \
+        }                                                                                         \
+        _Pragma("GCC unroll 2") for (int h_ = 0; h_ < NV / 4; ++h_) _mm512_storeu_si512(          \
+            stage + f + 64 * h_,                                                                  \
+            S == 2 ? qrt__dwp_out2(a_[4 * h_], a_[4 * h_ + 1], a_[4 * h_ + 2], a_[4 * h_ + 3], vs, \
+                                   vlo, vhi, vz)                                                  \
+                   : qrt__dwp_out1(a_[4 * h_], a_[4 * h_ + 1], a_[4 * h_ + 2], a_[4 * h_ + 3], vs, \
+                                   vlo, vhi, vz));                                                \
+    } while (0)
+    int64_t f = 0;
+    for (; f + 64 < count; f += 128) QRT__DWP_STEP(8); /* eight independent sums */
+    if (f < count) QRT__DWP_STEP(4);
+#undef QRT__DWP_STEP
+#undef QRT__DWP_OFF
+}
+
+#define QRT__DWP_K(name, S, NR, G)                                                                \
+    static QRT_AVX512VNNI void name(const uint8_t *const *rp, const int32_t *wq, int64_t count,  \
+                                    int32_t bias, float scale, int32_t zp, int32_t lo,            \
+                                    int32_t hi, uint8_t *stage) {                                 \
+        qrt__dwp_kern(rp, wq, S, NR, G, count, bias, scale, zp, lo, hi, stage);                   \
+    }
+QRT__DWP_K(qrt__dwp_k1_33, 1, 3, 1)
+QRT__DWP_K(qrt__dwp_k1_55, 1, 5, 2)
+QRT__DWP_K(qrt__dwp_k2_33, 2, 3, 1)
+QRT__DWP_K(qrt__dwp_k2_55, 2, 5, 2)
+#undef QRT__DWP_K
+
+static QRT_AVX512VNNI void qrt__dwp_k_any(const uint8_t *const *rp, const int32_t *wq, int64_t s,
+                                          int64_t nr, int64_t g4, int64_t count, int32_t bias,
+                                          float scale, int32_t zp, int32_t lo, int32_t hi,
+                                          uint8_t *stage) {
+    if (s == 2)
+        qrt__dwp_kern(rp, wq, 2, nr, g4, count, bias, scale, zp, lo, hi, stage);
+    else
+        qrt__dwp_kern(rp, wq, 1, nr, g4, count, bias, scale, zp, lo, hi, stage);
+}
+
+/* d[0 .. n) = s[0 .. n): reads and writes nothing outside them */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwp_copy(uint8_t *d, const uint8_t *s, int64_t n) {
+    if (n >= 64) {
+        int64_t j = 0;
+        for (; j + 64 <= n; j += 64) _mm512_storeu_si512(d + j, _mm512_loadu_si512(s + j));
+        if (j < n) _mm512_storeu_si512(d + n - 64, _mm512_loadu_si512(s + n - 64));
+    } else if (n >= 32) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)s);
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(s + n - 32));
+        _mm256_storeu_si256((__m256i *)d, a);
+        _mm256_storeu_si256((__m256i *)(d + n - 32), b);
+    } else if (n >= 16) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)s);
+        const __m128i b = _mm_loadu_si128((const __m128i *)(s + n - 16));
+        _mm_storeu_si128((__m128i *)d, a);
+        _mm_storeu_si128((__m128i *)(d + n - 16), b);
+    } else {
+        memcpy(d, s, (size_t)n);
+    }
+}
+
+/* units [u0, u1): per input channel its row-phase planes (the padding around the image is
+ * written once per run), then per output channel its int8 weight terms and folded bias, the
+ * kernel into the stage and the kept outputs into y: rows as 64-byte copies where a copy's
+ * spill past the row lands on later rows of the same channel (rewritten next), exact copies
+ * for the last rows */
+static QRT_AVX512VNNI void qrt__dwp_run(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                        const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
+                                        void *scratch, int64_t u0, int64_t u1) {
+    const qrt__dwp_geom g = qrt__dwp_geom_of(p);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    uint8_t *pl[2] = {base, base + g.pst};
+    int32_t *wq = (int32_t *)(void *)(base + g.off_wp);
+    const uint8_t **rq = (const uint8_t **)(void *)(base + g.off_rp);
+    uint8_t *stage = base + g.off_stage;
+    const int64_t s = g.s, kh = p->kh, kw = p->kw, g4 = g.g4, rs = g.rs, rw = g.rw;
+    const int64_t taps = kh * kw, H = p->h, W = p->w, pt = p->pad_top, ho = p->ho, wo = p->wo;
+    memset(base, p->input_zero, (size_t)(g.pst * s));
+    const uint8_t *rp[16];
+    for (int64_t ky = 0; ky < kh; ++ky) rp[ky] = pl[ky % s] + (ky / s) * rw;
+    /* image rows: padded row r = iy + pt is row r / s of plane r % s (rows past nr unread) */
+    int64_t iy1 = s * g.nr - pt;
+    if (iy1 > H) iy1 = H;
+    const int vec_rows = p->y_stride_h == wo;
+    const int k33 = kh == 3 && kw == 3, k55 = kh == 5 && kw == 5;
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t n = u / p->c_in, ci = u - n * p->c_in;
+        const uint8_t *xc = x + n * p->x_stride_n + ci * p->x_stride_c;
+        if (s == 2) /* (no division per row) */
+            for (int64_t iy = 0; iy < iy1; ++iy) {
+                const int64_t r = iy + pt;
+                qrt__dwp_copy(pl[r & 1] + (r >> 1) * rw + p->pad_left, xc + iy * p->x_stride_h,
+                              W);
+            }
+        else
+            for (int64_t iy = 0; iy < iy1; ++iy)
+                qrt__dwp_copy(pl[0] + (iy + pt) * rw + p->pad_left, xc + iy * p->x_stride_h, W);
+        for (int64_t j = 0; j < p->mult; ++j) {
+            const int64_t oc = ci * p->mult + j;
+            const int8_t *wc = w + oc * taps;
+            const int32_t wz = q->weight_zero[oc];
+            uint32_t wsum = 0;
+            int32_t vmin = 0, vmax = 0;
+            for (int64_t t = 0; t < taps; ++t) {
+                const int32_t v = wc[t] - wz;
+                wsum += (uint32_t)v;
+                vmin = v < vmin ? v : vmin, vmax = v > vmax ? v : vmax;
+            }
+            /* int8 terms of each w - wz in [-255, 255]: clamp, then the rest (255 needs 3) */
+            const int64_t nt = vmin >= -128 && vmax <= 127 ? 1 : vmax <= 254 ? 2 : 3;
+            if (nt == 1 && k33) { /* MobileNet's case: the 3 row words straight */
+                for (int64_t ky = 0; ky < 3; ++ky)
+                    wq[ky] = (int32_t)((uint32_t)(uint8_t)(int8_t)(wc[3 * ky] - wz) |
+                                       (uint32_t)(uint8_t)(int8_t)(wc[3 * ky + 1] - wz) << 8 |
+                                       (uint32_t)(uint8_t)(int8_t)(wc[3 * ky + 2] - wz) << 16);
+            } else
+            for (int64_t ky = 0; ky < kh; ++ky)
+                for (int64_t qi = 0; qi < g4; ++qi) {
+                    uint32_t tv[3] = {0, 0, 0};
+                    for (int64_t b = 0; b < 4; ++b) {
+                        const int64_t kx = 4 * qi + b;
+                        int32_t v = kx < kw ? wc[ky * kw + kx] - wz : 0;
+                        for (int64_t t = 0; t < nt; ++t) {
+                            const int32_t e = v < -128 ? -128 : v > 127 ? 127 : v;
+                            tv[t] |= (uint32_t)(uint8_t)(int8_t)e << (8 * b);
+                            v -= e;
+                        }
+                    }
+                    for (int64_t t = 0; t < nt; ++t) wq[(ky * nt + t) * g4 + qi] = (int32_t)tv[t];
+                }
+            const int32_t bq =
+                (int32_t)((uint32_t)q->bias_q[oc] - (uint32_t)p->input_zero * wsum);
+            const float sc = q->scale[oc];
+            const int32_t zo = p->output_zero, lo = p->output_min, hi = p->output_max;
+            if (nt == 1 && k33)
+                (s == 2 ? qrt__dwp_k2_33 : qrt__dwp_k1_33)(rp, wq, g.count, bq, sc, zo, lo, hi,
+                                                           stage);
+            else if (nt == 1 && k55)
+                (s == 2 ? qrt__dwp_k2_55 : qrt__dwp_k1_55)(rp, wq, g.count, bq, sc, zo, lo, hi,
+                                                           stage);
+            else {
+                for (int64_t k = 0; k < kh * nt; ++k) rq[k] = rp[k / nt];
+                qrt__dwp_k_any(rq, wq, s, kh * nt, g4, g.count, bq, sc, zo, lo, hi, stage);
+            }
+            uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
+            int64_t oy = 0;
+            if (vec_rows)
+                for (; oy < ho && (ho - 1 - oy) * wo >= 64; ++oy)
+                    for (int64_t k = 0; k < wo; k += 64)
+                        _mm512_storeu_si512(yc + oy * wo + k,
+                                            _mm512_loadu_si512(stage + oy * rs + k));
+            for (; oy < ho; ++oy) memcpy(yc + oy * p->y_stride_h, stage + oy * rs, (size_t)wo);
+        }
+    }
+}
+
 QRT_AVX512VNNI void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, const uint8_t *x,
                                                 const int8_t *w, const qrt_conv1d_quant *q,
                                                 uint8_t *y, void *scratch, int64_t u0,
                                                 int64_t u1) {
     if (q->wpack_cl && qrt__dwcl_geom_ok(p))
         qrt__dwcl_run(p, x, q, y, scratch, u0, u1);
+    else if (qrt__dwp_ok(p))
+        qrt__dwp_run(p, x, w, q, y, scratch, u0, u1);
     else if (qrt__dwf_ok(p))
         qrt__dwf_run(p, x, w, q, y, scratch, u0, u1, qrt__dwv_kernel_m, qrt__dwv_widen,
                      qrt__dwv_widen2);
