@@ -308,8 +308,9 @@ static inline qrt__dwcl_geom qrt__dwcl_geom_of(const qrt_dwconv2d_params *p) {
  * (sum (w - wz)(x - xz) = sum (w - wz) x - xz sum (w - wz), exact mod 2^32) and the padding
  * holds input_zero, adding 0.  A weight w - wz outside int8 (a non-zero weight zero point) is
  * split into int8 terms (at most three: 255 = 127 + 127 + 1), each a pass over the same row.
- * rs makes every read of a kept output with a non-zero weight fall inside its row; the
- * rs - wo outputs between rows are computed and dropped. */
+ * rs holds the image and its left padding, and a kept output's read past the row end (its
+ * right padding) lands in the next row's left padding or the tail, input_zero as well; the
+ * rs - wo outputs between rows are computed and dropped (3x3 pad 1: one per row). */
 #define QRT__DWP_TAIL 320 /* bytes after the last plane row: 128 outputs' over-read + taps */
 
 typedef struct {
@@ -327,8 +328,10 @@ static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
     const int64_t s = p->sh;
     g.s = s;
     g.g4 = ((int64_t)p->kw + 3) / 4;
-    const int64_t img = ((int64_t)p->pad_left + p->w + s - 1) / s; /* the image inside a row */
-    const int64_t rd = (s * ((int64_t)p->wo - 1) + p->kw - 1) / s + 1; /* kept outputs' reads */
+    /* the image inside a row; a kept output's read past the row end lands in the next row's
+     * left padding (input_zero, as the padding it stands for) */
+    const int64_t img = ((int64_t)p->pad_left + p->w + s - 1) / s;
+    const int64_t rd = (s * ((int64_t)p->wo - 1) + p->kw - p->pad_left + s - 1) / s;
     g.rs = img > rd ? img : rd;
     g.rw = s * g.rs;
     g.nr = (int64_t)p->ho + ((int64_t)p->kh - 1) / s;
