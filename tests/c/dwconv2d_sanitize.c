@@ -5,7 +5,8 @@
  *        random geometries (kernel, stride, dilation, padding up to the kernel's reach, 1x1
  *        images, odd sizes, channel multipliers 1-3, NCHW and NHWC input strides, per-channel
  *        weight zero points, relu / clamp bounds, huge requant scales; half the cases take
- *        the flat path of src/dwconv2d_impl.h: dilation 1, stride 1 or 2; a quarter of the
+ *        the flat path of src/dwconv2d_impl.h: dilation 1, stride 1 or 2 (on AVX-512 VNNI the
+ *        byte-plane path where the rows are contiguous, NHWC input the flat one); a quarter of the
  *        small ones have up to 70 channels: several channel blocks), input, output and
  *        scratch buffers malloc'ed to their exact size (AddressSanitizer sees any access past
  *        them); every variant this CPU runs, on 1 and 3 threads, == the reference byte for
