@@ -13,7 +13,7 @@
 # Env: QRT_ARM_PYVERS  target CPython versions (default "3.11 3.13": bookworm and trixie)
 #      QRT_ARM_ARCHES  (default "aarch64 armv7l")
 #      QRT_ARM_CACHE   (default /var/cache/qrt-ci/arm when writable, else ~/.cache/qrt-arm)
-#      QRT_ARM_TIMEOUT seconds for the whole step (default 1500)
+#      QRT_ARM_TIMEOUT seconds for the whole step (default 1800)
 #      QRT_ARM_CPUS_aarch64 / _armv7l  qemu CPU models for the first CPython
 #      QRT_ARM_LATER_CPUS_aarch64 / _armv7l  qemu CPU models for the later CPythons
 set -euo pipefail
