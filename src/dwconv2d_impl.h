@@ -359,10 +359,13 @@ static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
 /** Scratch bytes of one run (0: too large), for whichever path the variants take. */
 static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
     size_t b = qrt__dwf_ok(p) ? qrt__dwf_geom_of(p).bytes : qrt__dw_geom_of(p).bytes;
-    if (b && qrt__dwp_ok(p)) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (b && qrt__dwp_ok(p)) { /* the AVX-512 VNNI byte planes (0: too large, refused) */
         const size_t c = qrt__dwp_geom_of(p).bytes;
-        b = c && c > b ? c : c ? b : 0;
+        if (!c) return 0;
+        if (c > b) b = c;
     }
+#endif
     if (b && qrt__dwcl_geom_ok(p)) {
         const size_t c = qrt__dwcl_geom_of(p).bytes;
         return c > b ? c : b;
