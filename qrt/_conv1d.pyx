@@ -247,6 +247,7 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
         q.weight_zero, q.bias_q = &weight_zero[0], &bias_q[0]
         q.scale, q.bias_f = &scale[0], &bias_f[0]
         q.wpack_cl = _cl_pointer(wpack_cl, c_out, c_in, kernel, groups)
+        q.wpack_a2 = NULL   # the AVX2 variant packs its panels in the scratch
         with nogil:
             st = qrt_conv1d_u8(&p, &x[0, 0, 0], &w[0, 0, 0], wp, &wsum[0], &q,
                                <void *>&out[0, 0, 0], sp, scratch.shape[0], variant)
@@ -309,6 +310,7 @@ cdef class Plan:
     cdef bint busy
     cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
     cdef object wpack_cl   # the channels-in-lanes weight (pack_cl) or None
+    cdef object wpack_a2   # the AVX2 variant's weight panels (made here) or None
     cdef object gemv_pack  # rnn_run: the packed hidden-projection weights (rnn_gemv.h)
     cdef int gemv_isa      # ... and their variant, -1 before the first rnn_run
     cdef readonly bint empty
@@ -348,6 +350,20 @@ cdef class Plan:
         self.q.wpack_cl = _cl_pointer(wpack_cl, c_out, c_in, kernel, groups)
         self.wpack_cl = wpack_cl
         self.variant = variant
+        # the AVX2 variant's int16-pair weight panels, made once here instead of per call
+        # (a 1x1 layer on a 7x7 image spent a third of its call on them)
+        cdef int32_t[::1] a2
+        self.wpack_a2 = None
+        self.q.wpack_a2 = NULL
+        if qrt_conv1d_variant(variant) == QRT_ISA_AVX2 and c_out > 0 and w.shape[1] > 0:
+            import numpy as np
+            self.wpack_a2 = np.empty(max(<Py_ssize_t>qrt_conv1d_a2_weight_size(
+                c_out, c_in // groups, kernel, groups), 1), np.int32)
+            a2 = self.wpack_a2
+            with nogil:
+                qrt_conv1d_pack_a2(c_out, c_in // groups, kernel, groups, &w[0, 0, 0],
+                                   &weight_zero[0], &a2[0])
+            self.q.wpack_a2 = &a2[0]
         self.threads = qrt_pool_get_threads()
         self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, variant, self.threads)
         if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(

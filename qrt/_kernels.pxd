@@ -89,6 +89,7 @@ cdef extern from "qrt/conv1d.h" nogil:
         const float *scale
         const float *bias_f
         const int8_t *wpack_cl
+        const int32_t *wpack_a2
     ctypedef struct qrt_conv1d_layout:
         uint32_t im2col, kc, cq
     uint32_t QRT_CONV1D_MAX_TAPS
@@ -100,6 +101,10 @@ cdef extern from "qrt/conv1d.h" nogil:
     size_t qrt_conv1d_cl_weight_size(uint32_t c_out, uint32_t c_in)
     void qrt_conv1d_pack_cl(uint32_t c_out, uint32_t c_in, const int8_t *wpack, int8_t *wcl)
     uint32_t QRT_CONV1D_CL_MAX_LEN
+    size_t qrt_conv1d_a2_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel,
+                                     uint32_t groups)
+    void qrt_conv1d_pack_a2(uint32_t c_out, uint32_t cg, uint32_t kernel, uint32_t groups,
+                            const int8_t *w, const int32_t *wz, int32_t *out)
     void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
                                  int8_t *wpack, int32_t *wsum)
     int qrt_conv1d_isa()

@@ -131,6 +131,15 @@ static inline void qrt__c1_cut_c(qrt__c1_sub *r, const qrt_conv1d_params *p,
     /* the channels-in-lanes weight is in blocks of 16 channels: a cut inside a block runs
      * the packed path (the same bytes) */
     r->q.wpack_cl = q->wpack_cl && oc0 % 16 == 0 ? q->wpack_cl + oc0 * per_oc : NULL;
+    /* the AVX2 panels: whole groups, or (one group) a cut on a 4-channel panel */
+    {
+        const int64_t r2 = (cg * p->kernel + 1) / 2, NO = QRT_CONV1D_A2_NO;
+        const int64_t npan = (cpg + NO - 1) / NO;
+        r->q.wpack_a2 = !q->wpack_a2                 ? NULL
+                        : p->groups > 1             ? q->wpack_a2 + u0 * npan * r2 * NO
+                        : oc0 % NO == 0             ? q->wpack_a2 + oc0 * r2
+                                                    : NULL;
+    }
     r->out = (uint8_t *)r->out + (ptrdiff_t)(oc0 * p->y_stride_c) * (ptrdiff_t)es;
 }
 
@@ -172,7 +181,7 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
 size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads) {
     const qrt_conv1d_split s = qrt_conv1d_split_of(p, threads);
     if (s.chunks <= 1) return qrt_conv1d_u8_scratch_size(p, variant);
-    static const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL, NULL};
+    static const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL, NULL, NULL};
     size_t slot = 0;
     for (int i = 0; i < s.chunks; ++i) {
         const qrt__c1_sub r = qrt_conv1d_sub(p, &s, i, NULL, NULL, NULL, NULL, &q0, NULL);

@@ -77,4 +77,51 @@ static inline size_t qrt_conv1d_cl_weight_size(uint32_t c_out, uint32_t c_in) {
  */
 void qrt_conv1d_pack_cl(uint32_t c_out, uint32_t c_in, const int8_t *wpack, int8_t *wcl);
 
+/** Output channels per weight panel of the AVX2 variant (its tile width). */
+#define QRT_CONV1D_A2_NO 4u
+
+/** @brief int32 entries of the AVX2 variant's weight panels:
+ *         groups * ceil4(c_out / groups) * ceil(cg * kernel / 2). */
+static inline size_t qrt_conv1d_a2_weight_size(uint32_t c_out, uint32_t cg, uint32_t kernel,
+                                               uint32_t groups) {
+    const size_t og = groups ? c_out / groups : 0;
+    return (size_t)groups * ((og + QRT_CONV1D_A2_NO - 1u) / QRT_CONV1D_A2_NO * QRT_CONV1D_A2_NO) *
+           (((size_t)cg * kernel + 1u) / 2u);
+}
+
+/**
+ * @brief The AVX2 variant's weight order (src/x86/conv1d_avx2.c): per group, panels of 4 output
+ *        channels, [groups][ceil(og / 4)][R2][4] int32 entries, each an int16 pair
+ *        (w[oc][2 r2] - w_zp[oc], w[oc][2 r2 + 1] - w_zp[oc]) over the reduction r = ic * K + k
+ *        (R = cg * K, R2 = ceil(R / 2)); 0 past R and for the channels past og in a group's last
+ *        panel.  One broadcast then gives a tile channel's pair for `vpmaddwd`.  Made once per
+ *        layer (qrt_conv1d_quant.wpack_a2) or, without it, per call in the kernel's scratch.
+ * @param[in]  w   [c_out][cg][kernel] int8
+ * @param[in]  wz  [c_out] weight zero points
+ * @param[out] out qrt_conv1d_a2_weight_size() int32 entries
+ */
+static inline void qrt_conv1d_pack_a2(uint32_t c_out, uint32_t cg, uint32_t kernel,
+                                      uint32_t groups, const int8_t *w, const int32_t *wz,
+                                      int32_t *out) {
+    const size_t og = c_out / groups, R = (size_t)cg * kernel, R2 = (R + 1u) / 2u;
+    const size_t NO = QRT_CONV1D_A2_NO, npan = (og + NO - 1u) / NO;
+    for (size_t g = 0; g < groups; ++g)
+        for (size_t pi = 0; pi < npan; ++pi)
+            for (size_t i = 0; i < NO; ++i) {
+                const size_t o = pi * NO + i, oc = g * og + o;
+                int32_t *d = out + (g * npan + pi) * R2 * NO + i;
+                if (o >= og) {
+                    for (size_t r2 = 0; r2 < R2; ++r2) d[NO * r2] = 0;
+                    continue;
+                }
+                const int8_t *s = w + oc * R;
+                const int32_t z = wz[oc];
+                for (size_t r2 = 0; r2 < R2; ++r2) {
+                    const int16_t lo = (int16_t)(s[2 * r2] - z);
+                    const int16_t hi = 2 * r2 + 1 < R ? (int16_t)(s[2 * r2 + 1] - z) : 0;
+                    d[NO * r2] = (int32_t)((uint32_t)(uint16_t)lo | ((uint32_t)(uint16_t)hi << 16));
+                }
+            }
+}
+
 #endif /* QRT_CONV1D_PACK_H */

@@ -60,6 +60,10 @@ typedef struct {
      *  layer on an AVX-512 VNNI host: short rows then take that path); read by no other
      *  variant.  Last, so initialisers that stop at bias_f leave it NULL. */
     const int8_t *wpack_cl;
+    /** NULL, or the weight in the AVX2 variant's panel order (qrt_conv1d_pack_a2(), made once
+     *  per layer); without it that variant makes the panels in its scratch on every call.
+     *  Read by no other variant. */
+    const int32_t *wpack_a2;
 } qrt_conv1d_quant;
 
 /**

@@ -19,12 +19,14 @@
 #include <stdint.h>
 #include <string.h>
 #include "qrt/x86/conv1d_avx2.h"
+#include "qrt/conv1d_pack.h"
 #include "qrt/requant.h"
 
 #define QRT_AVX2 __attribute__((target("avx2,fma")))
 #ifndef QRT__C1A_XBUDGET
 #define QRT__C1A_XBUDGET (48 * 1024) /* bytes of im2col'ed input per position chunk */
 #endif
+#define QRT__C1A_NO ((int64_t)QRT_CONV1D_A2_NO) /* output channels per tile (a panel) */
 
 /* positions per chunk: a multiple of 16 keeping the im2col chunk near the budget */
 static inline int64_t qrt__c1a_tc(const qrt_conv1d_params *p) {
@@ -46,7 +48,9 @@ size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p) {
     if (qrt__c1a_dw_ok(p)) return 64u; /* the depthwise path reads the input in place */
     const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
     const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
-    const size_t wb = (size_t)p->c_out * r2 * 4u;
+    const size_t og = p->c_out / p->groups;
+    const size_t wb = (size_t)p->groups * ((og + QRT__C1A_NO - 1) / QRT__C1A_NO * QRT__C1A_NO) *
+                      r2 * 4u;
     const size_t rb = (size_t)qrt__c1a_tc(p) * 4u; /* two int16 rows */
     return 64u + ((xb + 63u) & ~(size_t)63u) + ((wb + 63u) & ~(size_t)63u) +
            ((rb + 63u) & ~(size_t)63u) + 64u;
@@ -227,75 +231,104 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
     int16_t *xb = (int16_t *)sp;
     sp += ((size_t)R2 * TC * 4u + 63u) & ~(size_t)63u;
     int32_t *wb = (int32_t *)sp;
-    sp += ((size_t)p->c_out * R2 * 4u + 63u) & ~(size_t)63u;
+    sp += ((size_t)p->groups * (size_t)((og + QRT__C1A_NO - 1) / QRT__C1A_NO * QRT__C1A_NO) *
+               (size_t)R2 * 4u + 63u) & ~(size_t)63u;
     int16_t *rows = (int16_t *)sp;
-    /* weights: [c_out][R2] int16 pairs (w - w_zp), zero-padded to an even reduction */
-    for (int64_t oc = 0; oc < p->c_out; ++oc) {
-        const int32_t wz = q->weight_zero[oc];
-        int16_t *d = (int16_t *)(wb + oc * R2);
-        const int8_t *s = w + oc * R;
-        for (int64_t r = 0; r < R; ++r) d[r] = (int16_t)(s[r] - wz);
-        if (R & 1) d[R] = 0;
+    /* weights: per group, panels of 4 channels (qrt_conv1d_pack_a2): made once per layer
+     * (q->wpack_a2) or here, in the scratch */
+    const int64_t NO = QRT__C1A_NO, npan = (og + NO - 1) / NO;
+    const int32_t *wpk = q->wpack_a2;
+    if (!wpk) {
+        qrt_conv1d_pack_a2(p->c_out, (uint32_t)cg, p->kernel, p->groups, w, q->weight_zero, wb);
+        wpk = wb;
     }
+    const int fused = p->out_kind == QRT_CONV1D_OUT_U8 && p->y_stride_t == 1;
+    const __m256i voz = _mm256_set1_epi16((short)p->output_zero);
+    const __m128i vlo = _mm_set1_epi8((char)p->output_min), vhi = _mm_set1_epi8((char)p->output_max);
+    const __m256i vperm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t g = 0; g < p->groups; ++g) {
             const uint8_t *xg = x + n * p->x_stride_n + g * cg * p->x_stride_c;
             for (int64_t t0 = 0; t0 < p->len_out; t0 += TC) {
                 const int64_t tc = p->len_out - t0 < TC ? p->len_out - t0 : TC;
                 const int64_t tcp = (tc + 15) / 16 * 16;
-                /* im2col: xb[r2][j][2] = x[ic][(t0+j)*s + k*d - pad] - x_zp (0 outside):
-                 * two reduction rows are widened into contiguous int16 rows, then interleaved */
+                /* im2col, blocked by 16 positions: xb[jb][r2][16][2] =
+                 * x[ic][(t0+16jb+j)*s + k*d - pad] - x_zp (0 outside), so a tile streams its
+                 * block front to back: two reduction rows are widened into contiguous int16
+                 * rows, then interleaved */
                 for (int64_t r2 = 0; r2 < R2; ++r2) {
                     qrt__c1a_row(p, xg, 2 * r2, R, t0, tc, tcp, rows);
                     qrt__c1a_row(p, xg, 2 * r2 + 1, R, t0, tc, tcp, rows + tcp);
-                    int16_t *d = xb + r2 * tcp * 2;
-                    for (int64_t j = 0; j < tcp; j += 16) {
+                    int16_t *d = xb + r2 * 32;
+                    for (int64_t j = 0; j < tcp; j += 16, d += R2 * 32) {
                         const __m256i a = _mm256_load_si256((const __m256i *)(rows + j));
                         const __m256i b = _mm256_load_si256((const __m256i *)(rows + tcp + j));
                         const __m256i lo = _mm256_unpacklo_epi16(a, b);
                         const __m256i hi = _mm256_unpackhi_epi16(a, b);
-                        _mm256_store_si256((__m256i *)(d + 2 * j),
-                                           _mm256_permute2x128_si256(lo, hi, 0x20));
-                        _mm256_store_si256((__m256i *)(d + 2 * j + 16),
+                        _mm256_store_si256((__m256i *)d, _mm256_permute2x128_si256(lo, hi, 0x20));
+                        _mm256_store_si256((__m256i *)(d + 16),
                                            _mm256_permute2x128_si256(lo, hi, 0x31));
                     }
                 }
-                for (int64_t o0 = 0; o0 < og; o0 += 4) {
-                    const int64_t no = og - o0 < 4 ? og - o0 : 4;
+                for (int64_t pi = 0; pi < npan; ++pi) {
+                    const int64_t o0 = pi * NO, no = og - o0 < NO ? og - o0 : NO;
                     const int64_t ocb = g * og + o0;
-                    const int32_t *wr[4];
-                    for (int i = 0; i < 4; ++i) wr[i] = wb + (ocb + (i < no ? i : no - 1)) * R2;
+                    const int32_t *wpan = wpk + (g * npan + pi) * R2 * NO;
                     for (int64_t j = 0; j < tcp; j += 16) {
                         __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00,
                                 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
-                        const int16_t *xp = xb + j * 2;
-                        for (int64_t r2 = 0; r2 < R2; ++r2) {
+                        const int16_t *xp = xb + (j / 16) * R2 * 32;
+                        const int32_t *wr = wpan;
+                        for (int64_t r2 = 0; r2 < R2; ++r2, xp += 32, wr += NO) {
                             const __m256i x0 = _mm256_load_si256((const __m256i *)(xp));
                             const __m256i x1 = _mm256_load_si256((const __m256i *)(xp + 16));
-                            xp += tcp * 2;
-                            __m256i wv = _mm256_set1_epi32(wr[0][r2]);
+                            __m256i wv = _mm256_set1_epi32(wr[0]);
                             a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, wv));
                             a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, wv));
-                            wv = _mm256_set1_epi32(wr[1][r2]);
+                            wv = _mm256_set1_epi32(wr[1]);
                             a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, wv));
                             a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, wv));
-                            wv = _mm256_set1_epi32(wr[2][r2]);
+                            wv = _mm256_set1_epi32(wr[2]);
                             a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, wv));
                             a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, wv));
-                            wv = _mm256_set1_epi32(wr[3][r2]);
+                            wv = _mm256_set1_epi32(wr[3]);
                             a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, wv));
                             a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, wv));
                         }
                         const __m256i acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+                        const int64_t t = t0 + j;
+                        if (fused && t + 16 <= t0 + tc) {
+                            /* 16 positions of a channel in one store: QNNPACK's SSE2 tail
+                             * (packssdw, paddsw zp, packuswb, byte clamp), equal to requant.h's
+                             * clamp(rne(y) + zp, lo, hi) for every int32 (docs/kernels.md 4b) */
+                            for (int64_t i = 0; i < no; ++i) {
+                                const int64_t oc = ocb + i;
+                                const __m256i vb = _mm256_set1_epi32(q->bias_q[oc]);
+                                const __m256 vs = _mm256_set1_ps(q->scale[oc]);
+                                const __m256i f0 = _mm256_cvtps_epi32(_mm256_mul_ps(
+                                    _mm256_cvtepi32_ps(_mm256_add_epi32(acc[i][0], vb)), vs));
+                                const __m256i f1 = _mm256_cvtps_epi32(_mm256_mul_ps(
+                                    _mm256_cvtepi32_ps(_mm256_add_epi32(acc[i][1], vb)), vs));
+                                const __m256i h = _mm256_adds_epi16(_mm256_packs_epi32(f0, f1), voz);
+                                const __m256i b8 =
+                                    _mm256_permutevar8x32_epi32(_mm256_packus_epi16(h, h), vperm);
+                                const __m128i v = _mm_min_epu8(
+                                    _mm_max_epu8(_mm256_castsi256_si128(b8), vlo), vhi);
+                                _mm_storeu_si128((__m128i *)((uint8_t *)out + n * p->y_stride_n +
+                                                             oc * p->y_stride_c + t),
+                                                 v);
+                            }
+                            continue;
+                        }
                         for (int64_t i = 0; i < no; ++i) {
                             const int64_t oc = ocb + i;
                             for (int h = 0; h < 2; ++h) {
-                                const int64_t t = t0 + j + 8 * h;
-                                if (t >= t0 + tc) break;
-                                const int cnt = (int)(t0 + tc - t < 8 ? t0 + tc - t : 8);
+                                const int64_t th = t + 8 * h;
+                                if (th >= t0 + tc) break;
+                                const int cnt = (int)(t0 + tc - th < 8 ? t0 + tc - th : 8);
                                 uint8_t *y = (uint8_t *)out +
                                              (ptrdiff_t)(n * p->y_stride_n + oc * p->y_stride_c +
-                                                         t * p->y_stride_t) *
+                                                         th * p->y_stride_t) *
                                                  (ptrdiff_t)es;
                                 qrt__c1a_store(p, q, oc, acc[i][h], y, p->y_stride_t, cnt);
                             }

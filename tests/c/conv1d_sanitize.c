@@ -119,7 +119,15 @@ int main(int argc, char **argv) {
             wcl = malloc(qrt_conv1d_cl_weight_size(p.c_out, p.c_in));
             qrt_conv1d_pack_cl(p.c_out, p.c_in, wpack, wcl);
         }
-        const qrt_conv1d_quant q = {wz, bq, sc, bf, wcl};
+        /* the AVX2 variant's weight panels, exactly sized, for most layers (else it packs them
+         * in its scratch) */
+        int32_t *wa2 = NULL;
+        if (rnd(4) != 0) {
+            const size_t na2 = qrt_conv1d_a2_weight_size(p.c_out, cg, p.kernel, p.groups);
+            wa2 = malloc(na2 ? na2 * 4u : 1u);
+            qrt_conv1d_pack_a2(p.c_out, cg, p.kernel, p.groups, w, wz, wa2);
+        }
+        const qrt_conv1d_quant q = {wz, bq, sc, bf, wcl, wa2};
         if (qrt_conv1d_u8_ref(&p, x, w, &q, want) != QRT_OK) {
             printf("ref rejected case %d\n", c);
             return 1;
@@ -144,7 +152,7 @@ int main(int argc, char **argv) {
                 }
             }
         }
-        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack), free(wcl);
+        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack), free(wcl), free(wa2);
         free(want), free(got);
     }
     printf("ok %d %ld\n", cases, runs);
