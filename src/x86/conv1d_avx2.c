@@ -44,8 +44,17 @@ static inline int qrt__c1a_dw_ok(const qrt_conv1d_params *p) {
            p->x_stride_t == 1 && p->y_stride_t == 1 && p->kernel <= 128;
 }
 
+/** Whether the GEMV path (below) serves p: a dense kernel-1 layer over at most 4 positions (a
+ *  linear of 1-4 rows, a 1x1 conv on a 1x1 image), any strides, either output kind. */
+static inline int qrt__c1a_gemv_ok(const qrt_conv1d_params *p) {
+    return p->groups == 1 && p->kernel == 1 && p->stride == 1 && p->pad_left == 0 &&
+           p->len_out <= 4 && p->len_out <= p->len_in && p->c_in > 0;
+}
+
 size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p) {
     if (qrt__c1a_dw_ok(p)) return 64u; /* the depthwise path reads the input in place */
+    if (qrt__c1a_gemv_ok(p)) /* the input columns as int16 rows, [len_out][ceil16(c_in)] */
+        return 64u + (size_t)p->len_out * (((size_t)p->c_in + 15u) / 16u * 16u) * 2u;
     const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
     const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
     const size_t og = p->c_out / p->groups;
@@ -214,6 +223,82 @@ static QRT_AVX2 qrt_status qrt__c1a_dw_run(const qrt_conv1d_params *p, const uin
     return QRT_OK;
 }
 
+/* ---- GEMV (qrt__c1a_gemv_ok): lanes over the reduction -------------------------------------
+ * Each output position's input column is gathered once into an int16 row (x - x_zp, zero past
+ * c_in); per output channel, 16 raw weight bytes are widened (vpmovsxbw, minus w_zp) and one
+ * vpmaddwd with 16 input entries adds 8 exact pair sums.  Four channels run together and are
+ * reduced by vphaddd (wrapping, so the order of the int32 additions does not matter); each
+ * output is then requant.h's scalar sequence, so the bytes / floats equal the reference's.  The
+ * tile path would use 1 of its 16 position lanes here (MobileNet's 1280 -> 1000 classifier). */
+static QRT_AVX2 void qrt__c1a_gemv(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
+                                   const qrt_conv1d_quant *q, void *out, void *scratch) {
+    const int64_t ci = p->c_in, cp = (ci + 15) / 16 * 16, L = p->len_out, full = ci / 16 * 16;
+    int16_t *xs = (int16_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    const int16_t xz = (int16_t)p->input_zero;
+    const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
+    for (int64_t n = 0; n < p->n; ++n) {
+        const uint8_t *xn = x + n * p->x_stride_n;
+        for (int64_t t = 0; t < L; ++t) {
+            int16_t *d = xs + t * cp;
+            const uint8_t *src = xn + t * p->x_stride_t;
+            if (p->x_stride_c == 1)
+                for (int64_t i = 0; i < ci; ++i) d[i] = (int16_t)((int16_t)src[i] - xz);
+            else
+                for (int64_t i = 0; i < ci; ++i) d[i] = (int16_t)((int16_t)src[i * p->x_stride_c] - xz);
+            for (int64_t i = ci; i < cp; ++i) d[i] = 0;
+        }
+        for (int64_t o0 = 0; o0 < p->c_out; o0 += 4) {
+            const int64_t nb = p->c_out - o0 < 4 ? p->c_out - o0 : 4;
+            const int8_t *wr[4];
+            __m256i vz[4];
+            for (int k = 0; k < 4; ++k) {
+                const int64_t oc = o0 + (k < nb ? k : nb - 1);
+                wr[k] = w + oc * ci;
+                vz[k] = _mm256_set1_epi16((short)q->weight_zero[oc]);
+            }
+            for (int64_t t = 0; t < L; ++t) {
+                const int16_t *xr = xs + t * cp;
+                __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+                for (int64_t i = 0; i < full; i += 16) {
+                    const __m256i xv = _mm256_load_si256((const __m256i *)(xr + i));
+#define QRT__C1A_GW(k) _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wr[k] + i))), vz[k])
+                    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(xv, QRT__C1A_GW(0)));
+                    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(xv, QRT__C1A_GW(1)));
+                    a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(xv, QRT__C1A_GW(2)));
+                    a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(xv, QRT__C1A_GW(3)));
+#undef QRT__C1A_GW
+                }
+                if (full < ci) { /* the last < 16 weights of each row, through a zeroed buffer */
+                    const __m256i xv = _mm256_load_si256((const __m256i *)(xr + full));
+                    __m256i *acc[4] = {&a0, &a1, &a2, &a3};
+                    for (int k = 0; k < 4; ++k) {
+                        int8_t b[16] = {0};
+                        memcpy(b, wr[k] + full, (size_t)(ci - full));
+                        const __m256i wv = _mm256_sub_epi16(
+                            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b)), vz[k]);
+                        *acc[k] = _mm256_add_epi32(*acc[k], _mm256_madd_epi16(xv, wv));
+                    }
+                }
+                const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+                const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+                int32_t sums[4];
+                _mm_storeu_si128((__m128i *)sums, s4);
+                for (int64_t k = 0; k < nb; ++k) {
+                    const int64_t oc = o0 + k;
+                    uint8_t *y = (uint8_t *)out + (ptrdiff_t)(n * p->y_stride_n + oc * p->y_stride_c +
+                                                              t * p->y_stride_t) * (ptrdiff_t)es;
+                    if (p->out_kind == QRT_CONV1D_OUT_F32)
+                        *(float *)y = qrt_dequant_acc_f32(sums[k], q->scale[oc], q->bias_f[oc]);
+                    else
+                        *y = qrt_requant_fp32_u8(qrt_add_s32_wrap(sums[k], q->bias_q[oc]),
+                                                 q->scale[oc], p->output_zero, p->output_min,
+                                                 p->output_max);
+                }
+            }
+        }
+    }
+}
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref() (reads the raw weight w).
  * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p) bytes, any alignment
@@ -224,6 +309,10 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
     const qrt_status st = qrt_conv1d_check(p);
     if (st != QRT_OK) return st;
     if (qrt__c1a_dw_ok(p)) return qrt__c1a_dw_run(p, x, w, q, (uint8_t *)out);
+    if (qrt__c1a_gemv_ok(p)) {
+        qrt__c1a_gemv(p, x, w, q, out, scratch);
+        return QRT_OK;
+    }
     const int64_t cg = p->c_in / p->groups, og = p->c_out / p->groups, kk = p->kernel;
     const int64_t R = cg * kk, R2 = (R + 1) / 2, TC = qrt__c1a_tc(p);
     const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
@@ -279,6 +368,16 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
                                 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
                         const int16_t *xp = xb + (j / 16) * R2 * 32;
                         const int32_t *wr = wpan;
+                        if (tc - j <= 8) { /* a chunk's last block with <= 8 positions (a 7x7
+                                            * image's 49th): one vector per channel */
+                            for (int64_t r2 = 0; r2 < R2; ++r2, xp += 32, wr += NO) {
+                                const __m256i x0 = _mm256_load_si256((const __m256i *)(xp));
+                                a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, _mm256_set1_epi32(wr[0])));
+                                a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, _mm256_set1_epi32(wr[1])));
+                                a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, _mm256_set1_epi32(wr[2])));
+                                a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, _mm256_set1_epi32(wr[3])));
+                            }
+                        } else
                         for (int64_t r2 = 0; r2 < R2; ++r2, xp += 32, wr += NO) {
                             const __m256i x0 = _mm256_load_si256((const __m256i *)(xp));
                             const __m256i x1 = _mm256_load_si256((const __m256i *)(xp + 16));
