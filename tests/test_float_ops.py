@@ -162,6 +162,13 @@ def measure_unary(tmp_path, case, rng):
     worst = 0.0
     for x in _unary_inputs(rng, kind == "float_prelu"):
         want = fn(t, t.from_numpy(x.copy())).numpy()
+        if name == "gelu" and t.backends.cpu.get_cpu_capability() != "AVX512":
+            # qrt follows torch 2.13's AVX512 gelu: NaN at +inf, +inf past x > FLT_MAX / 2;
+            # torch's AVX2 and DEFAULT kernels give +inf and x there (docs/float-ops.md)
+            with np.errstate(over="ignore"):
+                big = np.abs(x) > np.float32(np.finfo(np.float32).max / 2)
+            want = np.where(x == np.inf, np.float32(np.nan),
+                            np.where(big & (x > 0), np.float32(np.inf), want))
         got = run_op(tmp_path, kind, [x], want.shape, attrs, params)
         worst = max(worst, ulp_error(got, want, x, A, f"{name} {x.shape}"))
     return worst
