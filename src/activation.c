@@ -39,6 +39,7 @@ void qrt_relu_s8(const int8_t *x, size_t n, int8_t zp, int8_t *out, int variant)
 int qrt_lut_isa(void) {
 #ifdef QRT_HAVE_X86
     if (qrt_cpu_features() & QRT_CPU_AVX512VBMI) return QRT_ISA_AVX512VNNI;
+    if (qrt_cpu_features() & QRT_CPU_AVX2) return QRT_ISA_AVX2;
 #endif
 #if defined(QRT_HAVE_ARM) && defined(__aarch64__)
     if (qrt_cpu_features() & QRT_CPU_NEON) return QRT_ISA_NEON;
@@ -52,6 +53,10 @@ void qrt_lut_u8(const uint8_t *lut, const uint8_t *x, size_t n, uint8_t *out, in
 #ifdef QRT_HAVE_X86
     if (v == QRT_ISA_AVX512VNNI) {
         qrt_lut_u8__avx512vbmi(lut, x, n, out);
+        return;
+    }
+    if (v == QRT_ISA_AVX2 && (qrt_cpu_features() & QRT_CPU_AVX2)) {
+        qrt_lut_u8__avx2(lut, x, n, out);
         return;
     }
 #endif
