@@ -67,7 +67,8 @@ size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p) {
 
 /* requantize 8 accumulators of channel oc and store the first `cnt` at y (element stride ys) */
 static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
-                                           int64_t oc, __m256i acc, void *y, int64_t ys, int cnt) {
+                                           int64_t oc, __m256i acc, void *y, int64_t ys, int cnt,
+                                           int add_bias) {
     if (p->out_kind == QRT_CONV1D_OUT_F32) {
         __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(q->scale[oc]));
         v = _mm256_add_ps(v, _mm256_set1_ps(q->bias_f[oc]));
@@ -82,7 +83,8 @@ static inline QRT_AVX2 void qrt__c1a_store(const qrt_conv1d_params *p, const qrt
         return;
     }
     const int32_t zp = p->output_zero;
-    __m256i a = _mm256_add_epi32(acc, _mm256_set1_epi32(q->bias_q[oc])); /* wraps, as paddd */
+    /* + bias_q (wraps, as paddd), unless the accumulators started at it */
+    __m256i a = add_bias ? _mm256_add_epi32(acc, _mm256_set1_epi32(q->bias_q[oc])) : acc;
     __m256i r =
         _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(q->scale[oc])));
     /* clamp(r + zp, lo, hi) == clamp(r, lo - zp, hi - zp) + zp without int32 overflow;
@@ -335,6 +337,10 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
     const __m256i voz = _mm256_set1_epi16((short)p->output_zero);
     const __m128i vlo = _mm_set1_epi8((char)p->output_min), vhi = _mm_set1_epi8((char)p->output_max);
     const __m256i vperm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i vlo2 = _mm256_set1_epi8((char)p->output_min),
+                  vhi2 = _mm256_set1_epi8((char)p->output_max);
+    const int clo = p->output_min > 0, chi = p->output_max < 255; /* packuswb gives 0..255 */
+    const int binit = p->out_kind == QRT_CONV1D_OUT_U8;
     for (int64_t n = 0; n < p->n; ++n)
         for (int64_t g = 0; g < p->groups; ++g) {
             const uint8_t *xg = x + n * p->x_stride_n + g * cg * p->x_stride_c;
@@ -364,8 +370,19 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
                     const int64_t ocb = g * og + o0;
                     const int32_t *wpan = wpk + (g * npan + pi) * R2 * NO;
                     for (int64_t j = 0; j < tcp; j += 16) {
-                        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00,
-                                a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+                        /* quint8 output: the accumulators start at the int32 bias (the order
+                         * of wrapping int32 additions does not matter), so the epilogue adds
+                         * none; padded channels of a group's last panel repeat the last one's */
+                        __m256i a00, a10, a20, a30;
+                        if (binit) {
+                            a00 = _mm256_set1_epi32(q->bias_q[ocb]);
+                            a10 = _mm256_set1_epi32(q->bias_q[ocb + (no > 1 ? 1 : 0)]);
+                            a20 = _mm256_set1_epi32(q->bias_q[ocb + (no > 2 ? 2 : no - 1)]);
+                            a30 = _mm256_set1_epi32(q->bias_q[ocb + (no > 3 ? 3 : no - 1)]);
+                        } else {
+                            a00 = a10 = a20 = a30 = _mm256_setzero_si256();
+                        }
+                        __m256i a01 = a00, a11 = a10, a21 = a20, a31 = a30;
                         const int16_t *xp = xb + (j / 16) * R2 * 32;
                         const int32_t *wr = wpan;
                         if (tc - j <= 8) { /* a chunk's last block with <= 8 positions (a 7x7
@@ -400,23 +417,35 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
                             /* 16 positions of a channel in one store: QNNPACK's SSE2 tail
                              * (packssdw, paddsw zp, packuswb, byte clamp), equal to requant.h's
                              * clamp(rne(y) + zp, lo, hi) for every int32 (docs/kernels.md 4b) */
-                            for (int64_t i = 0; i < no; ++i) {
-                                const int64_t oc = ocb + i;
-                                const __m256i vb = _mm256_set1_epi32(q->bias_q[oc]);
-                                const __m256 vs = _mm256_set1_ps(q->scale[oc]);
-                                const __m256i f0 = _mm256_cvtps_epi32(_mm256_mul_ps(
-                                    _mm256_cvtepi32_ps(_mm256_add_epi32(acc[i][0], vb)), vs));
-                                const __m256i f1 = _mm256_cvtps_epi32(_mm256_mul_ps(
-                                    _mm256_cvtepi32_ps(_mm256_add_epi32(acc[i][1], vb)), vs));
-                                const __m256i h = _mm256_adds_epi16(_mm256_packs_epi32(f0, f1), voz);
+#define QRT__C1A_H16(i)                                                                            \
+    _mm256_adds_epi16(                                                                             \
+        _mm256_packs_epi32(                                                                        \
+            _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[i][0]),                        \
+                                             _mm256_set1_ps(q->scale[ocb + (i)]))),                \
+            _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[i][1]),                        \
+                                             _mm256_set1_ps(q->scale[ocb + (i)])))),               \
+        voz)
+                            uint8_t *yrow = (uint8_t *)out + n * p->y_stride_n + ocb * p->y_stride_c + t;
+                            int64_t i = 0;
+                            for (; i + 1 < no; i += 2) { /* two channels per pack */
+                                __m256i b8 = _mm256_permutevar8x32_epi32(
+                                    _mm256_packus_epi16(QRT__C1A_H16(i), QRT__C1A_H16(i + 1)), vperm);
+                                if (clo) b8 = _mm256_max_epu8(b8, vlo2);
+                                if (chi) b8 = _mm256_min_epu8(b8, vhi2);
+                                _mm_storeu_si128((__m128i *)(yrow + i * p->y_stride_c),
+                                                 _mm256_castsi256_si128(b8));
+                                _mm_storeu_si128((__m128i *)(yrow + (i + 1) * p->y_stride_c),
+                                                 _mm256_extracti128_si256(b8, 1));
+                            }
+                            if (i < no) {
+                                const __m256i h = QRT__C1A_H16(i);
                                 const __m256i b8 =
                                     _mm256_permutevar8x32_epi32(_mm256_packus_epi16(h, h), vperm);
                                 const __m128i v = _mm_min_epu8(
                                     _mm_max_epu8(_mm256_castsi256_si128(b8), vlo), vhi);
-                                _mm_storeu_si128((__m128i *)((uint8_t *)out + n * p->y_stride_n +
-                                                             oc * p->y_stride_c + t),
-                                                 v);
+                                _mm_storeu_si128((__m128i *)(yrow + i * p->y_stride_c), v);
                             }
+#undef QRT__C1A_H16
                             continue;
                         }
                         for (int64_t i = 0; i < no; ++i) {
@@ -429,7 +458,7 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
                                              (ptrdiff_t)(n * p->y_stride_n + oc * p->y_stride_c +
                                                          th * p->y_stride_t) *
                                                  (ptrdiff_t)es;
-                                qrt__c1a_store(p, q, oc, acc[i][h], y, p->y_stride_t, cnt);
+                                qrt__c1a_store(p, q, oc, acc[i][h], y, p->y_stride_t, cnt, !binit);
                             }
                         }
                     }

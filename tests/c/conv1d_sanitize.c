@@ -94,6 +94,10 @@ int main(int argc, char **argv) {
         p.output_zero = (int32_t)rnd(256);
         p.output_min = rnd(3) == 0 ? p.output_zero : 0;
         p.output_max = 255;
+        if (rnd(4) == 0) { /* a fused clamp's ceiling (relu6) */
+            const int32_t hi = 128 + (int32_t)rnd(127);
+            p.output_max = hi < p.output_min ? p.output_min : hi;
+        }
         const size_t nx = (size_t)p.n * p.c_in * p.len_in, nw = (size_t)p.c_out * cg * p.kernel;
         const size_t ny = (size_t)p.n * p.c_out * p.len_out, es = p.out_kind ? 4 : 1;
         uint8_t *x = malloc(nx);
