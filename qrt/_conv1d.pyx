@@ -26,7 +26,8 @@ cdef extern from "qrt/conv1d_threads.h" nogil:
         int parts_t
         int parts_c
     qrt_conv1d_split qrt_conv1d_split_of(const qrt_conv1d_params *p, int threads)
-    size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads)
+    size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                         int variant, int threads)
     qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                                 const int8_t *wpack, const int32_t *wsum,
                                 const qrt_conv1d_quant *q, void *out, void *scratch,
@@ -186,7 +187,7 @@ def scratch_size(Py_ssize_t n, Py_ssize_t c_in, Py_ssize_t c_out, Py_ssize_t len
     """Scratch bytes conv1d() needs for this geometry."""
     cdef qrt_conv1d_params p
     _fill(&p, n, c_in, c_out, len_in, len_out, kernel, stride, dilation, pad_left, groups)
-    return qrt_conv1d_u8_scratch_size(&p, variant)
+    return qrt_conv1d_u8_scratch_size(&p, NULL, variant)
 
 
 def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1] wpack,
@@ -231,7 +232,7 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
     if st == QRT_OK and (n == 0 or len_out == 0):
         return
     cdef qrt_conv1d_quant q
-    cdef size_t need = qrt_conv1d_u8_scratch_size(&p, variant)
+    cdef size_t need = qrt_conv1d_u8_scratch_size(&p, NULL, variant)
     cdef void *sp = NULL
     cdef const int8_t *wp = NULL
     if st == QRT_OK:
@@ -351,11 +352,13 @@ cdef class Plan:
         self.wpack_cl = wpack_cl
         self.variant = variant
         # the AVX2 variant's int16-pair weight panels, made once here instead of per call
-        # (a 1x1 layer on a 7x7 image spent a third of its call on them)
+        # (a 1x1 layer on a 7x7 image spent a third of its call on them), for the layers whose
+        # path reads them (not depthwise, not the GEMV of a 1-4 row linear); the scratch then
+        # holds no room for them
         cdef int32_t[::1] a2
         self.wpack_a2 = None
         self.q.wpack_a2 = NULL
-        if qrt_conv1d_variant(variant) == QRT_ISA_AVX2 and c_out > 0 and w.shape[1] > 0:
+        if qrt_conv1d_u8_uses_a2_panels(&self.p, variant) and c_out > 0 and w.shape[1] > 0:
             import numpy as np
             self.wpack_a2 = np.empty(max(<Py_ssize_t>qrt_conv1d_a2_weight_size(
                 c_out, c_in // groups, kernel, groups), 1), np.int32)
@@ -365,7 +368,7 @@ cdef class Plan:
                                    &weight_zero[0], &a2[0])
             self.q.wpack_a2 = &a2[0]
         self.threads = qrt_pool_get_threads()
-        self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, variant, self.threads)
+        self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, &self.q, variant, self.threads)
         if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(
                 c_out, c_in // groups, kernel):
             raise ValueError("conv1d: packed weight does not match the geometry")
@@ -394,7 +397,7 @@ cdef class Plan:
         cdef int threads = qrt_pool_get_threads()
         if threads != self.threads and mine:
             import numpy as np
-            self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, self.variant, threads)
+            self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, &self.q, self.variant, threads)
             if <size_t>self.scratch.shape[0] < self.need:
                 self.scratch = np.empty(<Py_ssize_t>self.need, np.uint8)
             self.threads = threads
@@ -1066,7 +1069,7 @@ cdef class RnnLayer:
         cdef int threads = qrt_pool_get_threads()
         if threads != hh.threads:
             import numpy as np
-            hh.need = qrt_conv1d_u8_mt_scratch_size(&hh.p, hh.variant, threads)
+            hh.need = qrt_conv1d_u8_mt_scratch_size(&hh.p, &hh.q, hh.variant, threads)
             if <size_t>hh.scratch.shape[0] < hh.need:
                 hh.scratch = np.empty(<Py_ssize_t>hh.need, np.uint8)
             hh.threads = threads

@@ -109,7 +109,9 @@ cdef extern from "qrt/conv1d.h" nogil:
                                  int8_t *wpack, int32_t *wsum)
     int qrt_conv1d_isa()
     int qrt_conv1d_variant(int variant)
-    size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant)
+    size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                      int variant)
+    int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant)
     qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                              const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
                              void *out, void *scratch, size_t scratch_size, int variant)

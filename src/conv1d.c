@@ -62,11 +62,22 @@ int qrt_conv1d_variant(int variant) {
     return variant == QRT_ISA_REF ? QRT_ISA_REF : qrt_conv1d_isa();
 }
 
-size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant) {
+size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                  int variant) {
 #ifdef QRT_HAVE_X86
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI)
         return qrt_conv1d_u8__avx512vnni_scratch_size(p);
-    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) return qrt_conv1d_u8__avx2_scratch_size(p);
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) return qrt_conv1d_u8__avx2_scratch_size(p, q);
+#endif
+    (void)p;
+    (void)q;
+    (void)variant;
+    return 0;
+}
+
+int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant) {
+#ifdef QRT_HAVE_X86
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) return qrt_conv1d_u8__avx2_uses_panels(p);
 #endif
     (void)p;
     (void)variant;
@@ -83,7 +94,7 @@ qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int
         return qrt_conv1d_u8__avx512vnni(p, x, wpack, wsum, q, out, scratch);
     }
     if (qrt_conv1d_variant(variant) == QRT_ISA_AVX2) {
-        if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p)) return QRT_ERR_ARG;
+        if (!scratch || scratch_size < qrt_conv1d_u8__avx2_scratch_size(p, q)) return QRT_ERR_ARG;
         return qrt_conv1d_u8__avx2(p, x, w, q, out, scratch);
     }
 #endif

@@ -178,14 +178,16 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
     return r;
 }
 
-size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads) {
+size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                     int variant, int threads) {
     const qrt_conv1d_split s = qrt_conv1d_split_of(p, threads);
-    if (s.chunks <= 1) return qrt_conv1d_u8_scratch_size(p, variant);
-    static const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL, NULL, NULL};
+    if (s.chunks <= 1) return qrt_conv1d_u8_scratch_size(p, q, variant);
+    /* only the panel pointer matters (a part gets it, offset, when its cut is on a panel) */
+    const qrt_conv1d_quant q0 = {NULL, NULL, NULL, NULL, NULL, q ? q->wpack_a2 : NULL};
     size_t slot = 0;
     for (int i = 0; i < s.chunks; ++i) {
         const qrt__c1_sub r = qrt_conv1d_sub(p, &s, i, NULL, NULL, NULL, NULL, &q0, NULL);
-        const size_t b = qrt_conv1d_u8_scratch_size(&r.p, variant);
+        const size_t b = qrt_conv1d_u8_scratch_size(&r.p, &r.q, variant);
         slot = b > slot ? b : slot;
     }
     slot = (slot + 63u) & ~(size_t)63u;
@@ -224,7 +226,7 @@ qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x, const 
     const qrt_conv1d_split s = qrt_conv1d_split_of(p, threads);
     if (s.chunks <= 1)
         return qrt_conv1d_u8(p, x, w, wpack, wsum, q, out, scratch, scratch_size, variant);
-    const size_t need = qrt_conv1d_u8_mt_scratch_size(p, variant, threads);
+    const size_t need = qrt_conv1d_u8_mt_scratch_size(p, q, variant, threads);
     if (scratch_size < need) return QRT_ERR_ARG;
     qrt__c1_job j;
     j.p = p;

@@ -24,15 +24,22 @@ int qrt_conv1d_supports(int isa);
  *  QRT_ISA_* code, which tests use to force it) runs. */
 int qrt_conv1d_variant(int variant);
 
-/** @brief Scratch bytes qrt_conv1d_u8() needs for `variant` (0 for the reference). */
-size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, int variant);
+/** @brief Scratch bytes qrt_conv1d_u8() needs for `variant` (0 for the reference) with the
+ *         quantization arrays q (NULL, or q->wpack_a2 NULL: the AVX2 variant makes its weight
+ *         panels in the scratch; only q->wpack_a2 is read). */
+size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                  int variant);
+
+/** @brief Whether `variant` reads the AVX2 weight panels (qrt_conv1d_quant.wpack_a2) for p: a
+ *         plan makes them only then. */
+int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant);
 
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(); runs the fastest variant available.
  * @param[in] w       [c_out][c_in/groups][kernel] int8 (read by the reference)
  * @param[in] wpack   packed quads and @p wsum from qrt_conv1d_pack_weights() (read by the
  *                    dot-product variants)
- * @param[in] scratch qrt_conv1d_u8_scratch_size(p, variant) bytes, @p scratch_size given
+ * @param[in] scratch qrt_conv1d_u8_scratch_size(p, q, variant) bytes, @p scratch_size given
  * @param[in] variant -1 for the best, QRT_ISA_REF to force the reference
  * @return QRT_OK; the gate's error; QRT_ERR_ARG when scratch is too small
  */

@@ -62,12 +62,14 @@ qrt__c1_sub qrt_conv1d_sub(const qrt_conv1d_params *p, const qrt_conv1d_split *s
                            const uint8_t *x, const int8_t *w, const int8_t *wpack,
                            const int32_t *wsum, const qrt_conv1d_quant *q, void *out);
 
-/** @brief Scratch bytes qrt_conv1d_u8_mt() needs for `threads` threads (64-byte slots). */
-size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, int variant, int threads);
+/** @brief Scratch bytes qrt_conv1d_u8_mt() needs for `threads` threads (64-byte slots), with
+ *         q as for qrt_conv1d_u8_scratch_size() (NULL allowed). */
+size_t qrt_conv1d_u8_mt_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                     int variant, int threads);
 
 /**
  * @brief qrt_conv1d_u8() on up to `threads` threads; same contract and bit-identical result.
- * @param[in] scratch qrt_conv1d_u8_mt_scratch_size(p, variant, threads) bytes
+ * @param[in] scratch qrt_conv1d_u8_mt_scratch_size(p, q, variant, threads) bytes
  */
 qrt_status qrt_conv1d_u8_mt(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                             const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,

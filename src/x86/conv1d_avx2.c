@@ -51,18 +51,35 @@ static inline int qrt__c1a_gemv_ok(const qrt_conv1d_params *p) {
            p->len_out <= 4 && p->len_out <= p->len_in && p->c_in > 0;
 }
 
-size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p) {
+/* The tile path's scratch: [xb | wb | rows], each 64-byte aligned after a 64-byte alignment
+ * slack; wb (the weight panels) only when the caller has none prepacked. */
+typedef struct {
+    size_t wb, rows, total;
+} qrt__c1a_layout;
+
+static inline qrt__c1a_layout qrt__c1a_layout_of(const qrt_conv1d_params *p, int prepacked) {
+    const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
+    const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
+    const size_t wb = prepacked ? 0u
+                                : qrt_conv1d_a2_weight_size(p->c_out, p->c_in / p->groups,
+                                                            p->kernel, p->groups) * 4u;
+    const size_t rb = (size_t)qrt__c1a_tc(p) * 4u; /* two int16 rows */
+    qrt__c1a_layout l;
+    l.wb = (xb + 63u) & ~(size_t)63u;
+    l.rows = l.wb + ((wb + 63u) & ~(size_t)63u);
+    l.total = 64u + l.rows + ((rb + 63u) & ~(size_t)63u);
+    return l;
+}
+
+int qrt_conv1d_u8__avx2_uses_panels(const qrt_conv1d_params *p) {
+    return !qrt__c1a_dw_ok(p) && !qrt__c1a_gemv_ok(p);
+}
+
+size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q) {
     if (qrt__c1a_dw_ok(p)) return 64u; /* the depthwise path reads the input in place */
     if (qrt__c1a_gemv_ok(p)) /* the input columns as int16 rows, [len_out][ceil16(c_in)] */
         return 64u + (size_t)p->len_out * (((size_t)p->c_in + 15u) / 16u * 16u) * 2u;
-    const size_t r2 = ((size_t)(p->c_in / p->groups) * p->kernel + 1) / 2;
-    const size_t xb = r2 * (size_t)qrt__c1a_tc(p) * 4u;
-    const size_t og = p->c_out / p->groups;
-    const size_t wb = (size_t)p->groups * ((og + QRT__C1A_NO - 1) / QRT__C1A_NO * QRT__C1A_NO) *
-                      r2 * 4u;
-    const size_t rb = (size_t)qrt__c1a_tc(p) * 4u; /* two int16 rows */
-    return 64u + ((xb + 63u) & ~(size_t)63u) + ((wb + 63u) & ~(size_t)63u) +
-           ((rb + 63u) & ~(size_t)63u) + 64u;
+    return qrt__c1a_layout_of(p, q && q->wpack_a2).total;
 }
 
 /* requantize 8 accumulators of channel oc and store the first `cnt` at y (element stride ys) */
@@ -303,7 +320,7 @@ static QRT_AVX2 void qrt__c1a_gemv(const qrt_conv1d_params *p, const uint8_t *x,
 
 /**
  * @brief Same contract as qrt_conv1d_u8_ref() (reads the raw weight w).
- * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p) bytes, any alignment
+ * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p, q) bytes, any alignment
  */
 QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_t *x,
                                         const int8_t *w, const qrt_conv1d_quant *q, void *out,
@@ -319,12 +336,10 @@ QRT_AVX2 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_
     const int64_t R = cg * kk, R2 = (R + 1) / 2, TC = qrt__c1a_tc(p);
     const size_t es = p->out_kind == QRT_CONV1D_OUT_F32 ? 4u : 1u;
     uint8_t *sp = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    const qrt__c1a_layout lay = qrt__c1a_layout_of(p, q->wpack_a2 != NULL);
     int16_t *xb = (int16_t *)sp;
-    sp += ((size_t)R2 * TC * 4u + 63u) & ~(size_t)63u;
-    int32_t *wb = (int32_t *)sp;
-    sp += ((size_t)p->groups * (size_t)((og + QRT__C1A_NO - 1) / QRT__C1A_NO * QRT__C1A_NO) *
-               (size_t)R2 * 4u + 63u) & ~(size_t)63u;
-    int16_t *rows = (int16_t *)sp;
+    int32_t *wb = (int32_t *)(sp + lay.wb);
+    int16_t *rows = (int16_t *)(sp + lay.rows);
     /* weights: per group, panels of 4 channels (qrt_conv1d_pack_a2): made once per layer
      * (q->wpack_a2) or here, in the scratch */
     const int64_t NO = QRT__C1A_NO, npan = (og + NO - 1) / NO;

@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
             if (!qrt_conv1d_supports(variants[vi])) continue;
             for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ++ti) {
                 qrt_pool_set_threads(threads[ti]);
-                const size_t ns = qrt_conv1d_u8_mt_scratch_size(&p, variants[vi], threads[ti]);
+                const size_t ns = qrt_conv1d_u8_mt_scratch_size(&p, &q, variants[vi], threads[ti]);
                 void *scr = malloc(ns ? ns : 1);
                 memset(got, 0xA5, ny * es);
                 const qrt_status st = qrt_conv1d_u8_mt(&p, x, w, wpack, wsum, &q, got, scr, ns,

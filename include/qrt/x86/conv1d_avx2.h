@@ -11,12 +11,17 @@
 #include <stddef.h>
 #include "qrt/conv1d_params.h"
 
-/** @brief Scratch bytes qrt_conv1d_u8__avx2() needs. */
-size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p);
+/** @brief Scratch bytes qrt_conv1d_u8__avx2() needs: with q->wpack_a2 set (q may be NULL:
+ *         none), no room for the weight panels. */
+size_t qrt_conv1d_u8__avx2_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q);
+
+/** @brief Whether qrt_conv1d_u8__avx2() reads weight panels (qrt_conv1d_pack_a2()) for p: not
+ *         on its depthwise and GEMV paths. */
+int qrt_conv1d_u8__avx2_uses_panels(const qrt_conv1d_params *p);
 
 /**
  * @brief Same contract as qrt_conv1d_u8_ref() (reads the raw weight w).
- * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p) bytes, any alignment
+ * @param[in] scratch qrt_conv1d_u8__avx2_scratch_size(p, q) bytes, any alignment
  */
 qrt_status qrt_conv1d_u8__avx2(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                                const qrt_conv1d_quant *q, void *out, void *scratch);
