@@ -84,7 +84,9 @@ WRAP
     } 2>&1 | tee -a "$SUMMARY"
     t0=$SECONDS
     set +e
+    # a basetemp of its own: .ci/arm.sh runs the CPythons' pipelines at once
     guest_python "$ARCH" "$cpu" -m pytest -q -p _qemu -p no:cacheprovider -rs \
+      --basetemp "$W/pytest-tmp-$cpu" \
       "$TESTS" ${PYTEST_EXTRA[@]+"${PYTEST_EXTRA[@]}"} > "$W/pytest-$cpu.log" 2>&1
     rc=$?
     set -e
