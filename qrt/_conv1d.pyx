@@ -609,7 +609,7 @@ cdef extern from "qrt/dwconv2d.h" nogil:
                                const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
                                size_t scratch_size, int variant, int threads)
     size_t qrt_dwconv2d_cl_weight_size(uint32_t c, uint32_t kh, uint32_t kw)
-    int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p)
+    int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant)
     int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p)
     void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                               const int32_t *weight_zero, int32_t *out)
@@ -715,10 +715,9 @@ cdef class DwPlan:
         self.q.weight_zero, self.q.bias_q, self.q.scale = &weight_zero[0], &bias_q[0], &scale[0]
         self.q.bias_f = NULL
         self.q.wpack_cl = NULL
-        # the channels-in-lanes path's weight pairs (AVX-512 VNNI, channel multiplier 1; the
-        # kernel takes that path for small planes, docs/kernels.md 4f); cl=False: never
-        if cl and c_out == c and kernel[0] <= 7 and kernel[1] <= 7 and \
-                ISA_NAMES.get(qrt_dwconv2d_variant(variant)) == "avx512vnni":
+        # the channels-in-lanes path's weight pairs (AVX-512 VNNI and AVX2, channel multiplier
+        # 1; the kernel takes that path for small planes, docs/kernels.md 4f); cl=False: never
+        if cl and c_out == c and qrt_dwconv2d_cl_path(&self.p, variant):
             import numpy as np
             self.wcl = np.empty(qrt_dwconv2d_cl_weight_size(c, kernel[0], kernel[1]) // 4,
                                 np.int32)
@@ -753,10 +752,9 @@ cdef class DwPlan:
 
     @property
     def cl_path(self):
-        """True when a call runs the AVX-512 VNNI channels-in-lanes path (small planes)."""
-        return self.q.wpack_cl != NULL and \
-            ISA_NAMES.get(qrt_dwconv2d_variant(self.variant)) == "avx512vnni" and \
-            qrt_dwconv2d_cl_path(&self.p) != 0
+        """True when a call runs the channels-in-lanes path (small planes; AVX-512 VNNI and
+        AVX2)."""
+        return self.q.wpack_cl != NULL and qrt_dwconv2d_cl_path(&self.p, self.variant) != 0
 
     @property
     def byte_path(self):

@@ -146,8 +146,13 @@ void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
             }
 }
 
-int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p) {
-    return qrt_dwconv2d_check(p) == QRT_OK && qrt__dwcl_geom_ok(p);
+int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant) {
+    if (qrt_dwconv2d_check(p) != QRT_OK || !qrt__dwcl_geom_ok(p)) return 0;
+    switch (qrt_dwconv2d_variant(variant)) {
+    case QRT_ISA_AVX512VNNI: return 1;
+    case QRT_ISA_AVX2: return (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_AVX2;
+    default: return 0;
+    }
 }
 
 int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p) {

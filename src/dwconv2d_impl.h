@@ -265,6 +265,9 @@ static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
  * [16][sst] byte stage of the outputs. */
 #define QRT__DWCL_MAXK 7      /* kernel height and width */
 #define QRT__DWCL_MAXOUT 256   /* output positions per channel (7x7 1.4-2.5x the flat path, 14x14 1.07-1.12x; 28x28 0.9x) */
+/* The AVX2 form's limit (src/x86/dwconv2d_avx2_cl.c): on the Zen 3 host 7x7 outputs ran
+ * 1.0-2.0x the flat path (the stride-2 14x14 -> 7x7 layers 1.7-2.0x), 14x14 outputs 0.8-1.0x */
+#define QRT__DWCL_MAXOUT_AVX2 64
 #define QRT__DWCL_MAXIN 1024  /* input positions per channel */
 
 typedef struct {

@@ -84,10 +84,11 @@ static inline size_t qrt_dwconv2d_cl_weight_size(uint32_t c, uint32_t kh, uint32
 void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                           const int32_t *weight_zero, int32_t *out);
 
-/** Whether the AVX-512 VNNI variant takes its channels-in-lanes path for p when given that
- *  weight (channel multiplier 1, dilation 1, stride 1 or 2, kernels up to 7x7, at most 256
- *  output and 1024 input positions per channel, contiguous rows). */
-int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p);
+/** Whether `variant` (-1: the best) takes its channels-in-lanes path for p when given that
+ *  weight (channel multiplier 1, dilation 1, stride 1 or 2, kernels up to 7x7, at most 1024
+ *  input positions per channel, contiguous rows, and at most 256 output positions per channel
+ *  on AVX-512 VNNI, 64 on AVX2; no other variant has the path). */
+int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant);
 
 /** Whether the AVX-512 VNNI variant takes its byte-plane path for p where it does not take the
  *  channels-in-lanes one (stride 1 or 2 on both axes, dilation 1, kernels up to 16x16, padding

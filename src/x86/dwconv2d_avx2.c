@@ -224,7 +224,9 @@ static inline __attribute__((always_inline)) QRT_AVX2 void qrt__dwa_widen2(const
 QRT_AVX2 void qrt_dwconv2d_u8__avx2(const qrt_dwconv2d_params *p, const uint8_t *x,
                                     const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
                                     void *scratch, int64_t u0, int64_t u1) {
-    if (qrt__dwf_ok(p))
+    if (q->wpack_cl && qrt__dwcl_geom_ok(p) && (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_AVX2)
+        qrt__dwcl_run_avx2(p, x, q, y, scratch, u0, u1); /* small planes: dwconv2d_avx2_cl.c */
+    else if (qrt__dwf_ok(p))
         qrt__dwf_run(p, x, w, q, y, scratch, u0, u1, qrt__dwa_kernel_m, qrt__dwa_widen,
                      qrt__dwa_widen2);
     else

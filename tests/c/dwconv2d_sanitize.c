@@ -26,6 +26,7 @@
 #include "../../src/ref/dwconv2d_ref.c"
 #ifdef QRT_HAVE_X86
 #include "../../src/x86/dwconv2d_avx2.c"
+#include "../../src/x86/dwconv2d_avx2_cl.c"
 #include "../../src/x86/dwconv2d_avx512vnni.c"
 #include "../../src/x86/dwconv2d_avx512vnni_cl.c"
 #endif

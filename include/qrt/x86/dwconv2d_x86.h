@@ -17,5 +17,9 @@ void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, const uint8_t *x,
  * qrt__dwcl_geom_ok(p) holds and q->wpack_cl is qrt_dwconv2d_pack_cl()'s weight. */
 void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t *x, const qrt_conv1d_quant *q,
                    uint8_t *y, void *scratch, int64_t u0, int64_t u1);
+/* Its AVX2 form (src/x86/dwconv2d_avx2_cl.c), on the same geometry, weight and scratch. */
+void qrt__dwcl_run_avx2(const qrt_dwconv2d_params *p, const uint8_t *x,
+                        const qrt_conv1d_quant *q, uint8_t *y, void *scratch, int64_t u0,
+                        int64_t u1);
 
 #endif
