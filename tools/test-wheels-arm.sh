@@ -12,7 +12,7 @@
 # QRT_QEMU_CPU=<model>; tests/_qemu.py (loaded with -p) turns sys.executable into a launcher
 # that starts the guest interpreter again, so subprocess-based tests run too.
 # A summary (import time, `python -m qrt demo`, selected kernels, pass/skip counts) goes to
-# $WORK/summary-<pytag>.txt.
+# $WORK/summary-<pytag>-<arches>.txt.
 set -euo pipefail
 . "$(dirname "$0")/cross/common.sh"
 
@@ -29,7 +29,7 @@ QEMU_CPUS_aarch64=${QEMU_CPUS_aarch64:-cortex-a72 cortex-a76}
 QEMU_CPUS_armv7l=${QEMU_CPUS_armv7l:-cortex-a7 cortex-a15}
 TESTS=${TESTS:-$ROOT/tests}
 read -r -a PYTEST_EXTRA <<<"${PYTEST_ARGS:-}"
-SUMMARY=$WORK/summary-$PYTAG.txt
+SUMMARY=$WORK/summary-$PYTAG-$(IFS=-; echo "${ARCHES[*]}").txt   # one per call: .ci/arm.sh runs calls at once
 IMPORT_TIMER='import time
 t = time.perf_counter()
 import qrt
