@@ -141,6 +141,19 @@ int main(int argc, char **argv) {
             for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ++ti) {
                 qrt_pool_set_threads(threads[ti]);
                 const size_t ns = qrt_conv1d_u8_mt_scratch_size(&p, &q, variants[vi], threads[ti]);
+                /* held panels take no scratch room; only the AVX2 tile path has any */
+                const size_t n0 = qrt_conv1d_u8_mt_scratch_size(&p, NULL, variants[vi], threads[ti]);
+                const int tiles = qrt_conv1d_u8_uses_a2_panels(&p, variants[vi]);
+                if (tiles && !qrt_conv1d_supports(QRT_ISA_AVX2)) {
+                    printf("case %d: variant %d reads AVX2 panels on a CPU without AVX2\n", c,
+                           variants[vi]);
+                    return 1;
+                }
+                if (wa2 && tiles ? ns >= n0 : ns != n0) {
+                    printf("case %d variant %d threads %d: scratch %zu with panels, %zu without\n",
+                           c, variants[vi], threads[ti], ns, n0);
+                    return 1;
+                }
                 void *scr = malloc(ns ? ns : 1);
                 memset(got, 0xA5, ny * es);
                 const qrt_status st = qrt_conv1d_u8_mt(&p, x, w, wpack, wsum, &q, got, scr, ns,
