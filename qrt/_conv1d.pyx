@@ -715,8 +715,9 @@ cdef class DwPlan:
         self.q.weight_zero, self.q.bias_q, self.q.scale = &weight_zero[0], &bias_q[0], &scale[0]
         self.q.bias_f = NULL
         self.q.wpack_cl = NULL
-        # the channels-in-lanes path's weight pairs (AVX-512 VNNI and AVX2, channel multiplier
-        # 1; the kernel takes that path for small planes, docs/kernels.md 4f); cl=False: never
+        # the channels-in-lanes path's weight pairs (AVX-512 VNNI, AVX2 and aarch64 NEON,
+        # channel multiplier 1; the kernel takes that path for small planes, docs/kernels.md
+        # 4f); cl=False: never
         if cl and c_out == c and qrt_dwconv2d_cl_path(&self.p, variant):
             import numpy as np
             self.wcl = np.empty(qrt_dwconv2d_cl_weight_size(c, kernel[0], kernel[1]) // 4,
@@ -752,8 +753,8 @@ cdef class DwPlan:
 
     @property
     def cl_path(self):
-        """True when a call runs the channels-in-lanes path (small planes; AVX-512 VNNI and
-        AVX2)."""
+        """True when a call runs the channels-in-lanes path (small planes; AVX-512 VNNI, AVX2
+        and aarch64 NEON)."""
         return self.q.wpack_cl != NULL and qrt_dwconv2d_cl_path(&self.p, self.variant) != 0
 
     @property

@@ -151,6 +151,9 @@ int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant) {
     switch (qrt_dwconv2d_variant(variant)) {
     case QRT_ISA_AVX512VNNI: return 1;
     case QRT_ISA_AVX2: return (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_AVX2;
+#if defined(__aarch64__)
+    case QRT_ISA_NEON: return (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_NEON;
+#endif
     default: return 0;
     }
 }

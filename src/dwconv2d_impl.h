@@ -268,6 +268,10 @@ static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
 /* The AVX2 form's limit (src/x86/dwconv2d_avx2_cl.c): on the Zen 3 host 7x7 outputs ran
  * 1.0-2.0x the flat path (the stride-2 14x14 -> 7x7 layers 1.7-2.0x), 14x14 outputs 0.8-1.0x */
 #define QRT__DWCL_MAXOUT_AVX2 64
+/* The aarch64 NEON form's limit (src/neon/dwconv2d_neon.c) */
+#ifndef QRT__DWCL_MAXOUT_NEON
+#define QRT__DWCL_MAXOUT_NEON 256
+#endif
 #define QRT__DWCL_MAXIN 1024  /* input positions per channel */
 
 typedef struct {

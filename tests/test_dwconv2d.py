@@ -4,6 +4,8 @@
 geometries without torch (these run under qemu on Arm); == torch qnnpack where torch is
 installed; threads; the ASan/UBSan C driver."""
 
+import platform
+
 import numpy as np
 import pytest
 
@@ -258,13 +260,14 @@ def test_dw_channels_in_lanes_mobilenet_kernels():
 @pytest.mark.parametrize("seed", range(2))
 def test_dw_channels_in_lanes_small_planes(seed):
     """The channels-in-lanes path (channel multiplier 1, stride 1 or 2, kernels 1x1..7x7, at
-    most 256 output positions on AVX-512 VNNI: MobileNet's 7x7 and 14x14 layers, its 14x14 ->
-    7x7 stride-2 ones; at most 64 on AVX2): blocks of 16 channels with tails, batches,
-    asymmetric padding, per-channel weight zero points, relu / clamp == the im2col reference,
-    every variant; and the path is taken exactly there (DwPlan.cl_path)."""
+    most 256 output positions on AVX-512 VNNI and aarch64 NEON: MobileNet's 7x7 and 14x14
+    layers, its 14x14 -> 7x7 stride-2 ones; at most 64 on AVX2): blocks of 16 channels with
+    tails, batches, asymmetric padding, per-channel weight zero points, relu / clamp == the
+    im2col reference, every variant; and the path is taken exactly there (DwPlan.cl_path)."""
     rng = np.random.default_rng(7700 + seed)
     vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
     avx2 = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx2"
+    neon64 = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "neon" and platform.machine() == "aarch64"
     taken = 0
     for i in range(40):
         s = int(rng.integers(1, 3))
@@ -286,12 +289,13 @@ def test_dw_channels_in_lanes_small_planes(seed):
         z, f = np.zeros(c, np.int32), np.full(c, 1e-3, np.float32)
         plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k, (s, s),
                               (1, 1), (p[0], p[2]), (ho, wo))
-        # QRT__DWCL_MAXOUT, QRT__DWCL_MAXOUT_AVX2 (src/dwconv2d_impl.h): 256 and 64 outputs
-        assert plan.cl_path == ((vnni and ho * wo <= 256) or (avx2 and ho * wo <= 64)), cfg
+        # QRT__DWCL_MAXOUT, _AVX2, _NEON (src/dwconv2d_impl.h): 256, 64 and 256 outputs
+        assert plan.cl_path == (((vnni or neon64) and ho * wo <= 256) or
+                                (avx2 and ho * wo <= 64)), cfg
         assert not _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k,
                                   (s, s), (1, 1), (p[0], p[2]), (ho, wo), cl=False).cl_path
         taken += plan.cl_path
-    assert taken > (10 if vnni else 4) or not (vnni or avx2)
+    assert taken > (4 if avx2 else 10) or not (vnni or avx2 or neon64)
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -233,9 +233,271 @@ static inline __attribute__((always_inline)) QRT_DWN_FN void qrt__dwn_widen2(con
     }
 }
 
+#if defined(__aarch64__)
+/* ---- Channels in lanes, small planes (aarch64; the NEON form of src/x86/dwconv2d_avx2_cl.c,
+ * on the same gate, weight pairs (qrt_dwconv2d_pack_cl) and scratch, qrt__dwcl_geom_of):
+ * blocks of 16 input channels; B[pos] = the 16 channels' bytes of each image position (16 x 16
+ * byte transposes, zips at 8/16/32/64 bits: the x86 unpack network); T[r][col] = the 16
+ * channels' int16 (x - input_zero) of the zero-padded image (32 bytes an entry, every column);
+ * each output sums kh * kw taps as 4 vmlal (int16 x int16 -> int32, exact, wrapping adds from
+ * the bias) per tap and 16 channels, 4 outputs of a row at a time (16 accumulators); then
+ * qrt__dwn_rq0 per lane with the lane's channel scale into a position-major stage, transposed
+ * back to the NCHW rows. */
+
+static inline QRT_DWN_FN void qrt__dwcn_tr(const uint8x16_t in[16], uint8x16_t out[16]) {
+    uint8x16_t a[16];
+    uint16x8_t b[16];
+    for (int i = 0; i < 8; ++i) {
+        a[i] = vzip1q_u8(in[2 * i], in[2 * i + 1]);
+        a[i + 8] = vzip2q_u8(in[2 * i], in[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        const uint16x8_t p0 = vreinterpretq_u16_u8(a[2 * i]), p1 = vreinterpretq_u16_u8(a[2 * i + 1]);
+        const uint16x8_t q0 = vreinterpretq_u16_u8(a[8 + 2 * i]),
+                         q1 = vreinterpretq_u16_u8(a[8 + 2 * i + 1]);
+        b[i] = vzip1q_u16(p0, p1);
+        b[i + 4] = vzip2q_u16(p0, p1);
+        b[i + 8] = vzip1q_u16(q0, q1);
+        b[i + 12] = vzip2q_u16(q0, q1);
+    }
+    for (int g = 0; g < 16; g += 4) { /* b[g..g+3]: rows 0-3, 4-7, 8-11, 12-15; cols g..g+3 */
+        const uint32x4_t e0 = vzip1q_u32(vreinterpretq_u32_u16(b[g]), vreinterpretq_u32_u16(b[g + 1]));
+        const uint32x4_t e1 = vzip2q_u32(vreinterpretq_u32_u16(b[g]), vreinterpretq_u32_u16(b[g + 1]));
+        const uint32x4_t f0 = vzip1q_u32(vreinterpretq_u32_u16(b[g + 2]), vreinterpretq_u32_u16(b[g + 3]));
+        const uint32x4_t f1 = vzip2q_u32(vreinterpretq_u32_u16(b[g + 2]), vreinterpretq_u32_u16(b[g + 3]));
+        out[g] = vreinterpretq_u8_u64(vzip1q_u64(vreinterpretq_u64_u32(e0), vreinterpretq_u64_u32(f0)));
+        out[g + 1] = vreinterpretq_u8_u64(vzip2q_u64(vreinterpretq_u64_u32(e0), vreinterpretq_u64_u32(f0)));
+        out[g + 2] = vreinterpretq_u8_u64(vzip1q_u64(vreinterpretq_u64_u32(e1), vreinterpretq_u64_u32(f1)));
+        out[g + 3] = vreinterpretq_u8_u64(vzip2q_u64(vreinterpretq_u64_u32(e1), vreinterpretq_u64_u32(f1)));
+    }
+}
+
+/* a0 += x.lo * w.lo, a1 += x.hi * w.hi for the 8 int16 at t, as one asm block: gcc 12
+ * otherwise loads every T entry of a step up front (sharing them between outputs and taps)
+ * and spills them and the accumulators; the same instructions, the same bits */
+static inline __attribute__((always_inline)) QRT_DWN_FN void
+qrt__dwcn_mac(int32x4_t *a0, int32x4_t *a1, const int16_t *t, int16x8_t w) {
+    int16x8_t x;
+    __asm__("ldr %q[x], %[m]\n\tsmlal %[a0].4s, %[x].4h, %[w].4h\n\tsmlal2 %[a1].4s, %[x].8h, %[w].8h"
+            : [a0] "+w"(*a0), [a1] "+w"(*a1), [x] "=&w"(x)
+            : [m] "m"(*(const int16x8_t *)(const void *)t), [w] "w"(w));
+}
+
+/* OB outputs (ox0 ..) of row oy, 16 channels (KH x KW taps, KH == 0: the runtime kh, kw; SS:
+ * a constant stride), requantized into the stage (position pos's 16 bytes at stage + 16 pos) */
+static inline __attribute__((always_inline)) QRT_DWN_FN void
+qrt__dwcn_outs(const int16_t *T, int64_t tw, const int16_t *wt, int64_t kh, int64_t kw,
+               int64_t s, int64_t oy, int64_t ox0, int64_t wo, const int32x4_t vb[4],
+               const float32x4_t vs[4], int16x8_t vz16, uint8x16_t vlo8, uint8x16_t vhi8,
+               uint8_t *stage, const int OB, const int KH, const int KW, const int SS) {
+    int32x4_t acc[4][4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) acc[i][v] = vb[v];
+    if (SS) s = SS;
+    const int64_t nky = KH ? KH : kh, nkx = KW ? KW : kw;
+#pragma GCC unroll 7
+    for (int64_t ky = 0; ky < nky; ++ky) {
+        const int16_t *tr = T + ((oy * s + ky) * tw + ox0 * s) * 16;
+#pragma GCC unroll 7
+        for (int64_t kx = 0; kx < nkx; ++kx) {
+            const int16_t *wk = wt + (ky * nkx + kx) * 16;
+            const int16x8_t w0 = vld1q_s16(wk), w1 = vld1q_s16(wk + 8);
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) {
+                if (i >= OB) continue;
+                const int16_t *t = tr + (i * s + kx) * 16;
+                qrt__dwcn_mac(&acc[i][0], &acc[i][1], t, w0);
+                qrt__dwcn_mac(&acc[i][2], &acc[i][3], t + 8, w1);
+            }
+        }
+    }
+    uint8_t *d = stage + (oy * wo + ox0) * 16;
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        if (i >= OB) continue;
+        /* requant.h's rounding (y outside +-2^31 or NaN: INT32_MIN, x86's cvtps2dq), then
+         * clamp(r + zp, lo, hi) as umin(umax(sqxtun(sqadd16(sqxtn(r), zp)), lo), hi): equal,
+         * 0 <= zp <= 255 and a saturated r stays past either end (INT32_MIN lands on lo) */
+        int32x4_t r[4];
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+            const float32x4_t yv = vmulq_f32(vcvtq_f32_s32(acc[i][v]), vs[v]);
+            const uint32x4_t ok = vcltq_f32(vabsq_f32(yv), vdupq_n_f32(2147483648.0f));
+            r[v] = vbslq_s32(ok, vcvtnq_s32_f32(yv), vdupq_n_s32(INT32_MIN));
+        }
+        const int16x8_t lo = vqaddq_s16(vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1])), vz16);
+        const int16x8_t hi = vqaddq_s16(vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3])), vz16);
+        const uint8x16_t b = vcombine_u8(vqmovun_s16(lo), vqmovun_s16(hi));
+        vst1q_u8(d + 16 * i, vminq_u8(vmaxq_u8(b, vlo8), vhi8));
+    }
+}
+
+static inline __attribute__((always_inline)) QRT_DWN_FN void
+qrt__dwcn_rows(const int16_t *T, int64_t tw, const int16_t *wt, int64_t kh, int64_t kw,
+               int64_t s, int64_t ho, int64_t wo, const int32x4_t vb[4], const float32x4_t vs[4],
+               int16x8_t vz16, uint8x16_t vlo8, uint8x16_t vhi8, uint8_t *stage, const int KH,
+               const int KW, const int SS) {
+#define QRT__DWCN_OUTS(OB)                                                                         \
+    qrt__dwcn_outs(T, tw, wt, kh, kw, s, oy, ox, wo, vb, vs, vz16, vlo8, vhi8, stage, OB, KH, KW, \
+                   SS)
+    for (int64_t oy = 0; oy < ho; ++oy) {
+        int64_t ox = 0;
+        for (; ox + 4 <= wo; ox += 4) QRT__DWCN_OUTS(4);
+        switch (wo - ox) {
+        case 3: QRT__DWCN_OUTS(3); break;
+        case 2: QRT__DWCN_OUTS(2); break;
+        case 1: QRT__DWCN_OUTS(1); break;
+        default: break;
+        }
+    }
+#undef QRT__DWCN_OUTS
+}
+
+static QRT_DWN_FN void qrt__dwcl_run_neon(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                          const qrt_conv1d_quant *q, uint8_t *y, void *scratch,
+                                          int64_t u0, int64_t u1) {
+    const qrt__dwcl_geom g = qrt__dwcl_geom_of(p);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    uint8_t *B = base + g.off_e;                    /* [ceil64(rows * W)][16] */
+    int16_t *T = (int16_t *)(void *)(base + g.off_t); /* [hp][tw][16] (room: 64 bytes each) */
+    uint8_t *stage = base + g.off_stage;            /* [npo][16] (room: [16][sst]) */
+    const int64_t s = p->sh, kh = p->kh, kw = p->kw, kp = (kw + 1) / 2, pt = p->pad_top,
+                  pl = p->pad_left, H = p->h, W = p->w, ho = p->ho, wo = p->wo;
+    const int64_t tw = g.tw, hp = g.hp, npo = ho * wo;
+    const int64_t nrows = hp - pt < H ? (hp - pt > 0 ? hp - pt : 0) : H, np = nrows * W;
+    const int32_t *wcl = (const int32_t *)(const void *)q->wpack_cl; /* [kh * kp][c_in] */
+    const int64_t C = p->c_in;
+    memset(T, 0, (size_t)(hp * tw) * 32u);
+    const int16x8_t vxz = vdupq_n_s16((int16_t)p->input_zero);
+    const int16x8_t vz16 = vdupq_n_s16((int16_t)p->output_zero);
+    const uint8x16_t vlo8 = vdupq_n_u8((uint8_t)p->output_min),
+                     vhi8 = vdupq_n_u8((uint8_t)p->output_max);
+    const int64_t r0 = pt, r1 = pt + H < hp ? pt + H : hp;
+    const int64_t ca = pl < tw ? pl : tw, cb = pl + W < tw ? pl + W : tw; /* image columns */
+    int16_t wt[QRT__DWCL_MAXK * QRT__DWCL_MAXK * 16];
+    int32_t bq[16];
+    float sc[16];
+    for (int64_t u = u0; u < u1;) {
+        const int64_t n = u / C, c0 = u - n * C;
+        int64_t nc = u1 - u < 16 ? u1 - u : 16;
+        if (nc > C - c0) nc = C - c0;
+        const uint8_t *xb = x + n * p->x_stride_n + c0 * p->x_stride_c;
+        /* 1. B; lanes past the block's nc channels repeat its last one (never stored), a
+         * channel's last < 16 bytes come through a buffer (nothing past its rows is read) */
+        const uint8_t *xk[16];
+        for (int k = 0; k < 16; ++k) xk[k] = xb + (k < nc ? k : nc - 1) * p->x_stride_c;
+        int64_t z = 0;
+        for (; z + 16 <= np; z += 16) {
+            uint8x16_t in[16], o[16];
+#pragma GCC unroll 16
+            for (int k = 0; k < 16; ++k) in[k] = vld1q_u8(xk[k] + z);
+            qrt__dwcn_tr(in, o); /* o[j]: position z + j */
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; ++j) vst1q_u8(B + (z + j) * 16, o[j]);
+        }
+        if (z < np) {
+            uint8x16_t in[16], o[16];
+            uint8_t tb[16];
+            memset(tb, 0, sizeof tb);
+            for (int k = 0; k < 16; ++k) {
+                memcpy(tb, xk[k] + z, (size_t)(np - z));
+                in[k] = vld1q_u8(tb);
+            }
+            qrt__dwcn_tr(in, o);
+            for (int64_t j = 0; j < np - z; ++j) vst1q_u8(B + (z + j) * 16, o[j]);
+        }
+        /* 2. T rows inside the image (the padding rows stay zero; padding columns stored 0) */
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t *br = B + (r - pt) * W * 16;
+            int16_t *trow = T + r * tw * 16;
+            for (int64_t col = 0; col < ca; ++col) {
+                vst1q_s16(trow + col * 16, vdupq_n_s16(0));
+                vst1q_s16(trow + col * 16 + 8, vdupq_n_s16(0));
+            }
+            for (int64_t col = ca; col < cb; ++col) {
+                const uint8x16_t v = vld1q_u8(br + (col - pl) * 16);
+                vst1q_s16(trow + col * 16, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(v))), vxz));
+                vst1q_s16(trow + col * 16 + 8, vsubq_s16(vreinterpretq_s16_u16(vmovl_high_u8(v)), vxz));
+            }
+            for (int64_t col = cb; col < tw; ++col) {
+                vst1q_s16(trow + col * 16, vdupq_n_s16(0));
+                vst1q_s16(trow + col * 16 + 8, vdupq_n_s16(0));
+            }
+        }
+        /* 3, 4. the block's weights (w - wz per tap and lane, from the pairs), bias and scales,
+         * zero past its nc channels; the outputs, staged */
+        memset(bq, 0, sizeof bq);
+        memset(sc, 0, sizeof sc);
+        for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t pp = 0; pp < kp; ++pp) { /* pair (2pp, 2pp + 1) of row ky */
+                int32_t pr[16];
+                memset(pr, 0, sizeof pr);
+                memcpy(pr, wcl + (ky * kp + pp) * C + c0, (size_t)nc * 4u);
+                const int16x8_t a0 = vreinterpretq_s16_s32(vld1q_s32(pr)),
+                                a1 = vreinterpretq_s16_s32(vld1q_s32(pr + 4)),
+                                a2 = vreinterpretq_s16_s32(vld1q_s32(pr + 8)),
+                                a3 = vreinterpretq_s16_s32(vld1q_s32(pr + 12));
+                int16_t *d = wt + (ky * kw + 2 * pp) * 16;
+                vst1q_s16(d, vuzp1q_s16(a0, a1)); /* the low halves: tap 2pp */
+                vst1q_s16(d + 8, vuzp1q_s16(a2, a3));
+                if (2 * pp + 1 < kw) { /* the high halves: tap 2pp + 1 */
+                    vst1q_s16(d + 16, vuzp2q_s16(a0, a1));
+                    vst1q_s16(d + 24, vuzp2q_s16(a2, a3));
+                }
+            }
+        memcpy(bq, q->bias_q + c0, (size_t)nc * 4u);
+        memcpy(sc, q->scale + c0, (size_t)nc * 4u);
+        const int32x4_t vb[4] = {vld1q_s32(bq), vld1q_s32(bq + 4), vld1q_s32(bq + 8),
+                                 vld1q_s32(bq + 12)};
+        const float32x4_t vs[4] = {vld1q_f32(sc), vld1q_f32(sc + 4), vld1q_f32(sc + 8),
+                                   vld1q_f32(sc + 12)};
+#define QRT__DWCN_ROWS(KH, KW, SS)                                                                 \
+    qrt__dwcn_rows(T, tw, wt, kh, kw, s, ho, wo, vb, vs, vz16, vlo8, vhi8, stage, KH, KW, SS)
+        if (kh == 3 && kw == 3 && s == 1)
+            QRT__DWCN_ROWS(3, 3, 1);
+        else if (kh == 3 && kw == 3 && s == 2)
+            QRT__DWCN_ROWS(3, 3, 2);
+        else if (kh == 5 && kw == 5 && s == 1)
+            QRT__DWCN_ROWS(5, 5, 1);
+        else if (kh == 5 && kw == 5 && s == 2)
+            QRT__DWCN_ROWS(5, 5, 2);
+        else
+            QRT__DWCN_ROWS(0, 0, 0);
+#undef QRT__DWCN_ROWS
+        /* back to NCHW, the last 16-position chunk first (as the x86 forms) */
+        uint8_t *yb = y + n * p->y_stride_n + c0 * p->y_stride_c;
+        const int contiguous = p->y_stride_c == npo;
+        for (int64_t z = (npo - 1) / 16 * 16; z >= 0; z -= 16) {
+            uint8x16_t in[16], o[16];
+            for (int j = 0; j < 16; ++j) in[j] = vld1q_u8(stage + (z + j) * 16);
+            qrt__dwcn_tr(in, o); /* o[k]: channel k, positions z .. z + 15 */
+            for (int64_t k = 0; k < nc; ++k) {
+                uint8_t *dst = yb + k * p->y_stride_c + z;
+                if (z + 16 <= npo || (contiguous && k * npo + z + 16 <= nc * npo)) {
+                    vst1q_u8(dst, o[k]);
+                } else {
+                    uint8_t tb[16];
+                    vst1q_u8(tb, o[k]);
+                    memcpy(dst, tb, (size_t)(npo - z));
+                }
+            }
+        }
+        u += nc;
+    }
+}
+#endif
+
 QRT_DWN_FN void qrt_dwconv2d_u8__neon(const qrt_dwconv2d_params *p, const uint8_t *x,
                                       const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
                                       void *scratch, int64_t u0, int64_t u1) {
+#if defined(__aarch64__)
+    if (q->wpack_cl && qrt__dwcl_geom_ok(p) && (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_NEON) {
+        qrt__dwcl_run_neon(p, x, q, y, scratch, u0, u1);
+        return;
+    }
+#endif
     if (qrt__dwf_ok(p))
         qrt__dwf_run(p, x, w, q, y, scratch, u0, u1, qrt__dwn_kernel_m, qrt__dwn_widen,
                      qrt__dwn_widen2);
