@@ -49,7 +49,7 @@ QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne(float32x4_t y) {
 }
 
 /**
- * qrt__neon_cvt_rne() for lanes known to hold |y| < 2^22 (qrt__dw_small_y): fcvtns alone, or
+ * qrt__neon_cvt_rne() for lanes known to hold |y| < 2^22 (qrt__neon_small_y): fcvtns alone, or
  * on armv7 the 1.5 * 2^23 addition alone (the first case above).
  */
 QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y) {
@@ -59,6 +59,53 @@ QRT_NEON_FN static inline int32x4_t qrt__neon_cvt_rne_small(float32x4_t y) {
     const float32x4_t magic = vdupq_n_f32(12582912.0f);
     return vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(y, magic)), vreinterpretq_s32_f32(magic));
 #endif
+}
+
+/**
+ * Whether every y = f32(f32(v) * scale) of an output channel has |y| < 2^22, so
+ * qrt__neon_cvt_rne_small() may serve it; v the wrapped acc + bias of a sum of `terms`
+ * products (x - xz) (w - wz), each at most 255 * 255 in magnitude: |v| <= B = |bias| +
+ * terms * 65025 (v = acc + bias when B < 2^31, and |v| <= 2^31 <= B otherwise), f32(v) rounds
+ * to at most B (1 + 2^-24) and |y| <= B (1 + 2^-24)^2 |scale|.  The test uses (1 + 2^-20)^2 in
+ * double (its own rounding is far below that margin).  NaN and inf scales fail it.  Used by
+ * the conv1d depthwise and GEMM paths (terms = kernel, c_in) and the depthwise conv2d kernels
+ * (terms = kh * kw).
+ */
+static inline int qrt__neon_small_y(int64_t terms, int32_t bias, float scale) {
+    const double b = (double)(bias < 0 ? -(int64_t)bias : (int64_t)bias) + (double)terms * 65025.0;
+    const double sc = scale < 0 ? -(double)scale : (double)scale;
+    const double g = 1.0 + 1.0 / 1048576.0;
+    return b * g * g * sc < 4194304.0;
+}
+
+/** Per-output-channel constants of the depthwise path's requantization. */
+typedef struct {
+    int32x4_t bias; /**< int32 bias: the accumulators' start (sums wrap, as paddd) */
+    float32x4_t scale;
+    int16x8_t zero;    /**< output zero point */
+    uint8x16_t lo, hi; /**< clamp */
+} qrt__neon_rq;
+
+/**
+ * 16 accumulators (bias included) -> 16 uint8, bit-exact with
+ * qrt_requant_fp32_u8(wrap(acc + bias), ...): the int32 lanes wrap modulo 2^32 like the
+ * reference's wrapping bias add (the exact sum fits int32), y = f32(f32(acc) * scale)
+ * (vcvtq_f32_s32 rounds to nearest like the scalar conversion), r = qrt__neon_cvt_rne(y), then
+ * r + zero clamped to [lo, hi] through saturating narrowings (int32 -> int16, + zero in int16,
+ * int16 -> uint8, then the clamp): each saturation is monotone and the identity on 0..255,
+ * which holds [lo, hi], so the result equals clamp(r + zero).
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) uint8x16_t
+qrt__neon_requant16(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3, const qrt__neon_rq *c,
+                    const int small) {
+#define QRT__RQ4(a)                                                                                \
+    vqmovn_s32(small ? qrt__neon_cvt_rne_small(vmulq_f32(vcvtq_f32_s32(a), c->scale))              \
+                     : qrt__neon_cvt_rne(vmulq_f32(vcvtq_f32_s32(a), c->scale)))
+    const int16x8_t l = vqaddq_s16(vcombine_s16(QRT__RQ4(a0), QRT__RQ4(a1)), c->zero);
+    const int16x8_t h = vqaddq_s16(vcombine_s16(QRT__RQ4(a2), QRT__RQ4(a3)), c->zero);
+#undef QRT__RQ4
+    const uint8x16_t u = vcombine_u8(vqmovun_s16(l), vqmovun_s16(h));
+    return vminq_u8(vmaxq_u8(u, c->lo), c->hi);
 }
 
 /** Taps gathered per pass; larger receptive fields are processed in chunks of this size. */

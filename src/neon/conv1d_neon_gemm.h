@@ -54,24 +54,12 @@ QRT_NEON_FN static inline void qrt__gemm_rq_init(const qrt_conv1d_params *p, qrt
     c->hi = vdup_n_u8((uint8_t)p->output_max);
 }
 
-/**
- * Whether every y = f32(f32(v) * scale) of an output channel has |y| < 2^22, v the wrapped
- * acc + bias: |acc| <= c_in * 255 * 255, so |v| <= B = |bias| + c_in * 65025 (v = acc + bias
- * when B < 2^31, and |v| <= 2^31 <= B otherwise), f32(v) rounds to at most B (1 + 2^-24) and
- * |y| <= B (1 + 2^-24)^2 |scale|; tested with (1 + 2^-20)^2 in double.  NaN / inf fail it.
- */
-static inline int qrt__gemm_small_y(int64_t c_in, int32_t bias, float scale) {
-    const double b = (double)(bias < 0 ? -(int64_t)bias : (int64_t)bias) + (double)c_in * 65025.0;
-    const double sc = scale < 0 ? -(double)scale : (double)scale;
-    const double g = 1.0 + 1.0 / 1048576.0;
-    return b * g * g * sc < 4194304.0;
-}
 
 /**
  * 8 wrapped accumulators (bias included) of one output channel -> 8 uint8, bit-exact with
  * qrt_requant_fp32_u8: y = f32(f32(acc) * scale) (scvtf and fmul round to nearest even, no
  * flush to zero on aarch64 Linux), r = rne(y) (fcvtns) where |y| < 2^31, else INT32_MIN (the
- * range select, as qrt_cvt_f32_s32_rne; skipped when `small`: qrt__gemm_small_y), then
+ * range select, as qrt_cvt_f32_s32_rne; skipped when `small`: qrt__neon_small_y), then
  * clamp(r + zero, lo, hi) through saturating narrowings (int32 -> int16, + zero in int16,
  * int16 -> uint8, then the clamp): each saturation is monotone and the identity on 0..255,
  * which holds [lo, hi], so the result equals the reference's.
@@ -102,7 +90,7 @@ qrt__gemm_rq8(int32x4_t a, int32x4_t b, float32x4_t scale, const qrt__gemm_rq *c
 /**
  * Requantize and store one QRT__GEMM_OC x 8 tile, output channel oc0 + r at acc[2r] (t..t+3),
  * acc[2r+1];
- * channels from oce on are not stored.  `small`: qrt__gemm_small_y holds for all 8 channels.
+ * channels from oce on are not stored.  `small`: qrt__neon_small_y holds for all 8 channels.
  */
 QRT_NEON_FN static inline __attribute__((always_inline)) void
 qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *out, int64_t n,
@@ -176,7 +164,7 @@ QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p
         for (int r = 0; r < 8; ++r) {
             const int64_t oc = oc0 + r < p->c_out ? oc0 + r : p->c_out - 1;
             bias[r] = q->bias_q[oc];
-            small &= qrt__gemm_small_y(ci_n, q->bias_q[oc], q->scale[oc]);
+            small &= qrt__neon_small_y(ci_n, q->bias_q[oc], q->scale[oc]);
         }
         for (int64_t n = 0; n < p->n; ++n) {
             const uint8_t *xn = x + n * p->x_stride_n;
@@ -237,7 +225,7 @@ QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p
             const int32_t wz = q->weight_zero[oc];
             for (int64_t ci = 0; ci < ci_n; ++ci) wq[ci * 4 + r] = (int16_t)(wr[ci] - wz);
             bias[r] = q->bias_q[oc];
-            small &= qrt__gemm_small_y(ci_n, q->bias_q[oc], q->scale[oc]);
+            small &= qrt__neon_small_y(ci_n, q->bias_q[oc], q->scale[oc]);
         }
         for (int64_t n = 0; n < p->n; ++n) {
             const uint8_t *xn = x + n * p->x_stride_n;

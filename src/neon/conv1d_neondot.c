@@ -71,7 +71,7 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
     int8_t xp[QRT__GEMM_MAX_CIN * 8] __attribute__((aligned(16)));
     int8_t wlast[QRT__GEMM_MAX_CIN] __attribute__((aligned(16)));
     uint32_t kc[QRT__GEMM_OC_CHUNK + 8]; /* (128 - xz) sum w + bias, per output channel */
-    uint8_t small[QRT__GEMM_OC_CHUNK / 8]; /* qrt__gemm_small_y for all, per block of 8 */
+    uint8_t small[QRT__GEMM_OC_CHUNK / 8]; /* qrt__neon_small_y for all, per block of 8 */
     uint8_t wzany[QRT__GEMM_OC_CHUNK / 8]; /* some w_zero != 0, per block of 8 */
     const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15, len = p->len_out;
     const int64_t co_n = p->c_out;
@@ -95,7 +95,7 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
             kc[oc - ocb] = (uint32_t)(128 - xz) * (uint32_t)ws + (uint32_t)q->bias_q[oc];
             const int64_t b = (oc - ocb) / 8;
             if ((oc - ocb) % 8 == 0) small[b] = 1, wzany[b] = 0;
-            if (!qrt__gemm_small_y(ci_n, q->bias_q[oc], q->scale[oc])) small[b] = 0;
+            if (!qrt__neon_small_y(ci_n, q->bias_q[oc], q->scale[oc])) small[b] = 0;
             if (q->weight_zero[oc] != 0) wzany[b] = 1;
         }
         for (int64_t oc = oce; oc < oce + 8; ++oc) kc[oc - ocb] = 0; /* rows not stored */

@@ -11,6 +11,7 @@
 #include <arm_neon.h>
 
 #include "../dwconv2d_impl.h"
+#include "conv1d_neon_common.h"
 #include "qrt/neon/dwconv2d_neon.h"
 #include "qrt/requant.h"
 
@@ -20,29 +21,26 @@
 #define QRT_DWN_FN __attribute__((target("fpu=neon")))
 #endif
 
-static inline QRT_DWN_FN int16x4_t qrt__dwn_rq(int32x4_t acc, int32x4_t vb, float32x4_t vs,
-                                               int32x4_t vlo, int32x4_t vhi, int32x4_t vz) {
-    const float32x4_t y = vmulq_f32(vcvtq_f32_s32(vaddq_s32(acc, vb)), vs);
-    const uint32x4_t ok = vandq_u32(vcgeq_f32(y, vdupq_n_f32(-2147483648.0f)),
-                                    vcltq_f32(y, vdupq_n_f32(2147483648.0f)));
-    const float32x4_t yc = vminq_f32(vmaxq_f32(y, vdupq_n_f32(-512.0f)), vdupq_n_f32(512.0f));
-    const float32x4_t magic = vdupq_n_f32(12582912.0f);
-    int32x4_t r = vcvtq_s32_f32(vsubq_f32(vaddq_f32(yc, magic), magic));
-    r = vbslq_s32(ok, r, vdupq_n_s32(-512));
-    r = vaddq_s32(vminq_s32(vmaxq_s32(r, vlo), vhi), vz);
-    return vqmovn_s32(r);
+/* the 16-output requantization of every kernel here: qrt__neon_requant16 (conv1d_neon_common.h,
+ * bit-exact with requant.h), the range select skipped where qrt__neon_small_y holds */
+static inline QRT_DWN_FN qrt__neon_rq qrt__dwn_rq_of(int32_t bias, float scale, int32_t zp,
+                                                     int32_t lo, int32_t hi) {
+    qrt__neon_rq c;
+    c.bias = vdupq_n_s32(bias);
+    c.scale = vdupq_n_f32(scale);
+    c.zero = vdupq_n_s16((int16_t)zp);
+    c.lo = vdupq_n_u8((uint8_t)lo);
+    c.hi = vdupq_n_u8((uint8_t)hi);
+    return c;
 }
 
-static QRT_DWN_FN void qrt__dwn_kernel(const int16_t *const *src, const int16_t *wt,
-                                       const int32_t *wp, int64_t taps, int64_t count,
-                                       int32_t bias, float scale, int32_t zp, int32_t lo,
-                                       int32_t hi, uint8_t *stage) {
-    (void)wp;
-    const int32x4_t vb = vdupq_n_s32(bias), vlo = vdupq_n_s32(lo - zp),
-                    vhi = vdupq_n_s32(hi - zp), vz = vdupq_n_s32(zp);
-    const float32x4_t vs = vdupq_n_f32(scale);
+/* the general (non-flat) path's kernel: the sums start at the bias (vmlal wraps; the order of
+ * modular adds does not matter) */
+__attribute__((always_inline)) static inline QRT_DWN_FN void
+qrt__dwn_body(const int16_t *const *src, const int16_t *wt, int64_t taps, int64_t count,
+              const qrt__neon_rq *c, uint8_t *stage, const int small) {
     for (int64_t f = 0; f < count; f += 16) {
-        int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+        int32x4_t a0 = c->bias, a1 = a0, a2 = a0, a3 = a0;
         for (int64_t t = 0; t < taps; ++t) {
             const int16_t *s = src[t] + f;
             const int16_t wv = wt[t];
@@ -52,61 +50,54 @@ static QRT_DWN_FN void qrt__dwn_kernel(const int16_t *const *src, const int16_t 
             a2 = vmlal_n_s16(a2, vget_low_s16(x1), wv);
             a3 = vmlal_n_s16(a3, vget_high_s16(x1), wv);
         }
-        const int16x8_t v0 = vcombine_s16(qrt__dwn_rq(a0, vb, vs, vlo, vhi, vz),
-                                          qrt__dwn_rq(a1, vb, vs, vlo, vhi, vz));
-        const int16x8_t v1 = vcombine_s16(qrt__dwn_rq(a2, vb, vs, vlo, vhi, vz),
-                                          qrt__dwn_rq(a3, vb, vs, vlo, vhi, vz));
-        vst1q_u8(stage + f, vcombine_u8(vqmovun_s16(v0), vqmovun_s16(v1)));
+        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, c, small));
     }
 }
 
+static QRT_DWN_FN void qrt__dwn_kernel(const int16_t *const *src, const int16_t *wt,
+                                       const int32_t *wp, int64_t taps, int64_t count,
+                                       int32_t bias, float scale, int32_t zp, int32_t lo,
+                                       int32_t hi, uint8_t *stage) {
+    (void)wp;
+    const qrt__neon_rq c = qrt__dwn_rq_of(bias, scale, zp, lo, hi);
+    if (qrt__neon_small_y(taps, bias, scale))
+        qrt__dwn_body(src, wt, taps, count, &c, stage, 1);
+    else
+        qrt__dwn_body(src, wt, taps, count, &c, stage, 0);
+}
+
+/* x - xz widened to int16: usubl (the difference wraps in 16 bits to the signed value) */
 static QRT_DWN_FN void qrt__dwn_widen(const uint8_t *s, int16_t *d, int64_t len, int32_t xz,
                                       int64_t step) {
-    const int16x8_t vz = vdupq_n_s16((int16_t)xz);
+    const uint8x8_t vz = vdup_n_u8((uint8_t)xz);
     int64_t j = 0;
     if (step == 1) {
+        const uint8x16_t vz16 = vdupq_n_u8((uint8_t)xz);
+        for (; j + 16 <= len; j += 16) {
+            const uint8x16_t v = vld1q_u8(s + j);
+            vst1q_s16(d + j, vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(v), vget_low_u8(vz16))));
+#if defined(__aarch64__)
+            vst1q_s16(d + j + 8, vreinterpretq_s16_u16(vsubl_high_u8(v, vz16)));
+#else
+            vst1q_s16(d + j + 8, vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(v), vz)));
+#endif
+        }
         for (; j + 8 <= len; j += 8)
-            vst1q_s16(d + j, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vld1_u8(s + j))), vz));
+            vst1q_s16(d + j, vreinterpretq_s16_u16(vsubl_u8(vld1_u8(s + j), vz)));
     } else { /* step 2: vld2 splits even / odd bytes; reads s[2j .. 2j + 15] <= s[2 (len-1)] */
         for (; j + 8 < len; j += 8)
-            vst1q_s16(d + j,
-                      vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vld2_u8(s + 2 * j).val[0])), vz));
+            vst1q_s16(d + j, vreinterpretq_s16_u16(vsubl_u8(vld2_u8(s + 2 * j).val[0], vz)));
     }
     for (; j < len; ++j) d[j] = (int16_t)((int32_t)s[j * step] - xz);
 }
 
-/* as qrt__dwn_rq, the bias already in the sums; on aarch64 vcvtnq (round to nearest even,
- * saturating) with |y| < 2^31 (false for NaN) choosing the x86 INT32_MIN otherwise */
-static inline QRT_DWN_FN int16x4_t qrt__dwn_rq0(int32x4_t acc, float32x4_t vs, int32x4_t vlo,
-                                                int32x4_t vhi, int32x4_t vz) {
-    const float32x4_t y = vmulq_f32(vcvtq_f32_s32(acc), vs);
-#if defined(__aarch64__)
-    const uint32x4_t ok = vcltq_f32(vabsq_f32(y), vdupq_n_f32(2147483648.0f));
-    int32x4_t r = vbslq_s32(ok, vcvtnq_s32_f32(y), vdupq_n_s32(INT32_MIN));
-#else
-    const uint32x4_t ok = vandq_u32(vcgeq_f32(y, vdupq_n_f32(-2147483648.0f)),
-                                    vcltq_f32(y, vdupq_n_f32(2147483648.0f)));
-    const float32x4_t yc = vminq_f32(vmaxq_f32(y, vdupq_n_f32(-512.0f)), vdupq_n_f32(512.0f));
-    const float32x4_t magic = vdupq_n_f32(12582912.0f);
-    int32x4_t r = vcvtq_s32_f32(vsubq_f32(vaddq_f32(yc, magic), magic));
-    r = vbslq_s32(ok, r, vdupq_n_s32(-512));
-#endif
-    r = vaddq_s32(vminq_s32(vmaxq_s32(r, vlo), vhi), vz);
-    return vqmovn_s32(r);
-}
-
-/* the flat path's kernel body: the sums start at the bias (vmlal wraps; the order of modular
- * adds does not matter); `taps` a constant for the 3x3 instance, so its pointers, masks and
- * weights stay in registers */
-__attribute__((always_inline)) static inline QRT_DWN_FN void qrt__dwn_body_m(
-    const int16_t *const *src, const int16_t *const *mk, const int16_t *wt, int64_t taps,
-    int64_t count, int32_t bias, float scale, int32_t zp, int32_t lo, int32_t hi,
-    uint8_t *stage) {
-    const int32x4_t vb = vdupq_n_s32(bias), vlo = vdupq_n_s32(lo - zp),
-                    vhi = vdupq_n_s32(hi - zp), vz = vdupq_n_s32(zp);
-    const float32x4_t vs = vdupq_n_f32(scale);
+/* the flat path's general kernel (any taps; tap t's run ANDed with mk[t] where not NULL) */
+__attribute__((always_inline)) static inline QRT_DWN_FN void
+qrt__dwn_body_m(const int16_t *const *src, const int16_t *const *mk, const int16_t *wt,
+                int64_t taps, int64_t count, const qrt__neon_rq *c, uint8_t *stage,
+                const int small) {
     for (int64_t f = 0; f < count; f += 16) {
-        int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        int32x4_t a0 = c->bias, a1 = a0, a2 = a0, a3 = a0;
         for (int64_t t = 0; t < taps; ++t) {
             const int16_t *s = src[t] + f, *m = mk[t];
             const int16_t wv = wt[t];
@@ -125,74 +116,68 @@ __attribute__((always_inline)) static inline QRT_DWN_FN void qrt__dwn_body_m(
             a3 = vmlal_n_s16(a3, vget_high_s16(x1), wv);
 #endif
         }
-        const int16x8_t v0 = vcombine_s16(qrt__dwn_rq0(a0, vs, vlo, vhi, vz),
-                                          qrt__dwn_rq0(a1, vs, vlo, vhi, vz));
-        const int16x8_t v1 = vcombine_s16(qrt__dwn_rq0(a2, vs, vlo, vhi, vz),
-                                          qrt__dwn_rq0(a3, vs, vlo, vhi, vz));
-        vst1q_u8(stage + f, vcombine_u8(vqmovun_s16(v0), vqmovun_s16(v1)));
+        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, c, small));
     }
 }
 
-/* one tap of the 3x3 kernel: run s (masked by m where not NULL), weight w */
+/* one tap of the 3x3 kernel: run s, weight lane L of wv (int16x8 on aarch64, the by-element
+ * smlal: two weight registers for the nine taps, no lane moves), ANDed with the column mask
+ * (ml, mh) when M */
 #if defined(__aarch64__)
-#define QRT__DWN_TAP(s, m, w)                                                                     \
+#define QRT__DWN_TAP(s, M, ml, mh, wv, L)                                                         \
     do {                                                                                          \
         int16x8_t x0 = vld1q_s16((s) + f), x1 = vld1q_s16((s) + f + 8);                           \
-        if (m) {                                                                                  \
-            x0 = vandq_s16(x0, vld1q_s16((m) + f));                                               \
-            x1 = vandq_s16(x1, vld1q_s16((m) + f + 8));                                           \
+        if (M) {                                                                                  \
+            x0 = vandq_s16(x0, ml);                                                               \
+            x1 = vandq_s16(x1, mh);                                                               \
         }                                                                                         \
-        a0 = vmlal_n_s16(a0, vget_low_s16(x0), (w));                                              \
-        a2 = vmlal_n_s16(a2, vget_low_s16(x1), (w));                                              \
-        a1 = vmlal_high_n_s16(a1, x0, (w));                                                       \
-        a3 = vmlal_high_n_s16(a3, x1, (w));                                                       \
+        a0 = vmlal_laneq_s16(a0, vget_low_s16(x0), (wv), L);                                      \
+        a2 = vmlal_laneq_s16(a2, vget_low_s16(x1), (wv), L);                                      \
+        a1 = vmlal_high_laneq_s16(a1, x0, (wv), L);                                               \
+        a3 = vmlal_high_laneq_s16(a3, x1, (wv), L);                                               \
     } while (0)
-#else
-#define QRT__DWN_TAP(s, m, w)                                                                     \
+#else /* armv7: the by-scalar vmlal takes a d register and a lane 0..3 */
+#define QRT__DWN_TAP(s, M, ml, mh, wv, L)                                                         \
     do {                                                                                          \
         int16x8_t x0 = vld1q_s16((s) + f), x1 = vld1q_s16((s) + f + 8);                           \
-        if (m) {                                                                                  \
-            x0 = vandq_s16(x0, vld1q_s16((m) + f));                                               \
-            x1 = vandq_s16(x1, vld1q_s16((m) + f + 8));                                           \
+        const int16x4_t wd = (L) < 4 ? vget_low_s16(wv) : vget_high_s16(wv);                      \
+        if (M) {                                                                                  \
+            x0 = vandq_s16(x0, ml);                                                               \
+            x1 = vandq_s16(x1, mh);                                                               \
         }                                                                                         \
-        a0 = vmlal_n_s16(a0, vget_low_s16(x0), (w));                                              \
-        a1 = vmlal_n_s16(a1, vget_high_s16(x0), (w));                                             \
-        a2 = vmlal_n_s16(a2, vget_low_s16(x1), (w));                                              \
-        a3 = vmlal_n_s16(a3, vget_high_s16(x1), (w));                                             \
+        a0 = vmlal_lane_s16(a0, vget_low_s16(x0), wd, (L) & 3);                                   \
+        a1 = vmlal_lane_s16(a1, vget_high_s16(x0), wd, (L) & 3);                                  \
+        a2 = vmlal_lane_s16(a2, vget_low_s16(x1), wd, (L) & 3);                                   \
+        a3 = vmlal_lane_s16(a3, vget_high_s16(x1), wd, (L) & 3);                                  \
     } while (0)
 #endif
 
-/* 3x3: the run pointers, masks and weights copied to locals first (the stage stores could
- * alias the tables, so the compiler would reload them for every step otherwise) */
-static QRT_DWN_FN void qrt__dwn_kernel9(const int16_t *const *src, const int16_t *const *mk,
-                                        const int16_t *wt, int64_t count, int32_t bias,
-                                        float scale, int32_t zp, int32_t lo, int32_t hi,
-                                        uint8_t *stage) {
+/* 3x3 with the driver's column masks (mk[ky * 3 + kx] = mc[kx]; M0 / M2: columns 0 / 2
+ * masked, column 1 never is): each column's mask is loaded once per step for its three taps;
+ * the run pointers are copied to locals first (the stage stores could alias the tables, so
+ * the compiler would reload them for every step otherwise) */
+__attribute__((always_inline)) static inline QRT_DWN_FN void
+qrt__dwn_k9(const int16_t *const *src, const int16_t *m0, const int16_t *m2, const int16_t *wt,
+            int64_t count, const qrt__neon_rq *c, uint8_t *stage, const int M0, const int M2) {
     const int16_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3], *s4 = src[4],
                   *s5 = src[5], *s6 = src[6], *s7 = src[7], *s8 = src[8];
-    const int16_t *m0 = mk[0], *m1 = mk[1], *m2 = mk[2], *m3 = mk[3], *m4 = mk[4], *m5 = mk[5],
-                  *m6 = mk[6], *m7 = mk[7], *m8 = mk[8];
-    const int16_t w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5],
-                  w6 = wt[6], w7 = wt[7], w8 = wt[8];
-    const int32x4_t vb = vdupq_n_s32(bias), vlo = vdupq_n_s32(lo - zp),
-                    vhi = vdupq_n_s32(hi - zp), vz = vdupq_n_s32(zp);
-    const float32x4_t vs = vdupq_n_f32(scale);
+    const int16x8_t wa = vld1q_s16(wt), wb = vdupq_n_s16(wt[8]); /* taps 0-7, tap 8 */
+    const qrt__neon_rq cc = *c;
     for (int64_t f = 0; f < count; f += 16) {
-        int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-        QRT__DWN_TAP(s0, m0, w0);
-        QRT__DWN_TAP(s1, m1, w1);
-        QRT__DWN_TAP(s2, m2, w2);
-        QRT__DWN_TAP(s3, m3, w3);
-        QRT__DWN_TAP(s4, m4, w4);
-        QRT__DWN_TAP(s5, m5, w5);
-        QRT__DWN_TAP(s6, m6, w6);
-        QRT__DWN_TAP(s7, m7, w7);
-        QRT__DWN_TAP(s8, m8, w8);
-        const int16x8_t v0 = vcombine_s16(qrt__dwn_rq0(a0, vs, vlo, vhi, vz),
-                                          qrt__dwn_rq0(a1, vs, vlo, vhi, vz));
-        const int16x8_t v1 = vcombine_s16(qrt__dwn_rq0(a2, vs, vlo, vhi, vz),
-                                          qrt__dwn_rq0(a3, vs, vlo, vhi, vz));
-        vst1q_u8(stage + f, vcombine_u8(vqmovun_s16(v0), vqmovun_s16(v1)));
+        int16x8_t l0 = vdupq_n_s16(0), h0 = l0, l2 = l0, h2 = l0;
+        if (M0) l0 = vld1q_s16(m0 + f), h0 = vld1q_s16(m0 + f + 8);
+        if (M2) l2 = vld1q_s16(m2 + f), h2 = vld1q_s16(m2 + f + 8);
+        int32x4_t a0 = cc.bias, a1 = a0, a2 = a0, a3 = a0;
+        QRT__DWN_TAP(s0, M0, l0, h0, wa, 0);
+        QRT__DWN_TAP(s1, 0, l0, h0, wa, 1);
+        QRT__DWN_TAP(s2, M2, l2, h2, wa, 2);
+        QRT__DWN_TAP(s3, M0, l0, h0, wa, 3);
+        QRT__DWN_TAP(s4, 0, l0, h0, wa, 4);
+        QRT__DWN_TAP(s5, M2, l2, h2, wa, 5);
+        QRT__DWN_TAP(s6, M0, l0, h0, wa, 6);
+        QRT__DWN_TAP(s7, 0, l0, h0, wa, 7);
+        QRT__DWN_TAP(s8, M2, l2, h2, wb, 0);
+        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, &cc, 1));
     }
 }
 
@@ -201,10 +186,24 @@ static QRT_DWN_FN void qrt__dwn_kernel_m(const int16_t *const *src, const int16_
                                          int64_t count, int32_t bias, float scale, int32_t zp,
                                          int32_t lo, int32_t hi, uint8_t *stage) {
     (void)wp;
-    if (taps == 9)
-        qrt__dwn_kernel9(src, mk, wt, count, bias, scale, zp, lo, hi, stage);
-    else
-        qrt__dwn_body_m(src, mk, wt, taps, count, bias, scale, zp, lo, hi, stage);
+    const qrt__neon_rq c = qrt__dwn_rq_of(bias, scale, zp, lo, hi);
+    const int small = qrt__neon_small_y(taps, bias, scale);
+    if (taps == 9 && small && !mk[1] && !mk[4] && !mk[7] && mk[3] == mk[0] && mk[6] == mk[0] &&
+        mk[5] == mk[2] && mk[8] == mk[2]) {
+        const int16_t *m0 = mk[0], *m2 = mk[2];
+        if (m0 && m2)
+            qrt__dwn_k9(src, m0, m2, wt, count, &c, stage, 1, 1);
+        else if (m0)
+            qrt__dwn_k9(src, m0, m2, wt, count, &c, stage, 1, 0);
+        else if (m2)
+            qrt__dwn_k9(src, m0, m2, wt, count, &c, stage, 0, 1);
+        else
+            qrt__dwn_k9(src, m0, m2, wt, count, &c, stage, 0, 0);
+    } else if (small) {
+        qrt__dwn_body_m(src, mk, wt, taps, count, &c, stage, 1);
+    } else {
+        qrt__dwn_body_m(src, mk, wt, taps, count, &c, stage, 0);
+    }
 }
 
 /* stride-2 split of one row: vld2 of 16 bytes where sroom / room allow, else the tail
@@ -212,12 +211,32 @@ static QRT_DWN_FN void qrt__dwn_kernel_m(const int16_t *const *src, const int16_
  * rows written) */
 static inline __attribute__((always_inline)) QRT_DWN_FN void qrt__dwn_widen2(const uint8_t *s, int16_t *d0, int16_t *d1, int64_t len,
                                        int32_t xz, int64_t sroom, int64_t room) {
-    const int16x8_t vz = vdupq_n_s16((int16_t)xz);
+    const uint8x8_t vz = vdup_n_u8((uint8_t)xz);
+#if defined(__aarch64__)
+    const uint8x16_t vz16 = vdupq_n_u8((uint8_t)xz);
+#endif
     int64_t j = 0;
+    /* 32 bytes a step while 2j < len, 2j + 32 <= sroom and j + 16 <= room (one bound) */
+    int64_t e = (len + 1) / 2;
+    if (sroom < 32 || room < 16) e = 0;
+    if (e > (sroom - 32) / 2 + 1) e = (sroom - 32) / 2 + 1;
+    if (e > room - 15) e = room - 15;
+    for (; j < e; j += 16) {
+        const uint8x16x2_t v = vld2q_u8(s + 2 * j);
+        vst1q_s16(d0 + j, vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(v.val[0]), vz)));
+        vst1q_s16(d1 + j, vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(v.val[1]), vz)));
+#if defined(__aarch64__)
+        vst1q_s16(d0 + j + 8, vreinterpretq_s16_u16(vsubl_high_u8(v.val[0], vz16)));
+        vst1q_s16(d1 + j + 8, vreinterpretq_s16_u16(vsubl_high_u8(v.val[1], vz16)));
+#else
+        vst1q_s16(d0 + j + 8, vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(v.val[0]), vz)));
+        vst1q_s16(d1 + j + 8, vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(v.val[1]), vz)));
+#endif
+    }
     for (; 2 * j < len && 2 * j + 16 <= sroom && j + 8 <= room; j += 8) {
         const uint8x8x2_t v = vld2_u8(s + 2 * j);
-        vst1q_s16(d0 + j, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[0])), vz));
-        vst1q_s16(d1 + j, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[1])), vz));
+        vst1q_s16(d0 + j, vreinterpretq_s16_u16(vsubl_u8(v.val[0], vz)));
+        vst1q_s16(d1 + j, vreinterpretq_s16_u16(vsubl_u8(v.val[1], vz)));
     }
     for (; 2 * j < len; j += 8) {
         const int64_t nb = len - 2 * j < 16 ? len - 2 * j : 16;
@@ -226,8 +245,8 @@ static inline __attribute__((always_inline)) QRT_DWN_FN void qrt__dwn_widen2(con
         memset(tb, 0, sizeof tb);
         memcpy(tb, s + 2 * j, (size_t)nb);
         const uint8x8x2_t v = vld2_u8(tb);
-        vst1q_s16(t0, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[0])), vz));
-        vst1q_s16(t1, vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v.val[1])), vz));
+        vst1q_s16(t0, vreinterpretq_s16_u16(vsubl_u8(v.val[0], vz)));
+        vst1q_s16(t1, vreinterpretq_s16_u16(vsubl_u8(v.val[1], vz)));
         memcpy(d0 + j, t0, (size_t)((nb + 1) / 2) * 2u);
         memcpy(d1 + j, t1, (size_t)(nb / 2) * 2u);
     }
@@ -241,8 +260,8 @@ static inline __attribute__((always_inline)) QRT_DWN_FN void qrt__dwn_widen2(con
  * channels' int16 (x - input_zero) of the zero-padded image (32 bytes an entry, every column);
  * each output sums kh * kw taps as 4 vmlal (int16 x int16 -> int32, exact, wrapping adds from
  * the bias) per tap and 16 channels, 4 outputs of a row at a time (16 accumulators); then
- * qrt__dwn_rq0 per lane with the lane's channel scale into a position-major stage, transposed
- * back to the NCHW rows. */
+ * qrt__neon_requant16's sequence per lane with the lane's channel scale into a position-major
+ * stage, transposed back to the NCHW rows. */
 
 static inline QRT_DWN_FN void qrt__dwcn_tr(const uint8x16_t in[16], uint8x16_t out[16]) {
     uint8x16_t a[16];
@@ -289,7 +308,8 @@ static inline __attribute__((always_inline)) QRT_DWN_FN void
 qrt__dwcn_outs(const int16_t *T, int64_t tw, const int16_t *wt, int64_t kh, int64_t kw,
                int64_t s, int64_t oy, int64_t ox0, int64_t wo, const int32x4_t vb[4],
                const float32x4_t vs[4], int16x8_t vz16, uint8x16_t vlo8, uint8x16_t vhi8,
-               uint8_t *stage, const int OB, const int KH, const int KW, const int SS) {
+               uint8_t *stage, const int OB, const int KH, const int KW, const int SS,
+               const int SM) {
     int32x4_t acc[4][4];
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i)
@@ -317,15 +337,15 @@ qrt__dwcn_outs(const int16_t *T, int64_t tw, const int16_t *wt, int64_t kh, int6
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         if (i >= OB) continue;
-        /* requant.h's rounding (y outside +-2^31 or NaN: INT32_MIN, x86's cvtps2dq), then
+        /* requant.h's rounding (y outside +-2^31 or NaN: INT32_MIN, x86's cvtps2dq; SM: every
+         * lane's channel passed qrt__neon_small_y, so no lane needs that select), then
          * clamp(r + zp, lo, hi) as umin(umax(sqxtun(sqadd16(sqxtn(r), zp)), lo), hi): equal,
          * 0 <= zp <= 255 and a saturated r stays past either end (INT32_MIN lands on lo) */
         int32x4_t r[4];
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) {
             const float32x4_t yv = vmulq_f32(vcvtq_f32_s32(acc[i][v]), vs[v]);
-            const uint32x4_t ok = vcltq_f32(vabsq_f32(yv), vdupq_n_f32(2147483648.0f));
-            r[v] = vbslq_s32(ok, vcvtnq_s32_f32(yv), vdupq_n_s32(INT32_MIN));
+            r[v] = SM ? qrt__neon_cvt_rne_small(yv) : qrt__neon_cvt_rne(yv);
         }
         const int16x8_t lo = vqaddq_s16(vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1])), vz16);
         const int16x8_t hi = vqaddq_s16(vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3])), vz16);
@@ -338,10 +358,10 @@ static inline __attribute__((always_inline)) QRT_DWN_FN void
 qrt__dwcn_rows(const int16_t *T, int64_t tw, const int16_t *wt, int64_t kh, int64_t kw,
                int64_t s, int64_t ho, int64_t wo, const int32x4_t vb[4], const float32x4_t vs[4],
                int16x8_t vz16, uint8x16_t vlo8, uint8x16_t vhi8, uint8_t *stage, const int KH,
-               const int KW, const int SS) {
+               const int KW, const int SS, const int SM) {
 #define QRT__DWCN_OUTS(OB)                                                                         \
     qrt__dwcn_outs(T, tw, wt, kh, kw, s, oy, ox, wo, vb, vs, vz16, vlo8, vhi8, stage, OB, KH, KW, \
-                   SS)
+                   SS, SM)
     for (int64_t oy = 0; oy < ho; ++oy) {
         int64_t ox = 0;
         for (; ox + 4 <= wo; ox += 4) QRT__DWCN_OUTS(4);
@@ -453,9 +473,14 @@ static QRT_DWN_FN void qrt__dwcl_run_neon(const qrt_dwconv2d_params *p, const ui
                                  vld1q_s32(bq + 12)};
         const float32x4_t vs[4] = {vld1q_f32(sc), vld1q_f32(sc + 4), vld1q_f32(sc + 8),
                                    vld1q_f32(sc + 12)};
+        int small = 1; /* the lanes past nc: bias 0, scale 0 */
+        for (int64_t k = 0; k < nc; ++k) small &= qrt__neon_small_y(kh * kw, bq[k], sc[k]);
 #define QRT__DWCN_ROWS(KH, KW, SS)                                                                 \
-    qrt__dwcn_rows(T, tw, wt, kh, kw, s, ho, wo, vb, vs, vz16, vlo8, vhi8, stage, KH, KW, SS)
-        if (kh == 3 && kw == 3 && s == 1)
+    qrt__dwcn_rows(T, tw, wt, kh, kw, s, ho, wo, vb, vs, vz16, vlo8, vhi8, stage, KH, KW, SS, 1)
+        if (!small)
+            qrt__dwcn_rows(T, tw, wt, kh, kw, s, ho, wo, vb, vs, vz16, vlo8, vhi8, stage, 0, 0, 0,
+                           0);
+        else if (kh == 3 && kw == 3 && s == 1)
             QRT__DWCN_ROWS(3, 3, 1);
         else if (kh == 3 && kw == 3 && s == 2)
             QRT__DWCN_ROWS(3, 3, 2);
