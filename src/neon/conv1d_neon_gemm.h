@@ -115,10 +115,241 @@ qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void
 }
 
 #if defined(__aarch64__)
+/** Output channels per chunk of the c16 tile's per-channel constants (its stack arrays). */
+#define QRT__GEMM_C16_CHUNK 1024
+
+/**
+ * Whether the c16 tile may take these weights: no output channel holds -128 at both i and
+ * i + 8 of one of its 16-weight blocks (blocks from ci 0, pairs with both ends < c_in).  Only
+ * such a pair lets the tile's int16 sum of two products reach 2 * (-128) * (-128) = 32768; any
+ * other pair of products of int8 values lies in [-32512, 32640].  A channel quantized by torch
+ * holds at most its one extreme at -128 (symmetric observers map -max|w| to -127.5 -> -128),
+ * so real layers take the tile; a layer that does not runs the lane tile below.
+ */
+QRT_NEON_FN static inline int qrt__gemm_c16_ok(const int8_t *w, int64_t co_n, int64_t ci_n) {
+    const int8x16_t m128 = vdupq_n_s8(-128);
+    uint8x16_t bad = vdupq_n_u8(0);
+    for (int64_t oc = 0; oc < co_n; ++oc) {
+        const int8_t *wr = w + oc * ci_n;
+        int64_t i = 0;
+        for (; i + 16 <= ci_n; i += 16) {
+            const uint8x16_t e = vceqq_s8(vld1q_s8(wr + i), m128);
+            bad = vorrq_u8(bad, vandq_u8(e, vextq_u8(e, e, 8)));
+        }
+        for (int64_t j = i; j < i + 8 && j + 8 < ci_n; ++j)
+            if (wr[j] == -128 && wr[j + 8] == -128) return 0;
+    }
+    return vmaxvq_u8(bad) == 0;
+}
+
+/**
+ * One block of 8 packed positions (xp, output position t) of qrt__conv1d_gemm_c16__neon
+ * against the chunk's output channels [ocb, oce): 4 x 4 tiles.  sm_all: qrt__neon_small_y holds
+ * for every channel of the chunk; nowz: no weight zero point (constants where they are, so the
+ * common case compiles without the per-tile tests).
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__gemm_c16_block(const qrt_conv1d_params *p, const int8_t *w, const qrt_conv1d_quant *q,
+                    const int8_t *wlast, const int8_t *xp, const int32_t *kc, const float *scl,
+                    const uint8_t *small, const uint8_t *wzany, const int32_t *sx, int64_t ocb,
+                    int64_t oce, uint8_t *yn, int64_t t, const int sm_all, const int nowz) {
+    const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15;
+    const int64_t co_n = p->c_out, ys = p->y_stride_c;
+    const int16x8_t zero16 = vdupq_n_s16((int16_t)p->output_zero);
+    const uint8x16_t lo16 = vdupq_n_u8((uint8_t)p->output_min);
+    const uint8x16_t hi16 = vdupq_n_u8((uint8_t)p->output_max);
+    const float32x4_t lim = vdupq_n_f32(2147483648.0f);
+    const int32x4_t imin = vdupq_n_s32(INT32_MIN);
+    for (int64_t oc0 = ocb; oc0 < oce; oc0 += 4) {
+        const int8_t *wr[4];
+        for (int k = 0; k < 4; ++k) {
+            const int64_t oc = oc0 + k < oce ? oc0 + k : oce - 1;
+            wr[k] = oc == co_n - 1 ? wlast : w + oc * ci_n;
+        }
+        const int64_t tb = (oc0 - ocb) / 4;
+        const int32x4_t kcv = vld1q_s32(kc + (oc0 - ocb));
+        const float32x4_t scv = vld1q_f32(scl + (oc0 - ocb));
+        for (int tt = 0; tt < 8; tt += 4) {
+            const int8_t *xq = xp + tt * c16;
+            int32x4_t acc[16]; /* [position m][channel k] at 4 m + k */
+            {
+                int8x16_t xv[4], wv[4];
+                for (int m = 0; m < 4; ++m) xv[m] = vld1q_s8(xq + m * c16);
+                for (int k = 0; k < 4; ++k) wv[k] = vld1q_s8(wr[k]);
+                for (int m = 0; m < 4; ++m)
+                    for (int k = 0; k < 4; ++k)
+                        acc[4 * m + k] = vpaddlq_s16(vmlal_high_s8(
+                            vmull_s8(vget_low_s8(xv[m]), vget_low_s8(wv[k])), xv[m],
+                            wv[k]));
+            }
+            for (int64_t i = 16; i < c16; i += 16) {
+                int8x16_t xv[4], wv[4];
+                for (int m = 0; m < 4; ++m) xv[m] = vld1q_s8(xq + m * c16 + i);
+                for (int k = 0; k < 4; ++k) wv[k] = vld1q_s8(wr[k] + i);
+                for (int m = 0; m < 4; ++m)
+                    for (int k = 0; k < 4; ++k)
+                        acc[4 * m + k] = vpadalq_s16(
+                            acc[4 * m + k],
+                            vmlal_high_s8(
+                                vmull_s8(vget_low_s8(xv[m]), vget_low_s8(wv[k])),
+                                xv[m], wv[k]));
+            }
+            int32x4_t cv[4]; /* channel k: positions t + tt .. + 3 */
+            for (int k = 0; k < 4; ++k)
+                cv[k] = vpaddq_s32(vpaddq_s32(acc[k], acc[4 + k]),
+                                   vpaddq_s32(acc[8 + k], acc[12 + k]));
+            cv[0] = vaddq_s32(cv[0], vdupq_laneq_s32(kcv, 0));
+            cv[1] = vaddq_s32(cv[1], vdupq_laneq_s32(kcv, 1));
+            cv[2] = vaddq_s32(cv[2], vdupq_laneq_s32(kcv, 2));
+            cv[3] = vaddq_s32(cv[3], vdupq_laneq_s32(kcv, 3));
+            if (!nowz && wzany[tb]) {
+                const int32x4_t sxv = vld1q_s32(sx + tt);
+                for (int k = 0; k < 4; ++k) {
+                    const int64_t oc = oc0 + k < oce ? oc0 + k : oce - 1;
+                    cv[k] = vmlsq_n_s32(cv[k], sxv, q->weight_zero[oc]);
+                }
+            }
+            float32x4_t y[4];
+            y[0] = vmulq_laneq_f32(vcvtq_f32_s32(cv[0]), scv, 0);
+            y[1] = vmulq_laneq_f32(vcvtq_f32_s32(cv[1]), scv, 1);
+            y[2] = vmulq_laneq_f32(vcvtq_f32_s32(cv[2]), scv, 2);
+            y[3] = vmulq_laneq_f32(vcvtq_f32_s32(cv[3]), scv, 3);
+            int32x4_t rr[4];
+            for (int k = 0; k < 4; ++k) rr[k] = vcvtnq_s32_f32(y[k]);
+            if (!(sm_all || small[tb])) /* the range select of qrt__gemm_rq8 */
+                for (int k = 0; k < 4; ++k)
+                    rr[k] = vbslq_s32(vcaltq_f32(y[k], lim), rr[k], imin);
+            const int16x8_t h01 =
+                vqaddq_s16(vqmovn_high_s32(vqmovn_s32(rr[0]), rr[1]), zero16);
+            const int16x8_t h23 =
+                vqaddq_s16(vqmovn_high_s32(vqmovn_s32(rr[2]), rr[3]), zero16);
+            const uint32x4_t u = vreinterpretq_u32_u8(vminq_u8(
+                vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h01), h23), lo16), hi16));
+            uint8_t *yt = yn + oc0 * ys + t + tt;
+            if (oc0 + 4 <= oce) {
+                vst1q_lane_u32((uint32_t *)(void *)yt, u, 0);
+                vst1q_lane_u32((uint32_t *)(void *)(yt + ys), u, 1);
+                vst1q_lane_u32((uint32_t *)(void *)(yt + 2 * ys), u, 2);
+                vst1q_lane_u32((uint32_t *)(void *)(yt + 3 * ys), u, 3);
+            } else {
+                uint8_t lanes[16];
+                vst1q_u8(lanes, vreinterpretq_u8_u32(u));
+                for (int k = 0; oc0 + k < oce; ++k)
+                    for (int j = 0; j < 4; ++j) yt[k * ys + j] = lanes[4 * k + j];
+            }
+        }
+    }
+}
+
+/**
+ * The c16 GEMM tile of qrt_conv1d_u8__neon() on aarch64 (p checked, qrt__conv1d_gemm_ok(p),
+ * qrt__gemm_c16_ok(w)): int8 x int8 products summed in pairs in int16, XNNPACK's "c16 mlal"
+ * scheme.  Per block of 8 positions the input is packed once as x' = x ^ 0x80 = x - 128 (int8)
+ * in [8 positions][c16] order (c16 = c_in rounded up to 16, x' = 0 in the padding) through an
+ * 8 x 8 byte transpose of each half of 16 rows; weights are read in place, 16 per channel and
+ * step (bytes past a row's c_in belong to the next row and meet x' = 0; the last row is read
+ * from a zero-padded copy).  A tile of 4 positions x 4 channels holds 16 int32x4 accumulators;
+ * per 16 input channels each (position, channel) pair takes smull (products 0..7), smlal2
+ * (+ products 8..15, two per int16 lane: |sum| <= 32640 by qrt__gemm_c16_ok) and sadalp: 3
+ * instructions per 16 MACs where the lane tile takes 4.  Then
+ *   sum (x - xz)(w - wz) = sum x' w + (128 - xz) sum w - wz sum (x - xz)   (mod 2^32)
+ * as in conv1d_neondot.c, three pairwise adds per channel leave the 4 positions of one channel
+ * in a vector, and the requantization is qrt__gemm_rq8's, four channels per 16 bytes.
+ */
+QRT_NEON_FN static inline void qrt__conv1d_gemm_c16__neon(const qrt_conv1d_params *p,
+                                                          const uint8_t *x, const int8_t *w,
+                                                          const qrt_conv1d_quant *q, void *out) {
+    int8_t xp[QRT__GEMM_MAX_CIN * 8] __attribute__((aligned(16))); /* [8 pos][c16] x' */
+    int8_t wlast[QRT__GEMM_MAX_CIN] __attribute__((aligned(16)));
+    int32_t kc[QRT__GEMM_C16_CHUNK + 4]; /* (128 - xz) sum w + bias, per output channel */
+    float scl[QRT__GEMM_C16_CHUNK + 4];
+    uint8_t small[QRT__GEMM_C16_CHUNK / 4], wzany[QRT__GEMM_C16_CHUNK / 4]; /* per 4 channels */
+    const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15, len = p->len_out;
+    const int64_t co_n = p->c_out, xs = p->x_stride_c;
+    const int32_t xz = p->input_zero;
+    const uint8x8_t flip = vdup_n_u8(0x80);
+    for (int64_t i = 0; i < c16; ++i) wlast[i] = i < ci_n ? w[(co_n - 1) * ci_n + i] : 0;
+    for (int64_t ocb = 0; ocb < co_n; ocb += QRT__GEMM_C16_CHUNK) {
+        const int64_t oce = ocb + QRT__GEMM_C16_CHUNK < co_n ? ocb + QRT__GEMM_C16_CHUNK : co_n;
+        int any_wz = 0, all_small = 1;
+        for (int64_t oc = ocb; oc < oce; ++oc) {
+            const int8_t *wr = w + oc * ci_n;
+            int32x4_t s = vdupq_n_s32(0);
+            int64_t i = 0;
+            for (; i + 16 <= ci_n; i += 16) s = vpadalq_s16(s, vpaddlq_s8(vld1q_s8(wr + i)));
+            int32_t ws = vaddvq_s32(s);
+            for (; i < ci_n; ++i) ws += wr[i];
+            kc[oc - ocb] = (int32_t)((uint32_t)(128 - xz) * (uint32_t)ws + (uint32_t)q->bias_q[oc]);
+            scl[oc - ocb] = q->scale[oc];
+            const int64_t b = (oc - ocb) / 4;
+            if ((oc - ocb) % 4 == 0) small[b] = 1, wzany[b] = 0;
+            if (!qrt__neon_small_y(ci_n, q->bias_q[oc], q->scale[oc])) small[b] = 0, all_small = 0;
+            if (q->weight_zero[oc] != 0) wzany[b] = 1, any_wz = 1;
+        }
+        for (int64_t oc = oce; oc < oce + 4; ++oc) kc[oc - ocb] = 0, scl[oc - ocb] = 0.0f;
+        for (int64_t n = 0; n < p->n; ++n) {
+            const uint8_t *xn = x + n * p->x_stride_n;
+            uint8_t *yn = (uint8_t *)out + n * p->y_stride_n;
+            for (int64_t t0 = 0; t0 < len; t0 += 8) {
+                const int64_t t = t0 + 8 <= len ? t0 : len - 8;
+                /* pack 16 rows at a time: [row j | row j + 8] -> 8 x 8 transposes per half */
+                for (int64_t i0 = 0; i0 < c16; i0 += 16) {
+                    uint8x16_t r[8];
+                    for (int j = 0; j < 8; ++j) {
+                        const uint8x8_t a = i0 + j < ci_n ? vld1_u8(xn + (i0 + j) * xs + t) : flip;
+                        const uint8x8_t b =
+                            i0 + j + 8 < ci_n ? vld1_u8(xn + (i0 + j + 8) * xs + t) : flip;
+                        r[j] = veorq_u8(vcombine_u8(a, b), vcombine_u8(flip, flip));
+                    }
+                    uint8x16_t b8[8];
+                    for (int j = 0; j < 8; j += 2)
+                        b8[j] = vtrn1q_u8(r[j], r[j + 1]), b8[j + 1] = vtrn2q_u8(r[j], r[j + 1]);
+                    uint16x8_t c[8];
+#define QRT__T16(a, b2, i, k)                                                                      \
+    c[i] = vtrn1q_u16(vreinterpretq_u16_u8(b8[a]), vreinterpretq_u16_u8(b8[b2]));                 \
+    c[k] = vtrn2q_u16(vreinterpretq_u16_u8(b8[a]), vreinterpretq_u16_u8(b8[b2]))
+                    QRT__T16(0, 2, 0, 2); /* c0: columns 0, 4; c2: 2, 6 (rows 0..3) */
+                    QRT__T16(1, 3, 1, 3); /* c1: 1, 5; c3: 3, 7 */
+                    QRT__T16(4, 6, 4, 6);
+                    QRT__T16(5, 7, 5, 7);
+#undef QRT__T16
+                    for (int k = 0; k < 4; ++k) {
+                        const uint32x4_t u = vreinterpretq_u32_u16(c[k]);
+                        const uint32x4_t v = vreinterpretq_u32_u16(c[k + 4]);
+                        vst1q_s8(xp + k * c16 + i0, vreinterpretq_s8_u32(vtrn1q_u32(u, v)));
+                        vst1q_s8(xp + (k + 4) * c16 + i0, vreinterpretq_s8_u32(vtrn2q_u32(u, v)));
+                    }
+                }
+                int32_t sx[8]; /* sum (x - xz) per position, for weight zero points */
+                if (any_wz)
+                    for (int j = 0; j < 8; ++j) {
+                        int32x4_t s = vdupq_n_s32(0);
+                        for (int64_t i = 0; i < c16; i += 16)
+                            s = vpadalq_s16(s, vpaddlq_s8(vld1q_s8(xp + j * c16 + i)));
+                        sx[j] = (int32_t)((uint32_t)vaddvq_s32(s) +
+                                          (uint32_t)(128 - xz) * (uint32_t)ci_n);
+                    }
+                if (all_small && !any_wz)
+                    qrt__gemm_c16_block(p, w, q, wlast, xp, kc, scl, small, wzany, sx, ocb, oce,
+                                        yn, t, 1, 1);
+                else
+                    qrt__gemm_c16_block(p, w, q, wlast, xp, kc, scl, small, wzany, sx, ocb, oce,
+                                        yn, t, 0, 0);
+            }
+        }
+    }
+}
+
 /** The GEMM path of qrt_conv1d_u8__neon() (p checked, qrt__conv1d_gemm_ok(p)). */
 QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p, const uint8_t *x,
                                                const int8_t *w, const qrt_conv1d_quant *q,
                                                void *out) {
+    /* c16 from 32 input channels on (qemu cortex-a72 counts: 0.9x the lane tile's
+     * instructions at c_in 32, 0.7x at 320; 1.2x at 24, where its reductions dominate) */
+    if (p->c_in >= 32 && qrt__gemm_c16_ok(w, p->c_out, p->c_in)) {
+        qrt__conv1d_gemm_c16__neon(p, x, w, q, out);
+        return;
+    }
     int16_t wq[QRT__GEMM_MAX_CIN * 8]; /* [ci][8 channels] w - w_zero */
     const int64_t ci_n = p->c_in, len = p->len_out;
     const uint8x8_t vxz = vdup_n_u8((uint8_t)p->input_zero);
