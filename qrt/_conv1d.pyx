@@ -610,7 +610,7 @@ cdef extern from "qrt/dwconv2d.h" nogil:
                                size_t scratch_size, int variant, int threads)
     size_t qrt_dwconv2d_cl_weight_size(uint32_t c, uint32_t kh, uint32_t kw)
     int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant)
-    int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p)
+    int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant)
     void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                               const int32_t *weight_zero, int32_t *out)
 
@@ -759,10 +759,9 @@ cdef class DwPlan:
 
     @property
     def byte_path(self):
-        """True when a call runs the AVX-512 VNNI byte-plane path (stride 1 or 2, NCHW rows)."""
-        return not self.cl_path and \
-            ISA_NAMES.get(qrt_dwconv2d_variant(self.variant)) == "avx512vnni" and \
-            qrt_dwconv2d_byte_path(&self.p) != 0
+        """True when a call runs the byte-plane path (AVX-512 VNNI and aarch64 NEON; stride 1 or
+        2, NCHW rows)."""
+        return not self.cl_path and qrt_dwconv2d_byte_path(&self.p, self.variant) != 0
 
     def bind_u8(self, xbuf, Py_ssize_t xoff, ybuf, Py_ssize_t yoff):
         """run_u8 on these buffers and offsets as a call of no arguments (see Plan.bind_u8)."""

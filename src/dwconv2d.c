@@ -158,6 +158,13 @@ int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant) {
     }
 }
 
-int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p) {
-    return qrt_dwconv2d_check(p) == QRT_OK && qrt__dwp_ok(p);
+int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant) {
+    if (qrt_dwconv2d_check(p) != QRT_OK || !qrt__dwp_ok(p)) return 0;
+    switch (qrt_dwconv2d_variant(variant)) {
+    case QRT_ISA_AVX512VNNI: return 1;
+#if defined(__aarch64__)
+    case QRT_ISA_NEON: return 1;
+#endif
+    default: return 0;
+    }
 }

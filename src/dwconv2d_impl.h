@@ -366,8 +366,8 @@ static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
 /** Scratch bytes of one run (0: too large), for whichever path the variants take. */
 static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
     size_t b = qrt__dwf_ok(p) ? qrt__dwf_geom_of(p).bytes : qrt__dw_geom_of(p).bytes;
-#if defined(__x86_64__) || defined(__i386__)
-    if (b && qrt__dwp_ok(p)) { /* the AVX-512 VNNI byte planes (0: too large, refused) */
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+    if (b && qrt__dwp_ok(p)) { /* the AVX-512 VNNI / aarch64 NEON byte planes (0: too large) */
         const size_t c = qrt__dwp_geom_of(p).bytes;
         if (!c) return 0;
         if (c > b) b = c;

@@ -300,15 +300,19 @@ def test_dw_channels_in_lanes_small_planes(seed):
 
 @pytest.mark.parametrize("seed", range(2))
 def test_dw_byte_planes(seed):
-    """The AVX-512 VNNI byte-plane path (stride 1 or 2, dilation 1, NCHW rows: MobileNet's
-    112x112 .. 28x28 layers, and the smaller ones with a channel multiplier or kernels over 7):
-    vpdpbusd on the input bytes with the input zero point in the bias == the im2col reference,
-    every variant, on its edges: flat outputs around its 64 / 128 steps, rows whose reads reach
-    the padding on either side, asymmetric and one-sided padding, 3x3 / 5x5 (compiled apart)
-    and other kernels, and weight zero points that put w - wz outside int8 (split into two or
-    three int8 terms: w = 127 with wz = -128 is 255 = 127 + 127 + 1)."""
+    """The byte-plane path of AVX-512 VNNI and aarch64 NEON (stride 1 or 2, dilation 1, NCHW
+    rows: MobileNet's 112x112 .. 28x28 layers, and the smaller ones with a channel multiplier
+    or kernels over 7): vpdpbusd on the input bytes / NEON's int8 tap pairs (smull + smlal on
+    x ^ 0x80), the input zero point in the bias == the im2col reference, every variant, on its
+    edges: flat outputs around its 16 / 64 / 128 steps, rows whose reads reach the padding on
+    either side, asymmetric and one-sided padding, 3x3 / 5x5 (compiled apart) and other
+    kernels, weight zero points that put w - wz outside int8 (AVX-512: split into two or three
+    int8 terms, w = 127 with wz = -128 is 255 = 127 + 127 + 1; NEON: the widening kernel), and
+    NEON's -128 tap pairs (a pair sum of 2 * 128 * 128 would overflow int16: the widening
+    kernel too); and the path is taken exactly there (DwPlan.byte_path)."""
     rng = np.random.default_rng(8100 + seed)
-    vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
+    isa = _conv1d.ISA_NAMES[_conv1d.dw_isa()]
+    vnni = isa == "avx512vnni" or (isa == "neon" and platform.machine() == "aarch64")
     taken = 0
     for i in range(36):
         s = 1 + i % 2
@@ -330,6 +334,12 @@ def test_dw_byte_planes(seed):
             zp = np.where(np.arange(wi.shape[0]) % 2 == 0, -128, 127)
             case["qw"] = qrt.from_int_repr_per_channel(
                 wi, rng.uniform(0.002, 0.02, wi.shape[0]), zp, 0, qrt.qint8)
+        if i % 6 == 4 and k[0] * k[1] >= 2:  # -128 tap pairs (0, 1) on half the channels
+            wi = np.asarray(case["qw"].int_repr()).copy()
+            wi.reshape(wi.shape[0], -1)[::2, :2] = -128
+            case["qw"] = qrt.from_int_repr_per_channel(
+                wi, rng.uniform(0.002, 0.02, wi.shape[0]), np.zeros(wi.shape[0], np.int64), 0,
+                qrt.qint8)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, case["co"], k, s, p)
         for v in DW_VARIANTS:

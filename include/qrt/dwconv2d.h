@@ -90,10 +90,11 @@ void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
  *  on AVX-512 VNNI, 64 on AVX2; no other variant has the path). */
 int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant);
 
-/** Whether the AVX-512 VNNI variant takes its byte-plane path for p where it does not take the
+/** Whether `variant` (-1: the best) takes its byte-plane path for p where it does not take the
  *  channels-in-lanes one (stride 1 or 2 on both axes, dilation 1, kernels up to 16x16, padding
- *  under the kernel, unit column stride: src/dwconv2d_impl.h). */
-int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p);
+ *  under the kernel, unit column stride: src/dwconv2d_impl.h): the AVX-512 VNNI and the
+ *  aarch64 NEON variants. */
+int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant);
 
 /** Work (multiply-accumulates) under which qrt_dwconv2d_u8 stays on the calling thread. */
 extern double qrt_dwconv2d_mt_min_work;

@@ -514,12 +514,241 @@ static QRT_DWN_FN void qrt__dwcl_run_neon(const qrt_dwconv2d_params *p, const ui
 }
 #endif
 
+#if defined(__aarch64__)
+/* ---- Byte planes (aarch64): planes over QRT__DWCL_MAXOUT_NEON outputs, in the geometry of the
+ * AVX-512 VNNI byte-plane path (src/dwconv2d_impl.h, qrt__dwp_geom: row-phase planes whose rows
+ * hold the left padding and the image, count = (ho - 1) rs + wo flat outputs, those between
+ * rows computed and dropped).  The planes hold x' = x ^ 0x80 = x - 128 as int8 and the padding
+ * input_zero ^ 0x80, so that
+ *   sum_taps (x - xz) w = sum_taps x' w + (128 - xz) sum_taps w
+ * (a padded tap has x = xz and adds 0 on the left) and the second term joins the bias, mod
+ * 2^32.  Taps go in pairs in row-major order: per 16 outputs, smull / smull2 of one tap's 16
+ * bytes by its weight, smlal / smlal2 of the next tap's: an int16 lane holds two products
+ * x' w in [-16256, 16384], whose sum fits unless both weights are -128, then saddw / saddw2 into
+ * four int32x4 (3 instructions per tap and 8 outputs where the int16 planes take 4, and no
+ * widening pass, no column masks).  A channel with a weight zero point or a -128 pair runs
+ * qrt__dwpn_wide instead: x - xz = x' - (xz - 128) widened per tap (ssubl), times w - wz by
+ * smlal, exact for any weights. */
+
+/* the pair sum of taps ta, tb (loaded runs xa, xb; weights dup'd) into a0..a3 */
+#define QRT__DWPN_PAIR(xa, wa, xb, wb)                                                             \
+    do {                                                                                           \
+        int16x8_t lo_ = vmull_s8(vget_low_s8(xa), vget_low_s8(wa));                                \
+        int16x8_t hi_ = vmull_high_s8(xa, wa);                                                     \
+        lo_ = vmlal_s8(lo_, vget_low_s8(xb), vget_low_s8(wb));                                     \
+        hi_ = vmlal_high_s8(hi_, xb, wb);                                                          \
+        a0 = vaddw_s16(a0, vget_low_s16(lo_));                                                     \
+        a1 = vaddw_high_s16(a1, lo_);                                                              \
+        a2 = vaddw_s16(a2, vget_low_s16(hi_));                                                     \
+        a3 = vaddw_high_s16(a3, hi_);                                                              \
+    } while (0)
+#define QRT__DWPN_ONE(xa, wa)                                                                      \
+    do {                                                                                           \
+        const int16x8_t lo_ = vmull_s8(vget_low_s8(xa), vget_low_s8(wa));                          \
+        const int16x8_t hi_ = vmull_high_s8(xa, wa);                                               \
+        a0 = vaddw_s16(a0, vget_low_s16(lo_));                                                     \
+        a1 = vaddw_high_s16(a1, lo_);                                                              \
+        a2 = vaddw_s16(a2, vget_low_s16(hi_));                                                     \
+        a3 = vaddw_high_s16(a3, hi_);                                                              \
+    } while (0)
+
+/* 3x3, stride S (1 or 2): rows r0..r2 (plane row 0 of taps ky = 0..2), weights in registers;
+ * stride 2 takes the even / odd bytes of one vld2q per row for kx = 0, 1 and the even bytes
+ * of a second, two bytes on, for kx = 2 */
+__attribute__((always_inline)) static inline void
+qrt__dwpn_k33(const int8_t *r0, const int8_t *r1, const int8_t *r2, const int8_t *wt,
+              const int S, int64_t count, const qrt__neon_rq *c, const int small,
+              uint8_t *stage) {
+    int8x16_t wv[9];
+    for (int t = 0; t < 9; ++t) wv[t] = vdupq_n_s8(wt[t]);
+    const qrt__neon_rq cc = *c;
+    for (int64_t f = 0; f < count; f += 16) {
+        int8x16_t xv[9];
+        const int8_t *rr[3] = {r0 + S * f, r1 + S * f, r2 + S * f};
+        for (int ky = 0; ky < 3; ++ky) {
+            if (S == 1) {
+                xv[3 * ky] = vld1q_s8(rr[ky]);
+                xv[3 * ky + 1] = vld1q_s8(rr[ky] + 1);
+                xv[3 * ky + 2] = vld1q_s8(rr[ky] + 2);
+            } else {
+                const int8x16x2_t e = vld2q_s8(rr[ky]);
+                xv[3 * ky] = e.val[0];
+                xv[3 * ky + 1] = e.val[1];
+                xv[3 * ky + 2] = vld2q_s8(rr[ky] + 2).val[0];
+            }
+        }
+        int32x4_t a0 = cc.bias, a1 = a0, a2 = a0, a3 = a0;
+        QRT__DWPN_PAIR(xv[0], wv[0], xv[1], wv[1]);
+        QRT__DWPN_PAIR(xv[2], wv[2], xv[3], wv[3]);
+        QRT__DWPN_PAIR(xv[4], wv[4], xv[5], wv[5]);
+        QRT__DWPN_PAIR(xv[6], wv[6], xv[7], wv[7]);
+        QRT__DWPN_ONE(xv[8], wv[8]);
+        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, &cc, small));
+    }
+}
+
+/* any kernel, stride S: tap t's run starts at tp[t] (+ S f); weights wt[t] */
+__attribute__((always_inline)) static inline void
+qrt__dwpn_pairs(const int8_t *const *tp, const int8_t *wt, int64_t taps, const int S,
+                int64_t count, const qrt__neon_rq *c, const int small, uint8_t *stage) {
+    for (int64_t f = 0; f < count; f += 16) {
+        int32x4_t a0 = c->bias, a1 = a0, a2 = a0, a3 = a0;
+        int64_t t = 0;
+        for (; t + 2 <= taps; t += 2) {
+            const int8_t *sa = tp[t] + S * f, *sb = tp[t + 1] + S * f;
+            const int8x16_t xa = S == 1 ? vld1q_s8(sa) : vld2q_s8(sa).val[0];
+            const int8x16_t xb = S == 1 ? vld1q_s8(sb) : vld2q_s8(sb).val[0];
+            const int8x16_t wa = vld1q_dup_s8(wt + t), wb = vld1q_dup_s8(wt + t + 1);
+            QRT__DWPN_PAIR(xa, wa, xb, wb);
+        }
+        if (t < taps) {
+            const int8_t *sa = tp[t] + S * f;
+            const int8x16_t xa = S == 1 ? vld1q_s8(sa) : vld2q_s8(sa).val[0];
+            const int8x16_t wa = vld1q_dup_s8(wt + t);
+            QRT__DWPN_ONE(xa, wa);
+        }
+        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, c, small));
+    }
+}
+
+/* any weights (w16[t] = w - wz in -255..255): x - xz = x' - xzf widened per tap, then smlal */
+static void qrt__dwpn_wide(const int8_t *const *tp, const int16_t *w16, int64_t taps, int64_t S,
+                           int64_t count, int8_t xzf, const qrt__neon_rq *c, int small,
+                           uint8_t *stage) {
+    const int8x16_t vz = vdupq_n_s8(xzf);
+    for (int64_t f = 0; f < count; f += 16) {
+        int32x4_t a0 = c->bias, a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t t = 0; t < taps; ++t) {
+            const int8_t *sa = tp[t] + S * f;
+            const int8x16_t xa = S == 1 ? vld1q_s8(sa) : vld2q_s8(sa).val[0];
+            const int16x8_t lo = vsubl_s8(vget_low_s8(xa), vget_low_s8(vz));
+            const int16x8_t hi = vsubl_high_s8(xa, vz);
+            const int16_t wv = w16[t];
+            a0 = vmlal_n_s16(a0, vget_low_s16(lo), wv);
+            a1 = vmlal_high_n_s16(a1, lo, wv);
+            a2 = vmlal_n_s16(a2, vget_low_s16(hi), wv);
+            a3 = vmlal_high_n_s16(a3, hi, wv);
+        }
+        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, c, small));
+    }
+}
+
+static void qrt__dwpn_k33_any(const int8_t *r0, const int8_t *r1, const int8_t *r2,
+                              const int8_t *wt, int64_t S, int64_t count, const qrt__neon_rq *c,
+                              int small, uint8_t *stage) {
+    if (S == 1 && small)
+        qrt__dwpn_k33(r0, r1, r2, wt, 1, count, c, 1, stage);
+    else if (S == 1)
+        qrt__dwpn_k33(r0, r1, r2, wt, 1, count, c, 0, stage);
+    else if (small)
+        qrt__dwpn_k33(r0, r1, r2, wt, 2, count, c, 1, stage);
+    else
+        qrt__dwpn_k33(r0, r1, r2, wt, 2, count, c, 0, stage);
+}
+
+static void qrt__dwpn_pairs_any(const int8_t *const *tp, const int8_t *wt, int64_t taps,
+                                int64_t S, int64_t count, const qrt__neon_rq *c, int small,
+                                uint8_t *stage) {
+    if (S == 1 && small)
+        qrt__dwpn_pairs(tp, wt, taps, 1, count, c, 1, stage);
+    else if (S == 1)
+        qrt__dwpn_pairs(tp, wt, taps, 1, count, c, 0, stage);
+    else if (small)
+        qrt__dwpn_pairs(tp, wt, taps, 2, count, c, 1, stage);
+    else
+        qrt__dwpn_pairs(tp, wt, taps, 2, count, c, 0, stage);
+}
+
+/* d[0 .. n) = s[0 .. n) ^ 0x80: reads and writes nothing outside them */
+static inline void qrt__dwpn_copy(int8_t *d, const uint8_t *s, int64_t n) {
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    if (n >= 16) {
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16)
+            vst1q_s8(d + j, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + j), flip)));
+        if (j < n) /* the last 16, overlapping: the same bytes again */
+            vst1q_s8(d + n - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + n - 16), flip)));
+    } else {
+        for (int64_t j = 0; j < n; ++j) d[j] = (int8_t)(s[j] ^ 0x80u);
+    }
+}
+
+/* units [u0, u1): per input channel its row-phase planes (the padding written once per run),
+ * then per output channel its weights, folded bias and kernel into the stage, and the kept
+ * outputs into y (as qrt__dwp_run of the AVX-512 VNNI variant) */
+static void qrt__dwpn_run(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
+                          const qrt_conv1d_quant *q, uint8_t *y, void *scratch, int64_t u0,
+                          int64_t u1) {
+    const qrt__dwp_geom g = qrt__dwp_geom_of(p);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    int8_t *pl[2] = {(int8_t *)base, (int8_t *)base + g.pst};
+    uint8_t *stage = base + g.off_stage;
+    const int64_t s = g.s, kh = p->kh, kw = p->kw, rs = g.rs, rw = g.rw;
+    const int64_t taps = kh * kw, H = p->h, W = p->w, pt = p->pad_top, ho = p->ho, wo = p->wo;
+    const int32_t xz = p->input_zero;
+    memset(base, xz ^ 0x80, (size_t)(g.pst * s));
+    const int8_t *tp[256]; /* kh, kw <= 16 (qrt__dwp_ok) */
+    int8_t w8[256];
+    int16_t w16[256];
+    for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx) tp[ky * kw + kx] = pl[ky % s] + (ky / s) * rw + kx;
+    int64_t iy1 = s * g.nr - pt; /* padded row r = iy + pt: row r / s of plane r % s */
+    if (iy1 > H) iy1 = H;
+    const int k33 = kh == 3 && kw == 3;
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t n = u / p->c_in, ci = u - n * p->c_in;
+        const uint8_t *xc = x + n * p->x_stride_n + ci * p->x_stride_c;
+        for (int64_t iy = 0; iy < iy1; ++iy) {
+            const int64_t r = iy + pt;
+            qrt__dwpn_copy(pl[r % s] + (r / s) * rw + p->pad_left, xc + iy * p->x_stride_h, W);
+        }
+        for (int64_t j = 0; j < p->mult; ++j) {
+            const int64_t oc = ci * p->mult + j;
+            const int8_t *wc = w + oc * taps;
+            const int32_t wz = q->weight_zero[oc];
+            int pairs = wz == 0;
+            uint32_t wsum = 0;
+            for (int64_t t = 0; t < taps; ++t) wsum += (uint32_t)(int32_t)wc[t];
+            for (int64_t t = 0; pairs && t + 1 < taps; t += 2)
+                if (wc[t] == -128 && wc[t + 1] == -128) pairs = 0;
+            const int32_t bias = q->bias_q[oc];
+            const float sc = q->scale[oc];
+            const int small = qrt__neon_small_y(taps, bias, sc);
+            if (pairs) {
+                const int32_t bf = (int32_t)((uint32_t)bias + (uint32_t)(128 - xz) * wsum);
+                const qrt__neon_rq c =
+                    qrt__dwn_rq_of(bf, sc, p->output_zero, p->output_min, p->output_max);
+                if (k33)
+                    qrt__dwpn_k33_any(tp[0], tp[3], tp[6], wc, s, g.count, &c, small, stage);
+                else {
+                    for (int64_t t = 0; t < taps; ++t) w8[t] = wc[t];
+                    qrt__dwpn_pairs_any(tp, w8, taps, s, g.count, &c, small, stage);
+                }
+            } else {
+                for (int64_t t = 0; t < taps; ++t) w16[t] = (int16_t)(wc[t] - wz);
+                const qrt__neon_rq c =
+                    qrt__dwn_rq_of(bias, sc, p->output_zero, p->output_min, p->output_max);
+                qrt__dwpn_wide(tp, w16, taps, s, g.count, (int8_t)(xz ^ 0x80), &c, small,
+                               stage);
+            }
+            uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
+            for (int64_t oy = 0; oy < ho; ++oy)
+                memcpy(yc + oy * p->y_stride_h, stage + oy * rs, (size_t)wo);
+        }
+    }
+}
+#endif
+
 QRT_DWN_FN void qrt_dwconv2d_u8__neon(const qrt_dwconv2d_params *p, const uint8_t *x,
                                       const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
                                       void *scratch, int64_t u0, int64_t u1) {
 #if defined(__aarch64__)
     if (q->wpack_cl && qrt__dwcl_geom_ok(p) && (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_NEON) {
         qrt__dwcl_run_neon(p, x, q, y, scratch, u0, u1);
+        return;
+    }
+    if (qrt__dwp_ok(p)) {
+        qrt__dwpn_run(p, x, w, q, y, scratch, u0, u1);
         return;
     }
 #endif
