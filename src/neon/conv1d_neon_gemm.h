@@ -143,10 +143,82 @@ QRT_NEON_FN static inline int qrt__gemm_c16_ok(const int8_t *w, int64_t co_n, in
 }
 
 /**
+ * One 4 x 4 tile of qrt__conv1d_gemm_c16__neon: positions t .. t + 3 (packed at xq, c16 apart)
+ * times the channels oc0 .. oc0 + 3 (weight rows w0..w3; channels from oce on are computed
+ * and not stored), requantized into y (the first channel's row at yt).  sm: qrt__neon_small_y
+ * holds for the 4 channels; wzv: their weight zero points (NULL: none).
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__gemm_c16_tile(const int8_t *xq, int64_t c16, const int8_t *w0, const int8_t *w1,
+                   const int8_t *w2, const int8_t *w3, const int32_t *kt, const float *st,
+                   const int32_t *sxt, const int32_t *wzv, int sm, uint8_t *yt, int64_t ys,
+                   int64_t nst, int16x8_t zero16, uint8x16_t lo16, uint8x16_t hi16) {
+    /* opaque to the optimizer: otherwise GCC hoists the first input block's loads out of the
+     * channel loop and spills them around every tile's inner loop (18 instructions a tile) */
+    __asm__("" : "+r"(xq));
+    int32x4_t acc[16]; /* [position m][channel k] at 4 m + k */
+    {
+        const int8x16_t wv[4] = {vld1q_s8(w0), vld1q_s8(w1), vld1q_s8(w2), vld1q_s8(w3)};
+        for (int m = 0; m < 4; ++m) {
+            const int8x16_t xv = vld1q_s8(xq + m * c16);
+            for (int k = 0; k < 4; ++k)
+                acc[4 * m + k] = vpaddlq_s16(
+                    vmlal_high_s8(vmull_s8(vget_low_s8(xv), vget_low_s8(wv[k])), xv, wv[k]));
+        }
+    }
+    for (int64_t i = 16; i < c16; i += 16) {
+        const int8x16_t wv[4] = {vld1q_s8(w0 + i), vld1q_s8(w1 + i), vld1q_s8(w2 + i),
+                                 vld1q_s8(w3 + i)};
+        for (int m = 0; m < 4; ++m) {
+            const int8x16_t xv = vld1q_s8(xq + m * c16 + i);
+            for (int k = 0; k < 4; ++k)
+                acc[4 * m + k] = vpadalq_s16(
+                    acc[4 * m + k],
+                    vmlal_high_s8(vmull_s8(vget_low_s8(xv), vget_low_s8(wv[k])), xv, wv[k]));
+        }
+    }
+    int32x4_t cv[4]; /* channel k: the 4 positions */
+    for (int k = 0; k < 4; ++k)
+        cv[k] = vpaddq_s32(vpaddq_s32(acc[k], acc[4 + k]), vpaddq_s32(acc[8 + k], acc[12 + k]));
+    for (int k = 0; k < 4; ++k) cv[k] = vaddq_s32(cv[k], vld1q_dup_s32(kt + k));
+    if (wzv) {
+        const int32x4_t sxv = vld1q_s32(sxt);
+        for (int k = 0; k < 4; ++k) cv[k] = vmlsq_n_s32(cv[k], sxv, wzv[k]);
+    }
+    float32x4_t y[4];
+    int32x4_t rr[4];
+    for (int k = 0; k < 4; ++k) {
+        y[k] = vmulq_f32(vcvtq_f32_s32(cv[k]), vld1q_dup_f32(st + k));
+        rr[k] = vcvtnq_s32_f32(y[k]);
+    }
+    if (!sm) /* the range select of qrt__gemm_rq8 */
+        for (int k = 0; k < 4; ++k)
+            rr[k] = vbslq_s32(vcaltq_f32(y[k], vdupq_n_f32(2147483648.0f)), rr[k],
+                              vdupq_n_s32(INT32_MIN));
+    const int16x8_t h01 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(rr[0]), rr[1]), zero16);
+    const int16x8_t h23 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(rr[2]), rr[3]), zero16);
+    const uint32x4_t u = vreinterpretq_u32_u8(
+        vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h01), h23), lo16), hi16));
+    if (nst == 4) {
+        vst1q_lane_u32((uint32_t *)(void *)yt, u, 0);
+        vst1q_lane_u32((uint32_t *)(void *)(yt + ys), u, 1);
+        vst1q_lane_u32((uint32_t *)(void *)(yt + 2 * ys), u, 2);
+        vst1q_lane_u32((uint32_t *)(void *)(yt + 3 * ys), u, 3);
+    } else {
+        uint8_t lanes[16];
+        vst1q_u8(lanes, vreinterpretq_u8_u32(u));
+        for (int64_t k = 0; k < nst; ++k)
+            for (int j = 0; j < 4; ++j) yt[k * ys + j] = lanes[4 * k + j];
+    }
+}
+
+/**
  * One block of 8 packed positions (xp, output position t) of qrt__conv1d_gemm_c16__neon
- * against the chunk's output channels [ocb, oce): 4 x 4 tiles.  sm_all: qrt__neon_small_y holds
- * for every channel of the chunk; nowz: no weight zero point (constants where they are, so the
- * common case compiles without the per-tile tests).
+ * against the chunk's output channels [ocb, oce): per 4 positions, 4 x 4 tiles over the
+ * channels (the tiles of 4 ordinary rows address them from one base; the last tile, with
+ * the zero-padded last row or fewer than 4 channels, through clamped pointers).  sm_all:
+ * qrt__neon_small_y holds for every channel of the chunk; nowz: no weight zero point
+ * (constants where they are, so the common case compiles without the per-tile tests).
  */
 QRT_NEON_FN static inline __attribute__((always_inline)) void
 qrt__gemm_c16_block(const qrt_conv1d_params *p, const int8_t *w, const qrt_conv1d_quant *q,
@@ -158,85 +230,34 @@ qrt__gemm_c16_block(const qrt_conv1d_params *p, const int8_t *w, const qrt_conv1
     const int16x8_t zero16 = vdupq_n_s16((int16_t)p->output_zero);
     const uint8x16_t lo16 = vdupq_n_u8((uint8_t)p->output_min);
     const uint8x16_t hi16 = vdupq_n_u8((uint8_t)p->output_max);
-    const float32x4_t lim = vdupq_n_f32(2147483648.0f);
-    const int32x4_t imin = vdupq_n_s32(INT32_MIN);
-    for (int64_t oc0 = ocb; oc0 < oce; oc0 += 4) {
-        const int8_t *wr[4];
-        for (int k = 0; k < 4; ++k) {
-            const int64_t oc = oc0 + k < oce ? oc0 + k : oce - 1;
-            wr[k] = oc == co_n - 1 ? wlast : w + oc * ci_n;
+    /* tiles of rows < co_n - 1 only (the last row is read from wlast) */
+    const int64_t oreg = oce < co_n - 1 ? oce : co_n - 1;
+    for (int tt = 0; tt < 8; tt += 4) {
+        const int8_t *xq = xp + tt * c16;
+        int64_t oc0 = ocb;
+        for (; oc0 + 4 <= oreg; oc0 += 4) {
+            const int8_t *wb = w + oc0 * ci_n;
+            const int64_t tb = (oc0 - ocb) / 4;
+            qrt__gemm_c16_tile(xq, c16, wb, wb + ci_n, wb + 2 * ci_n, wb + 3 * ci_n,
+                               kc + (oc0 - ocb), scl + (oc0 - ocb), sx + tt,
+                               !nowz && wzany[tb] ? q->weight_zero + oc0 : NULL,
+                               sm_all || small[tb], yn + oc0 * ys + t + tt, ys, 4, zero16, lo16,
+                               hi16);
         }
-        const int64_t tb = (oc0 - ocb) / 4;
-        const int32x4_t kcv = vld1q_s32(kc + (oc0 - ocb));
-        const float32x4_t scv = vld1q_f32(scl + (oc0 - ocb));
-        for (int tt = 0; tt < 8; tt += 4) {
-            const int8_t *xq = xp + tt * c16;
-            int32x4_t acc[16]; /* [position m][channel k] at 4 m + k */
-            {
-                int8x16_t xv[4], wv[4];
-                for (int m = 0; m < 4; ++m) xv[m] = vld1q_s8(xq + m * c16);
-                for (int k = 0; k < 4; ++k) wv[k] = vld1q_s8(wr[k]);
-                for (int m = 0; m < 4; ++m)
-                    for (int k = 0; k < 4; ++k)
-                        acc[4 * m + k] = vpaddlq_s16(vmlal_high_s8(
-                            vmull_s8(vget_low_s8(xv[m]), vget_low_s8(wv[k])), xv[m],
-                            wv[k]));
+        for (; oc0 < oce; oc0 += 4) {
+            const int8_t *wr[4];
+            int32_t wzt[4];
+            for (int k = 0; k < 4; ++k) {
+                const int64_t oc = oc0 + k < oce ? oc0 + k : oce - 1;
+                wr[k] = oc == co_n - 1 ? wlast : w + oc * ci_n;
+                wzt[k] = q->weight_zero[oc];
             }
-            for (int64_t i = 16; i < c16; i += 16) {
-                int8x16_t xv[4], wv[4];
-                for (int m = 0; m < 4; ++m) xv[m] = vld1q_s8(xq + m * c16 + i);
-                for (int k = 0; k < 4; ++k) wv[k] = vld1q_s8(wr[k] + i);
-                for (int m = 0; m < 4; ++m)
-                    for (int k = 0; k < 4; ++k)
-                        acc[4 * m + k] = vpadalq_s16(
-                            acc[4 * m + k],
-                            vmlal_high_s8(
-                                vmull_s8(vget_low_s8(xv[m]), vget_low_s8(wv[k])),
-                                xv[m], wv[k]));
-            }
-            int32x4_t cv[4]; /* channel k: positions t + tt .. + 3 */
-            for (int k = 0; k < 4; ++k)
-                cv[k] = vpaddq_s32(vpaddq_s32(acc[k], acc[4 + k]),
-                                   vpaddq_s32(acc[8 + k], acc[12 + k]));
-            cv[0] = vaddq_s32(cv[0], vdupq_laneq_s32(kcv, 0));
-            cv[1] = vaddq_s32(cv[1], vdupq_laneq_s32(kcv, 1));
-            cv[2] = vaddq_s32(cv[2], vdupq_laneq_s32(kcv, 2));
-            cv[3] = vaddq_s32(cv[3], vdupq_laneq_s32(kcv, 3));
-            if (!nowz && wzany[tb]) {
-                const int32x4_t sxv = vld1q_s32(sx + tt);
-                for (int k = 0; k < 4; ++k) {
-                    const int64_t oc = oc0 + k < oce ? oc0 + k : oce - 1;
-                    cv[k] = vmlsq_n_s32(cv[k], sxv, q->weight_zero[oc]);
-                }
-            }
-            float32x4_t y[4];
-            y[0] = vmulq_laneq_f32(vcvtq_f32_s32(cv[0]), scv, 0);
-            y[1] = vmulq_laneq_f32(vcvtq_f32_s32(cv[1]), scv, 1);
-            y[2] = vmulq_laneq_f32(vcvtq_f32_s32(cv[2]), scv, 2);
-            y[3] = vmulq_laneq_f32(vcvtq_f32_s32(cv[3]), scv, 3);
-            int32x4_t rr[4];
-            for (int k = 0; k < 4; ++k) rr[k] = vcvtnq_s32_f32(y[k]);
-            if (!(sm_all || small[tb])) /* the range select of qrt__gemm_rq8 */
-                for (int k = 0; k < 4; ++k)
-                    rr[k] = vbslq_s32(vcaltq_f32(y[k], lim), rr[k], imin);
-            const int16x8_t h01 =
-                vqaddq_s16(vqmovn_high_s32(vqmovn_s32(rr[0]), rr[1]), zero16);
-            const int16x8_t h23 =
-                vqaddq_s16(vqmovn_high_s32(vqmovn_s32(rr[2]), rr[3]), zero16);
-            const uint32x4_t u = vreinterpretq_u32_u8(vminq_u8(
-                vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h01), h23), lo16), hi16));
-            uint8_t *yt = yn + oc0 * ys + t + tt;
-            if (oc0 + 4 <= oce) {
-                vst1q_lane_u32((uint32_t *)(void *)yt, u, 0);
-                vst1q_lane_u32((uint32_t *)(void *)(yt + ys), u, 1);
-                vst1q_lane_u32((uint32_t *)(void *)(yt + 2 * ys), u, 2);
-                vst1q_lane_u32((uint32_t *)(void *)(yt + 3 * ys), u, 3);
-            } else {
-                uint8_t lanes[16];
-                vst1q_u8(lanes, vreinterpretq_u8_u32(u));
-                for (int k = 0; oc0 + k < oce; ++k)
-                    for (int j = 0; j < 4; ++j) yt[k * ys + j] = lanes[4 * k + j];
-            }
+            const int64_t tb = (oc0 - ocb) / 4;
+            const int64_t nst = oce - oc0 < 4 ? oce - oc0 : 4;
+            qrt__gemm_c16_tile(xq, c16, wr[0], wr[1], wr[2], wr[3], kc + (oc0 - ocb),
+                               scl + (oc0 - ocb), sx + tt, !nowz && wzany[tb] ? wzt : NULL,
+                               sm_all || small[tb], yn + oc0 * ys + t + tt, ys, nst, zero16,
+                               lo16, hi16);
         }
     }
 }
