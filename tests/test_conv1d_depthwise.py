@@ -178,7 +178,8 @@ def test_neon_depthwise_harness_under_qemu(tmp_path, arch):
     """tests/c/conv1d_dw_harness.c: random depthwise calls through qrt_conv1d_u8__neon (and
     __neondot on a dot-product CPU model) == qrt_conv1d_u8_ref, input rows against inaccessible
     pages (any read outside a row faults), canaries after each output row; then kernel-1 GEMM
-    cases (the 1x1-conv2d microkernel path), input and weights against inaccessible pages.
+    cases (the 1x1-conv2d microkernel path) and dense receptive-field rows (linear rows,
+    kernels > 1, groups), input and weights against inaccessible pages.
     Compiled with the flags of the wheels (armv7: the Debian armhf baseline, NEON only through
     target("fpu=neon"))."""
     cc, qemu, cpus = _CROSS[arch]
@@ -204,7 +205,8 @@ def test_neon_depthwise_harness_under_qemu(tmp_path, arch):
         text = out.stdout.decode(errors="replace")
         assert out.returncode == 0 and text.startswith("ok"), \
             f"{arch} {cpu}: rc {out.returncode}: {text} {out.stderr.decode(errors='replace')}"
-        _, ncases, calls, dw, gemm = text.split()[:5]
+        _, ncases, calls, dw, gemm, rows = text.split()[:6]
         assert int(ncases) == cases and int(calls) == cases * (1 + dot)
         assert int(gemm) == (cases // 4 + 1) * (1 + dot)  # kernel-1 GEMM cases
+        assert int(rows) > (cases // 4) * 0.8 * (1 + dot)  # receptive-field row cases
         assert int(dw) > cases * 0.8  # most cases take the depthwise path

@@ -48,6 +48,61 @@ QRT_NEONDOT_FN static inline int32_t qrt__conv1d_dot__neondot(const uint8_t *xs,
     return (int32_t)acc;
 }
 
+/**
+ * qrt__conv1d_rows__neon (conv1d_neon.c) with sdot: one output position's taps packed once as
+ * x' = x ^ 0x80 (with sum x'), then per 16 taps and output channel one sdot of x' by w and one
+ * of 1 by w (the row's weight sum), 8 channels a pass; the same identity mod 2^32 and a scalar
+ * tail under 16 taps.
+ */
+QRT_NEONDOT_FN static void qrt__conv1d_rows__neondot(const qrt_conv1d_params *p,
+                                                     const qrt_conv1d_quant *q,
+                                                     const uint8_t *xs, const int8_t *w,
+                                                     int64_t taps, int64_t oc0, int64_t oc1,
+                                                     int64_t n, int64_t t, void *out) {
+    int8_t xp[QRT__NEON_CHUNK] __attribute__((aligned(16)));
+    const int64_t t16 = taps & ~(int64_t)15;
+    const int32_t xz = p->input_zero;
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    const int8x16_t ones = vdupq_n_s8(1);
+    int32x4_t sxa = vdupq_n_s32(0);
+    for (int64_t i = 0; i < t16; i += 16) {
+        const int8x16_t v = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(xs + i), flip));
+        vst1q_s8(xp + i, v);
+        sxa = vdotq_s32(sxa, v, ones);
+    }
+    uint32_t sx = (uint32_t)vaddvq_s32(sxa);
+    for (int64_t i = t16; i < taps; ++i) {
+        xp[i] = (int8_t)(xs[i] ^ 0x80u);
+        sx += (uint32_t)(int32_t)xp[i];
+    }
+    sx += (uint32_t)(128 - xz) * (uint32_t)taps; /* sum (x - xz) */
+    for (int64_t ob = oc0; ob < oc1; ob += 8) {
+        const int64_t nb = oc1 - ob < 8 ? oc1 - ob : 8;
+        const int8_t *wr[8];
+        for (int k = 0; k < 8; ++k) wr[k] = w + (ob + (k < nb ? k : nb - 1)) * taps;
+        int32x4_t acc[8], ws[8];
+        for (int k = 0; k < 8; ++k) acc[k] = ws[k] = vdupq_n_s32(0);
+        for (int64_t i = 0; i < t16; i += 16) {
+            const int8x16_t xv = vld1q_s8(xp + i);
+            for (int k = 0; k < 8; ++k) {
+                const int8x16_t wv = vld1q_s8(wr[k] + i);
+                acc[k] = vdotq_s32(acc[k], xv, wv);
+                ws[k] = vdotq_s32(ws[k], ones, wv);
+            }
+        }
+        for (int k = 0; k < nb; ++k) {
+            uint32_t a = (uint32_t)vaddvq_s32(acc[k]), sw = (uint32_t)vaddvq_s32(ws[k]);
+            for (int64_t i = t16; i < taps; ++i) {
+                a += (uint32_t)((int32_t)xp[i] * (int32_t)wr[k][i]);
+                sw += (uint32_t)(int32_t)wr[k][i];
+            }
+            const int64_t oc = ob + k;
+            a += (uint32_t)(128 - xz) * sw - (uint32_t)q->weight_zero[oc] * sx;
+            qrt__conv1d_store(p, q, out, n, oc, t, (int32_t)a);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* GEMM path (conv1d_neon_gemm.h's case): sdot over 4-channel groups                          */
 /* ---------------------------------------------------------------------------------------- */
@@ -203,12 +258,8 @@ QRT_NEONDOT_FN qrt_status qrt_conv1d_u8__neondot(const qrt_conv1d_params *p, con
             for (int64_t t = 0; t < p->len_out; ++t) {
                 if (taps <= QRT__NEON_CHUNK) {
                     const uint8_t *xs = qrt__conv1d_gather(p, x, n, g, t, 0, taps, buf);
-                    const int64_t m16 = taps & ~(int64_t)15;
-                    const uint32_t xsum = qrt__conv1d_rowsum(xs, m16, xz);
-                    for (int64_t oc = g * og; oc < (g + 1) * og; ++oc)
-                        qrt__conv1d_store(p, q, out, n, oc, t,
-                                          qrt__conv1d_dot__neondot(xs, w + oc * taps, taps, m16,
-                                                                   xsum, xz, q->weight_zero[oc]));
+                    qrt__conv1d_rows__neondot(p, q, xs, w, taps, g * og, (g + 1) * og, n, t,
+                                              out);
                     continue;
                 }
                 for (int64_t oc = g * og; oc < (g + 1) * og; ++oc) {

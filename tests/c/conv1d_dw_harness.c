@@ -19,8 +19,11 @@
  * GEMM cases (kernel 1, stride 1, groups 1: the microkernel path of src/neon/conv1d_neon_gemm.h
  * on aarch64 and armv7), cases / 4 + 1 of them, follow: see gemm_case().
  *
- * stdout: "ok <cases> <calls> <dw-calls> <gemm-calls>" or "MISMATCH ..." / "CANARY ..." /
- *         "GEMM-MISMATCH ..." (exit 1).
+ * Receptive-field row cases (the dense path: linear rows, kernels 2..9, groups), as many,
+ * follow: see rows_case().
+ *
+ * stdout: "ok <cases> <calls> <dw-calls> <gemm-calls> <rows-calls>" or "MISMATCH ..." /
+ *         "CANARY ..." / "GEMM-MISMATCH ..." / "ROWS-MISMATCH ..." (exit 1).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -353,6 +356,88 @@ static void gemm_case(int c, int dot, long *calls) {
     }
 }
 
+/* Receptive-field row cases (the dense path that is neither depthwise nor the kernel-1 GEMM:
+ * linear rows and 1x1 images (len_out < 8), kernels 2..9, groups 1..3, strides and padding,
+ * quint8 and float outputs): qrt__conv1d_rows__neon's blocks of output channels and its
+ * scalar tails.  Input and weights end right before a PROT_NONE page. */
+static void rows_case(int c, int dot, long *calls) {
+    qrt_conv1d_params p;
+    memset(&p, 0, sizeof p);
+    static int32_t rwz[64], rbq[64];
+    static float rsc[64], rbf[64];
+    p.n = 1 + rnd(2);
+    p.groups = rnd(3) == 0 ? 1 + rnd(3) : 1;
+    const uint32_t cg = rnd(3) == 0 ? 1 + rnd(300) : 8 + rnd(90);
+    const uint32_t og = 1 + rnd(rnd(2) ? 9 : 40 / p.groups);
+    p.c_in = cg * p.groups, p.c_out = og * p.groups;
+    p.kernel = rnd(3) == 0 ? 1 : 1 + rnd(9);
+    p.stride = 1 + rnd(2), p.dilation = 1 + rnd(2);
+    p.pad_left = rnd(p.kernel);
+    const uint32_t span = p.dilation * (p.kernel - 1) + 1;
+    p.len_in = span + rnd(rnd(2) ? 3 : 40);
+    p.len_out = (p.len_in + p.pad_left + rnd(p.kernel) - span) / p.stride + 1;
+    while ((int64_t)cg * p.kernel > 2048 || (int64_t)p.n * p.c_in * p.len_in > GX_PAGES * PAGE)
+        p.len_in = span, p.len_out = 1, p.kernel = 1 + (p.kernel - 1) / 2, p.n = 1;
+    const int nlc = rnd(3) == 0; /* channels-last input (strided taps: gathered) */
+    p.x_stride_t = nlc ? p.c_in : 1;
+    p.x_stride_c = nlc ? 1 : p.len_in;
+    p.x_stride_n = (int64_t)p.c_in * p.len_in;
+    const int64_t nx = p.x_stride_n * p.n, nw = (int64_t)p.c_out * cg * p.kernel;
+    if (nw > GW_PAGES * PAGE) return;
+    uint8_t *x0 = gx_area + GX_PAGES * PAGE - nx;
+    const int xfew = rnd(4) == 0;
+    for (int64_t i = 0; i < nx; ++i) x0[i] = xfew ? (rnd(2) ? 255 : 0) : (uint8_t)rnd(256);
+    int8_t *w0 = (int8_t *)(gw_area + GW_PAGES * PAGE - nw);
+    for (int64_t i = 0; i < nw; ++i)
+        w0[i] = rnd(6) == 0 ? (rnd(2) ? -128 : 127) : (int8_t)((int)rnd(256) - 128);
+    p.out_kind = rnd(4) == 0 ? QRT_CONV1D_OUT_F32 : QRT_CONV1D_OUT_U8;
+    const int64_t es = p.out_kind == QRT_CONV1D_OUT_F32 ? 4 : 1;
+    p.y_stride_t = 1;
+    p.y_stride_c = p.len_out + rnd(3);
+    p.y_stride_n = p.y_stride_c * p.c_out;
+    p.input_zero = rnd(4) == 0 ? (rnd(2) ? 0 : 255) : (int32_t)rnd(256);
+    p.output_zero = (int32_t)rnd(256);
+    p.output_min = rnd(3) == 0 ? p.output_zero : 0;
+    p.output_max = rnd(3) == 0 ? 255 : p.output_min + (int32_t)rnd(256 - p.output_min);
+    const int asym = rnd(2);
+    for (uint32_t o = 0; o < p.c_out; ++o) {
+        rwz[o] = asym ? (rnd(6) == 0 ? (rnd(2) ? -128 : 127) : (int32_t)rnd(256) - 128) : 0;
+        rbq[o] = rand_bias();
+        rsc[o] = rand_scale();
+        rbf[o] = 0.01f * (float)((int)rnd(201) - 100);
+    }
+    const qrt_conv1d_quant q = {rwz, rbq, rsc, rbf};
+    const size_t ny = (size_t)(p.y_stride_n * p.n) * (size_t)es;
+    if (ny + 16 > sizeof ybuf_ref) return;
+    memset(ybuf_ref, CANARY, ny + 16);
+    if (qrt_conv1d_u8_ref(&p, x0, w0, &q, ybuf_ref) != QRT_OK) die("reference rejected a case");
+    conv_fn fns[2] = {qrt_conv1d_u8__neon, 0};
+#if defined(__aarch64__)
+    if (dot) fns[1] = qrt_conv1d_u8__neondot;
+#else
+    (void)dot;
+#endif
+    for (int f = 0; f < 2 && fns[f]; ++f) {
+        memset(ybuf_got, CANARY, ny + 16);
+        const qrt_status st = fns[f](&p, x0, w0, &q, ybuf_got);
+        ++*calls;
+        for (size_t i = 0; i < ny + 16; ++i)
+            if (st != QRT_OK || ybuf_got[i] != ybuf_ref[i]) {
+                out("ROWS-MISMATCH case");
+                outi(c);
+                out("fn");
+                outi(f);
+                out("byte");
+                outi((int64_t)i);
+                out(": n c_in c_out g K s d pad L L_out out_kind");
+                outi(p.n), outi(p.c_in), outi(p.c_out), outi(p.groups), outi(p.kernel);
+                outi(p.stride), outi(p.dilation), outi(p.pad_left), outi(p.len_in);
+                outi(p.len_out), outi(p.out_kind);
+                die("");
+            }
+    }
+}
+
 /* One benchmark shape once (for instruction counts): mode % 10 = 1: reference, 2: __neon,
  * 3: __neondot, 9: setup only; mode / 10 = 0: "depthwise" (n 1, c 64, L 1000, K 3, pad 1,
  * groups 64), 1: "audio-frontend" (n 1, c_in 1, c_out 16, L 16000, K 9, pad 4), 2..5:
@@ -432,11 +517,14 @@ static void run(void) {
     long calls = 0, dw = 0, gcalls = 0;
     for (uint32_t c = 0; c < in[1]; ++c) dw += one_case((int)c, (int)in[3], &calls);
     for (uint32_t c = 0; c < in[1] / 4 + 1; ++c) gemm_case((int)c, (int)in[3], &gcalls);
+    long rcalls = 0;
+    for (uint32_t c = 0; c < in[1] / 4 + 1; ++c) rows_case((int)c, (int)in[3], &rcalls);
     out("ok ");
     outi(in[1]);
     outi(calls);
     outi(dw);
     outi(gcalls);
+    outi(rcalls);
     out("\n");
 }
 
