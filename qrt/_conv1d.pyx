@@ -249,6 +249,7 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
         q.scale, q.bias_f = &scale[0], &bias_f[0]
         q.wpack_cl = _cl_pointer(wpack_cl, c_out, c_in, kernel, groups)
         q.wpack_a2 = NULL   # the AVX2 variant packs its panels in the scratch
+        q.wsum_c16 = NULL   # the NEON c16 tile checks and sums the weights itself
         with nogil:
             st = qrt_conv1d_u8(&p, &x[0, 0, 0], &w[0, 0, 0], wp, &wsum[0], &q,
                                <void *>&out[0, 0, 0], sp, scratch.shape[0], variant)
@@ -367,6 +368,12 @@ cdef class Plan:
                 qrt_conv1d_pack_a2(c_out, c_in // groups, kernel, groups, &w[0, 0, 0],
                                    &weight_zero[0], &a2[0])
             self.q.wpack_a2 = &a2[0]
+        # the aarch64 NEON c16 tile's weight sums, for a dense 1x1 layer free of its -128 pairs
+        # (checked once here instead of on every call)
+        self.q.wsum_c16 = NULL
+        if kernel == 1 and groups == 1 and c_out > 0 and c_in > 0 and \
+                qrt_conv1d_c16_pairs_ok(c_out, c_in, &w[0, 0, 0]):
+            self.q.wsum_c16 = &wsum[0]
         self.threads = qrt_pool_get_threads()
         self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, &self.q, variant, self.threads)
         if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(

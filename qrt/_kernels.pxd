@@ -90,6 +90,7 @@ cdef extern from "qrt/conv1d.h" nogil:
         const float *bias_f
         const int8_t *wpack_cl
         const int32_t *wpack_a2
+        const int32_t *wsum_c16
     ctypedef struct qrt_conv1d_layout:
         uint32_t im2col, kc, cq
     uint32_t QRT_CONV1D_MAX_TAPS
@@ -107,6 +108,7 @@ cdef extern from "qrt/conv1d.h" nogil:
                             const int8_t *w, const int32_t *wz, int32_t *out)
     void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
                                  int8_t *wpack, int32_t *wsum)
+    int qrt_conv1d_c16_pairs_ok(uint32_t c_out, uint32_t c_in, const int8_t *w)
     int qrt_conv1d_isa()
     int qrt_conv1d_variant(int variant)
     size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,

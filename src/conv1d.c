@@ -141,6 +141,17 @@ void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const
 }
 
 /* include/qrt/conv1d_pack.h */
+int qrt_conv1d_c16_pairs_ok(uint32_t c_out, uint32_t c_in, const int8_t *w) {
+    for (size_t oc = 0; oc < c_out; ++oc) {
+        const int8_t *wr = w + oc * (size_t)c_in;
+        for (size_t i = 0; i < c_in; i += 16)
+            for (size_t j = i; j < i + 8 && j + 8 < c_in; ++j)
+                if (wr[j] == -128 && wr[j + 8] == -128) return 0;
+    }
+    return 1;
+}
+
+/* include/qrt/conv1d_pack.h */
 void qrt_conv1d_pack_cl(uint32_t c_out, uint32_t c_in, const int8_t *wpack, int8_t *wcl) {
     const size_t cq = (c_in + 3u) / 4u, co16 = (c_out + 15u) / 16u * 16u;
     for (size_t oc = 0; oc < co16; ++oc)

@@ -140,6 +140,7 @@ static inline void qrt__c1_cut_c(qrt__c1_sub *r, const qrt_conv1d_params *p,
                         : oc0 % NO == 0             ? q->wpack_a2 + oc0 * r2
                                                     : NULL;
     }
+    r->q.wsum_c16 = q->wsum_c16 ? q->wsum_c16 + oc0 : NULL;
     r->out = (uint8_t *)r->out + (ptrdiff_t)(oc0 * p->y_stride_c) * (ptrdiff_t)es;
 }
 

@@ -55,6 +55,14 @@ static inline size_t qrt_conv1d_packed_weight_size(uint32_t c_out, uint32_t cg, 
 void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
                              int8_t *wpack, int32_t *wsum);
 
+/**
+ * @brief Whether no output channel of a dense kernel-1 weight w [c_out][c_in] holds -128 at
+ *        both i and i + 8 of one of its 16-weight blocks (blocks from ci 0, both < c_in): the
+ *        aarch64 NEON c16 tile sums two int8 products in an int16 lane, which only such a pair
+ *        (times two inputs of 0) overflows.  A plan that passes sets qrt_conv1d_quant.wsum_c16.
+ */
+int qrt_conv1d_c16_pairs_ok(uint32_t c_out, uint32_t c_in, const int8_t *w);
+
 /** Rows (output positions per sample) of at most this many positions take the AVX-512 VNNI
  *  channels-in-lanes path of a dense 1x1 layer, when its weight is given (wpack_cl). */
 #ifndef QRT_CONV1D_CL_MAX_LEN

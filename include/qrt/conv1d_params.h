@@ -64,6 +64,11 @@ typedef struct {
      *  per layer); without it that variant makes the panels in its scratch on every call.
      *  Read by no other variant. */
     const int32_t *wpack_a2;
+    /** NULL, or sum_ci w per output channel (qrt_conv1d_pack_weights' wsum) of a dense
+     *  kernel-1 layer whose weights passed qrt_conv1d_c16_pairs_ok(): the aarch64 NEON c16
+     *  tile then takes its weight sums from here instead of checking and summing the weights
+     *  on every call.  Read by no other variant. */
+    const int32_t *wsum_c16;
 } qrt_conv1d_quant;
 
 /**

@@ -294,12 +294,17 @@ QRT_NEON_FN static inline void qrt__conv1d_gemm_c16__neon(const qrt_conv1d_param
         const int64_t oce = ocb + QRT__GEMM_C16_CHUNK < co_n ? ocb + QRT__GEMM_C16_CHUNK : co_n;
         int any_wz = 0, all_small = 1;
         for (int64_t oc = ocb; oc < oce; ++oc) {
-            const int8_t *wr = w + oc * ci_n;
-            int32x4_t s = vdupq_n_s32(0);
-            int64_t i = 0;
-            for (; i + 16 <= ci_n; i += 16) s = vpadalq_s16(s, vpaddlq_s8(vld1q_s8(wr + i)));
-            int32_t ws = vaddvq_s32(s);
-            for (; i < ci_n; ++i) ws += wr[i];
+            int32_t ws;
+            if (q->wsum_c16) { /* the plan's sums */
+                ws = q->wsum_c16[oc];
+            } else {
+                const int8_t *wr = w + oc * ci_n;
+                int32x4_t s = vdupq_n_s32(0);
+                int64_t i = 0;
+                for (; i + 16 <= ci_n; i += 16) s = vpadalq_s16(s, vpaddlq_s8(vld1q_s8(wr + i)));
+                ws = vaddvq_s32(s);
+                for (; i < ci_n; ++i) ws += wr[i];
+            }
             kc[oc - ocb] = (int32_t)((uint32_t)(128 - xz) * (uint32_t)ws + (uint32_t)q->bias_q[oc]);
             scl[oc - ocb] = q->scale[oc];
             const int64_t b = (oc - ocb) / 4;
@@ -367,7 +372,7 @@ QRT_NEON_FN static inline void qrt__conv1d_gemm__neon(const qrt_conv1d_params *p
                                                void *out) {
     /* c16 from 32 input channels on (qemu cortex-a72 counts: 0.9x the lane tile's
      * instructions at c_in 32, 0.7x at 320; 1.2x at 24, where its reductions dominate) */
-    if (p->c_in >= 32 && qrt__gemm_c16_ok(w, p->c_out, p->c_in)) {
+    if (p->c_in >= 32 && (q->wsum_c16 || qrt__gemm_c16_ok(w, p->c_out, p->c_in))) {
         qrt__conv1d_gemm_c16__neon(p, x, w, q, out);
         return;
     }

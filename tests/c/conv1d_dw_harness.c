@@ -321,7 +321,16 @@ static void gemm_case(int c, int dot, long *calls) {
         gsc[o] = per_channel ? rand_scale() : (rnd(2) ? shared : 1.0f / (float)(1 + rnd(20000)));
         gbf[o] = 0;
     }
-    const qrt_conv1d_quant q = {gwz, gbq, gsc, gbf};
+    /* torch-like weights: half the time with the plan's weight sums (wsum_c16), as
+     * qrt/_conv1d.pyx sets them for a layer that passes qrt_conv1d_c16_pairs_ok */
+    static int32_t gws[64];
+    const int plan_sums = tq && rnd(2);
+    for (uint32_t o = 0; plan_sums && o < p.c_out; ++o) {
+        int32_t sum = 0;
+        for (uint32_t i = 0; i < p.c_in; ++i) sum += w0[(int64_t)o * p.c_in + i];
+        gws[o] = sum;
+    }
+    const qrt_conv1d_quant q = {gwz, gbq, gsc, gbf, NULL, NULL, plan_sums ? gws : NULL};
     const size_t ny = (size_t)(p.y_stride_n * p.n);
     if (ny + 16 > sizeof ybuf_ref) die("output buffer too small");
     memset(ybuf_ref, CANARY, ny + 16);
