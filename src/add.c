@@ -14,6 +14,9 @@ int qrt_add_isa(void) {
     if ((qrt_cpu_features() & QRT_CPU_AVX512DQ)) return QRT_ISA_AVX512VNNI;
     if ((qrt_cpu_features() & QRT_CPU_AVX2)) return QRT_ISA_AVX2;
 #endif
+#ifdef QRT_HAVE_ARM
+    if (qrt_cpu_features() & QRT_CPU_NEON) return QRT_ISA_NEON; /* the QNNPACK add */
+#endif
     return QRT_ISA_REF;
 }
 
@@ -28,6 +31,12 @@ void qrt_add_u8(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b
     }
     if (v == QRT_ISA_AVX2) {
         qrt_add_u8__avx2(p, a, b, n, out);
+        return;
+    }
+#endif
+#ifdef QRT_HAVE_ARM
+    if ((variant < 0 || variant >= QRT_ISA_NEON) && qrt_add_isa() == QRT_ISA_NEON) {
+        qrt_add_u8__neon(p, a, b, n, out);
         return;
     }
 #endif

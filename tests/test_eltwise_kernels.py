@@ -188,14 +188,18 @@ _CROSS = {
 
 @pytest.mark.parametrize("arch", list(_CROSS))
 def test_neon_eltwise_harness_under_qemu(tmp_path, arch):
-    """tests/c/eltwise_arm_harness.c: random calls of the NEON mul (aarch64 and armv7) and the
-    aarch64 NEON table lookup == the references, canaries after every output."""
+    """tests/c/eltwise_arm_harness.c: random calls of the NEON mul and QNNPACK add (aarch64 and
+    armv7) and the aarch64 NEON table lookup == the references, canaries after every output."""
     cc, qemu, cpus = _CROSS[arch]
     if os.environ.get("QRT_UNDER_QEMU"):
         pytest.skip("a host-side cross check; it runs in the x86-64 suite")
     if not (shutil.which(cc) and shutil.which(qemu)):
         pytest.skip(f"needs {cc} and {qemu}")
-    (tmp_path / "math.h").write_text("float rintf(float);\nlong lrintf(float);\n")
+    (tmp_path / "math.h").write_text("float rintf(float);\nlong lrintf(float);\n"
+                                     "float ldexpf(float, int);\n"
+                                     "float fmaf(float, float, float);\n")
+    (tmp_path / "string.h").write_text("#include <stddef.h>\nvoid *memcpy(void *, const void *, "
+                                       "size_t);\nvoid *memset(void *, int, size_t);\n")
     exe = tmp_path / f"eltwise-{arch}"
     r = subprocess.run([cc, "-std=c11", "-O3", "-ffp-contract=off", "-ffreestanding", "-nostdlib",
                         "-static", "-fno-stack-protector", "-fno-tree-loop-distribute-patterns",

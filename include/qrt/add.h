@@ -26,6 +26,11 @@ void qrt_add_u8__avx512(const qrt_add_qnnp_params *p, const uint8_t *a, const ui
                         size_t n, uint8_t *out);
 #endif
 
+#ifdef QRT_HAVE_ARM
+/* The NEON QNNPACK add (src/neon/qarith_neon.c; aarch64, and armv7 with -mfpu=neon). */
+void qrt_add_u8__neon(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
+                      uint8_t *out);
+#endif
 /** Which add variant runs on this CPU (QRT_ISA_*). */
 int qrt_add_isa(void);
 

@@ -244,7 +244,8 @@ QRT_NEON_FN void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t 
 /* kernels > 1): x' packed once per output position, a block of output channels per pass      */
 /* ---------------------------------------------------------------------------------------- */
 
-/** Output channels per pass of qrt__conv1d_rows__neon: 8 on aarch64 (32 q registers), 4 on armv7. */
+/** Output channels per pass of qrt__conv1d_rows__neon: 8 on aarch64 (32 q registers), 4 on
+ *  armv7 (16). */
 #if defined(__aarch64__)
 #define QRT__ROWS_OC 8
 #else

@@ -14,6 +14,7 @@
  * reports NEON.
  */
 #include <arm_neon.h>
+#include "qrt/add.h"
 #include "qrt/qarith.h"
 
 #if defined(__aarch64__)
@@ -131,4 +132,53 @@ QRT__MUL_NEON_FN void qrt_mul_rows_u8__neon(const uint8_t *a, const uint8_t *b, 
         qrt__mul_row_neon(&k, a + r * len, b_per_row ? b + r : b + r * len, len, b_per_row,
                           y + r * len);
     }
+}
+
+/*
+ * The QNNPACK add (qrt/add.h, QRT_ADD_QNNP_BODY): 16 codes a step.  x - z as int16 (vsubl_u8
+ * wraps to the signed value), widened, times the int32 multipliers (|acc| < 2^31, exact);
+ * then QNNPACK's own NEON rounding, acc += (acc < 0 ? -1 : 0) and a rounding right shift
+ * (vrshl), which equals the reference's SSE2 form (acc >> shift) + (rem > mask / 2) for every
+ * int32 acc and shift <= 31 (checked exhaustively around 0 and on random values for each
+ * shift); shifts 32..35, where the reference reproduces x86's masked shift counts, run the
+ * reference.  + out_zero and the clamp through saturating narrowings (int32 -> int16, + zero in
+ * int16, -> uint8, then the clamp: monotone and the identity on 0..255).
+ */
+/* (xa * am + xb * bm) rounded right by -rsh (acc + (acc >> 31), then vrshl) */
+static inline __attribute__((always_inline)) QRT__MUL_NEON_FN int32x4_t
+qrt__add4_neon(int32x4_t xa, int32x4_t xb, int32x4_t am, int32x4_t bm, int32x4_t rsh) {
+    const int32x4_t acc = vmlaq_s32(vmulq_s32(xa, am), xb, bm);
+    return vrshlq_s32(vsraq_n_s32(acc, acc, 31), rsh);
+}
+
+QRT__MUL_NEON_FN void qrt_add_u8__neon(const qrt_add_qnnp_params *p, const uint8_t *a,
+                                       const uint8_t *b, size_t n, uint8_t *out) {
+    if (p->shift > 31u || p->shift == 0u) {
+        qrt_add_u8_ref(p, a, b, n, out);
+        return;
+    }
+    const uint8x8_t za = vdup_n_u8((uint8_t)p->a_zero), zb = vdup_n_u8((uint8_t)p->b_zero);
+    const int32x4_t am = vdupq_n_s32(p->a_mult), bm = vdupq_n_s32(p->b_mult);
+    const int32x4_t rsh = vdupq_n_s32(-(int32_t)p->shift);
+    const int16x8_t zo = vdupq_n_s16((int16_t)p->out_zero);
+    const uint8x16_t lo = vdupq_n_u8((uint8_t)p->out_min), hi = vdupq_n_u8((uint8_t)p->out_max);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const uint8x16_t va = vld1q_u8(a + i), vb = vld1q_u8(b + i);
+        const int16x8_t al = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(va), za));
+        const int16x8_t ah = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(va), za));
+        const int16x8_t bl = vreinterpretq_s16_u16(vsubl_u8(vget_low_u8(vb), zb));
+        const int16x8_t bh = vreinterpretq_s16_u16(vsubl_u8(vget_high_u8(vb), zb));
+#define QRT__A4(x, y) qrt__add4_neon(vmovl_s16(x), vmovl_s16(y), am, bm, rsh)
+        const int32x4_t q0 = QRT__A4(vget_low_s16(al), vget_low_s16(bl));
+        const int32x4_t q1 = QRT__A4(vget_high_s16(al), vget_high_s16(bl));
+        const int32x4_t q2 = QRT__A4(vget_low_s16(ah), vget_low_s16(bh));
+        const int32x4_t q3 = QRT__A4(vget_high_s16(ah), vget_high_s16(bh));
+#undef QRT__A4
+        const int16x8_t h0 = vqaddq_s16(vcombine_s16(vqmovn_s32(q0), vqmovn_s32(q1)), zo);
+        const int16x8_t h1 = vqaddq_s16(vcombine_s16(vqmovn_s32(q2), vqmovn_s32(q3)), zo);
+        const uint8x16_t r = vcombine_u8(vqmovun_s16(h0), vqmovun_s16(h1));
+        vst1q_u8(out + i, vminq_u8(vmaxq_u8(r, lo), hi)); /* out may alias a or b: read before */
+    }
+    if (i < n) qrt_add_u8_ref(p, a + i, b + i, n - i, out + i);
 }

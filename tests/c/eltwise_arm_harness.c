@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file eltwise_arm_harness.c
- * @brief Freestanding driver for the NEON quantized mul (src/neon/qarith_neon.c) and table
+ * @brief Freestanding driver for the NEON quantized mul and add (src/neon/qarith_neon.c) and table
  *        lookup (src/neon/activation_neon.c, aarch64): random calls == the references byte for
  *        byte, every output followed by canary bytes that must survive.  Cross-compiled without
  *        a target libc and run under qemu-user by tests/test_eltwise_kernels.py (aarch64,
@@ -10,7 +10,9 @@
  *        including an armv7 vtbl4/vtbx4 lookup kept here only to measure it.
  *
  * stdin:  uint32 mode, cases, seed, 0.  stdout: "ok <cases> <bytes>" or "MISMATCH ..." (exit 1).
- * Needs a math.h declaring rintf and lrintf (the test writes one); they are defined below.
+ * Needs a math.h declaring rintf, lrintf, ldexpf and fmaf (unused) and a string.h declaring
+ * memcpy and memset
+ * (the test writes them); they are defined below and in freestanding_arm.h.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +36,16 @@ float rintf(float x) { /* round half to even by 2^23 (the default rounding mode)
     return x < 0 ? -r : r;
 }
 long lrintf(float x) { return (long)rintf(x); }
+float ldexpf(float x, int e) { /* exact for the powers of two of qrt_add_qnnp_params_init */
+    for (; e > 0; --e) x *= 2.0f;
+    for (; e < 0; ++e) x *= 0.5f;
+    return x;
+}
+/* the reference QNNPACK add (src/ref/add_ref.c's body; that file's float adds need libm) */
+void qrt_add_u8_ref(const qrt_add_qnnp_params *p, const uint8_t *a, const uint8_t *b, size_t n,
+                    uint8_t *out) {
+    QRT_ADD_QNNP_BODY
+}
 
 static void die(const char *s) {
     out(s);
@@ -121,6 +133,59 @@ static int mul_case(uint64_t *bytes) {
     return 0;
 }
 
+/* the QNNPACK add: parameters from qrt_add_qnnp_params_init over random scale ratios (shifts
+ * 14..35), or set directly (multipliers up to 2^22, every shift); lengths around the 16-code
+ * steps; the output over a or b in place sometimes */
+static int add_case(uint64_t *bytes) {
+    const size_t n = rnd(4) == 0 ? rnd(40) : rnd(CAP - 16);
+    qrt_add_qnnp_params p;
+    const int32_t za = (int32_t)(rnd(6) == 0 ? 255 * rnd(2) : rnd(256));
+    const int32_t zb = (int32_t)(rnd(6) == 0 ? 255 * rnd(2) : rnd(256));
+    const int32_t zo = (int32_t)(rnd(6) == 0 ? 255 * rnd(2) : rnd(255));
+    if (rnd(3)) {
+        const float so = rndf(0.001f, 0.2f);
+        const float ra = rnd(5) == 0 ? rndf(0x1.0p-14f, 0x1.0p-10f) : rndf(0.01f, 200.0f);
+        const float rb = rnd(5) == 0 ? rndf(0x1.0p-14f, 0x1.0p-10f) : rndf(0.01f, 200.0f);
+        if (qrt_add_qnnp_params_init(ra * so, za, rb * so, zb, so, zo, (int)rnd(2), &p) != QRT_OK)
+            return 0;
+    } else {
+        p.a_zero = za, p.b_zero = zb, p.out_zero = zo;
+        p.a_mult = (int32_t)rnd(1u << 22), p.b_mult = (int32_t)rnd(1u << 22);
+        p.shift = 14 + rnd(22);
+        if (rnd(3) == 0) { /* odd multiples of 2^(shift-1): acc / 2^shift ties half the time */
+            p.shift = 14 + rnd(9);
+            const uint32_t h = 1u << (p.shift - 1), k = (1u << 22) / h;
+            p.a_mult = (int32_t)(h * (1 + 2 * rnd((k + 1) / 2)));
+            p.b_mult = rnd(3) == 0 ? 0 : (int32_t)(h * (1 + 2 * rnd((k + 1) / 2)));
+            if (p.a_mult >= (1 << 22)) p.a_mult = (int32_t)h;
+            if (p.b_mult >= (1 << 22)) p.b_mult = (int32_t)h;
+        }
+        p.out_min = rnd(2) ? (zo < 255 ? zo : 254) : 0, p.out_max = 255; /* out_min < out_max */
+        if (rnd(3) == 0) p.out_max = p.out_min + 1 + (int32_t)rnd((uint32_t)(255 - p.out_min));
+    }
+    const size_t oa = rnd(16), ob = rnd(16), oy = rnd(16);
+    const int few = rnd(4) == 0; /* 0 / 255 only: the largest |acc| */
+    for (size_t i = 0; i < n; ++i) A[oa + i] = few ? (uint8_t)(255 * rnd(2)) : (uint8_t)rnd(256);
+    for (size_t i = 0; i < n; ++i) B[ob + i] = few ? (uint8_t)(255 * rnd(2)) : (uint8_t)rnd(256);
+    qrt_add_u8_ref(&p, A + oa, B + ob, n, Y0);
+    const int alias = (int)rnd(4); /* 1: out = a, 2: out = b */
+    if (alias == 1 || alias == 2) {
+        uint8_t *d = alias == 1 ? A + oa : B + ob;
+        qrt_add_u8__neon(&p, A + oa, B + ob, n, d);
+        for (size_t i = 0; i < n; ++i)
+            if (Y0[i] != d[i]) return 1;
+    } else {
+        for (size_t i = 0; i < n + 16; ++i) Y1[oy + i] = 0xA5;
+        qrt_add_u8__neon(&p, A + oa, B + ob, n, Y1 + oy);
+        for (size_t i = 0; i < n; ++i)
+            if (Y0[i] != Y1[oy + i]) return 1;
+        for (size_t i = n; i < n + 16; ++i)
+            if (Y1[oy + i] != 0xA5) return 2;
+    }
+    *bytes += n;
+    return 0;
+}
+
 static int lut_case(uint64_t *bytes) {
     const size_t n = rnd(4) == 0 ? 256 + rnd(200) : rnd(300), ot = rnd(16), ox = rnd(16);
     for (int i = 0; i < 256; ++i) T[ot + i] = (uint8_t)rnd(256);
@@ -180,6 +245,8 @@ static void run(void) {
         if (e) die(e == 1 ? "MISMATCH mul" : "CANARY mul");
         const int f = lut_case(&bytes);
         if (f) die(f == 1 ? "MISMATCH lut" : "CANARY lut");
+        const int g = add_case(&bytes);
+        if (g) die(g == 1 ? "MISMATCH add" : "CANARY add");
     }
     out("ok ");
     outi(in[1]);
