@@ -11,8 +11,7 @@
  *
  * stdin:  uint32 mode, cases, seed, 0.  stdout: "ok <cases> <bytes>" or "MISMATCH ..." (exit 1).
  * Needs a math.h declaring rintf, lrintf, ldexpf and fmaf (unused) and a string.h declaring
- * memcpy and memset
- * (the test writes them); they are defined below and in freestanding_arm.h.
+ * memcpy and memset (the test writes them); they are defined below and in freestanding_arm.h.
  */
 #include <stddef.h>
 #include <stdint.h>
