@@ -32,6 +32,58 @@
     CALL_REF;
 #endif
 
+#if defined(__aarch64__) && !defined(QRT_FORCE_REF)
+/*
+ * aarch64 (NEON is baseline there): the fused per-tensor quantize, 16 values a step.
+ * vfmaq_f32 is fmaf (one rounding); vminnmq_f32(t, 2^31 - 128) is `t < c ? t : c` (minNum
+ * returns c for a NaN t); vcvtnq_s32_f32 rounds half to even as rintf in the default mode and
+ * is exact for |t| < 2^31 (-inf saturates to INT32_MIN); the clamp of the integer to the
+ * integral bounds [qmin, qmax] goes through saturating narrowings (monotone, the identity on
+ * the 8-bit range) and an 8-bit max / min, which equals the reference's float clamp and
+ * truncating cast.  The tail (< 16) runs the reference body.
+ */
+#include <arm_neon.h>
+static void qrt__quantize_f32_u8_neon(const float *x, size_t n, float inv, float zpf,
+                                      float qminf, float qmaxf, uint8_t *out) {
+    const float32x4_t vi = vdupq_n_f32(inv), vz = vdupq_n_f32(zpf);
+    const float32x4_t vc = vdupq_n_f32(QRT_F32_BELOW_2P31);
+    const uint8x16_t lo = vdupq_n_u8((uint8_t)qminf), hi = vdupq_n_u8((uint8_t)qmaxf);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        int32x4_t r[4];
+        for (int k = 0; k < 4; ++k)
+            r[k] = vcvtnq_s32_f32(vminnmq_f32(vfmaq_f32(vz, vld1q_f32(x + i + 4 * k), vi), vc));
+        const int16x8_t h0 = vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1]));
+        const int16x8_t h1 = vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3]));
+        const uint8x16_t u = vcombine_u8(vqmovun_s16(h0), vqmovun_s16(h1));
+        vst1q_u8(out + i, vminq_u8(vmaxq_u8(u, lo), hi));
+    }
+    if (i < n) qrt_quantize_f32_u8_ref(x + i, n - i, inv, zpf, qminf, qmaxf, out + i);
+}
+static void qrt__quantize_f32_s8_neon(const float *x, size_t n, float inv, float zpf,
+                                      float qminf, float qmaxf, int8_t *out) {
+    const float32x4_t vi = vdupq_n_f32(inv), vz = vdupq_n_f32(zpf);
+    const float32x4_t vc = vdupq_n_f32(QRT_F32_BELOW_2P31);
+    const int8x16_t lo = vdupq_n_s8((int8_t)qminf), hi = vdupq_n_s8((int8_t)qmaxf);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        int32x4_t r[4];
+        for (int k = 0; k < 4; ++k)
+            r[k] = vcvtnq_s32_f32(vminnmq_f32(vfmaq_f32(vz, vld1q_f32(x + i + 4 * k), vi), vc));
+        const int16x8_t h0 = vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1]));
+        const int16x8_t h1 = vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3]));
+        const int8x16_t v = vcombine_s8(vqmovn_s16(h0), vqmovn_s16(h1));
+        vst1q_s8(out + i, vminq_s8(vmaxq_s8(v, lo), hi));
+    }
+    if (i < n) qrt_quantize_f32_s8_ref(x + i, n - i, inv, zpf, qminf, qmaxf, out + i);
+}
+/* integral bounds inside the type's range (the kernels' clamp is on 8-bit integers) */
+static inline int qrt__q8_bounds(float qminf, float qmaxf, float tmin, float tmax) {
+    return qminf >= tmin && qmaxf <= tmax && qminf <= qmaxf && qminf == (float)(int)qminf &&
+           qmaxf == (float)(int)qmaxf;
+}
+#endif
+
 int qrt_quant_isa(void) {
 #ifdef QRT_HAVE_X86
     /* The AVX-512 variant needs F/BW/VL/DQ only; VNNI is what the code names the level
@@ -52,6 +104,12 @@ int qrt_quant_pick(int variant) {
 
 void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
                          uint8_t *out, int variant) {
+#if defined(__aarch64__) && !defined(QRT_FORCE_REF)
+    if (variant != QRT_ISA_REF && qrt__q8_bounds(qminf, qmaxf, 0.0f, 255.0f)) {
+        qrt__quantize_f32_u8_neon(x, n, inv, zpf, qminf, qmaxf, out);
+        return;
+    }
+#endif
 #ifdef QRT_QUANT_VFPV4
     if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_VFPV4)) {
         qrt_quantize_f32_u8__vfpv4(x, n, inv, zpf, qminf, qmaxf, out);
@@ -65,6 +123,12 @@ void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float q
 
 void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
                          int8_t *out, int variant) {
+#if defined(__aarch64__) && !defined(QRT_FORCE_REF)
+    if (variant != QRT_ISA_REF && qrt__q8_bounds(qminf, qmaxf, -128.0f, 127.0f)) {
+        qrt__quantize_f32_s8_neon(x, n, inv, zpf, qminf, qmaxf, out);
+        return;
+    }
+#endif
 #ifdef QRT_QUANT_VFPV4
     if (variant != QRT_ISA_REF && (qrt_cpu_features() & QRT_CPU_VFPV4)) {
         qrt_quantize_f32_s8__vfpv4(x, n, inv, zpf, qminf, qmaxf, out);

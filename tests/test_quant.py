@@ -475,7 +475,8 @@ def _expected_harness_output(x, inv, zpf, scale, scale_d, zp, q8, q32):
 
 @pytest.mark.parametrize("arch", list(_CROSS))
 def test_cross_platform_kernels_match(tmp_path, rng, arch):
-    """quant.h compiled for aarch64 (NEON-vectorised: fmla, frintx) and armv7 (VFPv4: vfma),
+    """quant.h compiled for aarch64 (src/quant.c's NEON fused quantize: fmla, fminnm, fcvtns;
+    the rest auto-vectorised: fmla, frintx) and armv7 (VFPv4: vfma),
     with qrt's flags, gives byte-identical results to this machine's build.  Skipped unless
     the cross compiler and qemu-user are installed.  With -ffp-contract=fast it fails."""
     import shutil
