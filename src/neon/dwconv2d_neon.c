@@ -668,6 +668,10 @@ static inline void qrt__dwpn_copy(int8_t *d, const uint8_t *s, int64_t n) {
             vst1q_s8(d + j, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + j), flip)));
         if (j < n) /* the last 16, overlapping: the same bytes again */
             vst1q_s8(d + n - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + n - 16), flip)));
+    } else if (n >= 8) { /* two 8-byte copies, overlapping */
+        const uint8x8_t f8 = vget_low_u8(flip);
+        vst1_s8(d, vreinterpret_s8_u8(veor_u8(vld1_u8(s), f8)));
+        vst1_s8(d + n - 8, vreinterpret_s8_u8(veor_u8(vld1_u8(s + n - 8), f8)));
     } else {
         for (int64_t j = 0; j < n; ++j) d[j] = (int8_t)(s[j] ^ 0x80u);
     }
@@ -680,6 +684,9 @@ static inline void qrt__dwpn_row(uint8_t *d, const uint8_t *s, int64_t n) {
         int64_t j = 0;
         for (; j + 16 <= n; j += 16) vst1q_u8(d + j, vld1q_u8(s + j));
         if (j < n) vst1q_u8(d + n - 16, vld1q_u8(s + n - 16));
+    } else if (n >= 8) { /* two 8-byte copies, overlapping */
+        vst1_u8(d, vld1_u8(s));
+        vst1_u8(d + n - 8, vld1_u8(s + n - 8));
     } else {
         for (int64_t j = 0; j < n; ++j) d[j] = s[j];
     }
