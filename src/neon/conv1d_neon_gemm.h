@@ -100,9 +100,27 @@ qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void
     const int64_t ys = p->y_stride_c;
     const float *sc = q->scale + oc0;
     if (oc0 + QRT__GEMM_OC <= oce && small) { /* constant trip counts: the tile stays in registers */
+#if defined(__aarch64__)
+        /* two channels a step: one sqadd / sqxtun(2) / umax / umin for 16 bytes */
+        const uint8x16_t lo = vcombine_u8(rq->lo, rq->lo), hi = vcombine_u8(rq->hi, rq->hi);
+        const int16x8_t z = rq->zero;
+        for (int r = 0; r < QRT__GEMM_OC; r += 2) {
+            const float32x4_t s0 = vdupq_n_f32(sc[r]), s1 = vdupq_n_f32(sc[r + 1]);
+            const int32x4_t r0 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r]), s0));
+            const int32x4_t r1 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 1]), s0));
+            const int32x4_t r2 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 2]), s1));
+            const int32x4_t r3 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 3]), s1));
+            const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r0), r1), z);
+            const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r2), r3), z);
+            const uint8x16_t u = vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h0), h1), lo), hi);
+            vst1_u8(y + r * ys, vget_low_u8(u));
+            vst1_u8(y + (r + 1) * ys, vget_high_u8(u));
+        }
+#else
         for (int r = 0; r < QRT__GEMM_OC; ++r)
             vst1_u8(y + r * ys,
                     qrt__gemm_rq8(acc[2 * r], acc[2 * r + 1], vdupq_n_f32(sc[r]), rq, 1));
+#endif
     } else if (oc0 + QRT__GEMM_OC <= oce) {
         for (int r = 0; r < QRT__GEMM_OC; ++r)
             vst1_u8(y + r * ys,
