@@ -9,7 +9,8 @@
     !defined(QRT_QUANT_FREESTANDING)
 #define QRT_QUANT_VFPV4 1 /* armv7 libqrt_core: the VFPv4 unit is linked in */
 #endif
-#if defined(QRT_HAVE_X86) || defined(QRT_QUANT_VFPV4)
+#if defined(QRT_HAVE_X86) || defined(QRT_QUANT_VFPV4) || \
+    (defined(__aarch64__) && !defined(QRT_QUANT_FREESTANDING))
 #include "qrt/cpu.h" /* not in tests/c/quant_harness.c, which builds quant.c freestanding */
 #endif
 
@@ -92,6 +93,14 @@ int qrt_quant_isa(void) {
     const unsigned f = qrt_cpu_features();
     if (f & QRT_CPU_AVX512DQ) return QRT_ISA_AVX512VNNI;
     if (f & QRT_CPU_AVX2) return QRT_ISA_AVX2;
+#elif defined(__aarch64__) && !defined(QRT_FORCE_REF)
+    /* the fused per-tensor quantize (the other kernels: the reference); QRT_DISABLE_ISA=neon
+     * clears the bit (the freestanding harness has no cpu.c: NEON is aarch64's baseline) */
+#if defined(QRT_QUANT_FREESTANDING)
+    return QRT_ISA_NEON;
+#else
+    if (qrt_cpu_features() & QRT_CPU_NEON) return QRT_ISA_NEON;
+#endif
 #endif
     return QRT_ISA_REF;
 }
@@ -99,13 +108,17 @@ int qrt_quant_isa(void) {
 int qrt_quant_pick(int variant) {
     int best = qrt_quant_isa();
     if (variant < 0 || variant > best) return best;
+#if defined(__aarch64__)
+    return variant == QRT_ISA_NEON ? variant : QRT_ISA_REF;
+#else
     return variant == QRT_ISA_AVX2 || variant == QRT_ISA_AVX512VNNI ? variant : QRT_ISA_REF;
+#endif
 }
 
 void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
                          uint8_t *out, int variant) {
 #if defined(__aarch64__) && !defined(QRT_FORCE_REF)
-    if (variant != QRT_ISA_REF && qrt__q8_bounds(qminf, qmaxf, 0.0f, 255.0f)) {
+    if (qrt_quant_pick(variant) == QRT_ISA_NEON && qrt__q8_bounds(qminf, qmaxf, 0.0f, 255.0f)) {
         qrt__quantize_f32_u8_neon(x, n, inv, zpf, qminf, qmaxf, out);
         return;
     }
@@ -124,7 +137,8 @@ void qrt_quantize_f32_u8(const float *x, size_t n, float inv, float zpf, float q
 void qrt_quantize_f32_s8(const float *x, size_t n, float inv, float zpf, float qminf, float qmaxf,
                          int8_t *out, int variant) {
 #if defined(__aarch64__) && !defined(QRT_FORCE_REF)
-    if (variant != QRT_ISA_REF && qrt__q8_bounds(qminf, qmaxf, -128.0f, 127.0f)) {
+    if (qrt_quant_pick(variant) == QRT_ISA_NEON &&
+        qrt__q8_bounds(qminf, qmaxf, -128.0f, 127.0f)) {
         qrt__quantize_f32_s8_neon(x, n, inv, zpf, qminf, qmaxf, out);
         return;
     }

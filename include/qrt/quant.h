@@ -340,7 +340,8 @@ QRT_DECLARE_X86_VARIANTS(avx512)
 
 /* ---- dispatch (src/quant.c) ----------------------------------------------------------- */
 
-/** @brief The best variant this CPU runs (QRT_ISA_REF, QRT_ISA_AVX2 or QRT_ISA_AVX512VNNI). */
+/** @brief The best variant this CPU runs (QRT_ISA_REF, QRT_ISA_AVX2 or QRT_ISA_AVX512VNNI;
+ *         aarch64: QRT_ISA_NEON, which only the fused per-tensor 8-bit quantize has). */
 int qrt_quant_isa(void);
 
 /**
