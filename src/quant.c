@@ -44,19 +44,25 @@
  * truncating cast.  The tail (< 16) runs the reference body.
  */
 #include <arm_neon.h>
+/* 16 values -> rne(min(fmaf(x, inv, zp), 2^31 - 128)), saturated to int16 (h[0]: 0..7) */
+static inline void qrt__quantize16_neon(const float *x, float32x4_t vi, float32x4_t vz,
+                                        int16x8_t h[2]) {
+    const float32x4_t vc = vdupq_n_f32(QRT_F32_BELOW_2P31);
+    int32x4_t r[4];
+    for (int k = 0; k < 4; ++k)
+        r[k] = vcvtnq_s32_f32(vminnmq_f32(vfmaq_f32(vz, vld1q_f32(x + 4 * k), vi), vc));
+    h[0] = vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1]));
+    h[1] = vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3]));
+}
 static void qrt__quantize_f32_u8_neon(const float *x, size_t n, float inv, float zpf,
                                       float qminf, float qmaxf, uint8_t *out) {
     const float32x4_t vi = vdupq_n_f32(inv), vz = vdupq_n_f32(zpf);
-    const float32x4_t vc = vdupq_n_f32(QRT_F32_BELOW_2P31);
     const uint8x16_t lo = vdupq_n_u8((uint8_t)qminf), hi = vdupq_n_u8((uint8_t)qmaxf);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        int32x4_t r[4];
-        for (int k = 0; k < 4; ++k)
-            r[k] = vcvtnq_s32_f32(vminnmq_f32(vfmaq_f32(vz, vld1q_f32(x + i + 4 * k), vi), vc));
-        const int16x8_t h0 = vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1]));
-        const int16x8_t h1 = vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3]));
-        const uint8x16_t u = vcombine_u8(vqmovun_s16(h0), vqmovun_s16(h1));
+        int16x8_t h[2];
+        qrt__quantize16_neon(x + i, vi, vz, h);
+        const uint8x16_t u = vcombine_u8(vqmovun_s16(h[0]), vqmovun_s16(h[1]));
         vst1q_u8(out + i, vminq_u8(vmaxq_u8(u, lo), hi));
     }
     if (i < n) qrt_quantize_f32_u8_ref(x + i, n - i, inv, zpf, qminf, qmaxf, out + i);
@@ -64,16 +70,12 @@ static void qrt__quantize_f32_u8_neon(const float *x, size_t n, float inv, float
 static void qrt__quantize_f32_s8_neon(const float *x, size_t n, float inv, float zpf,
                                       float qminf, float qmaxf, int8_t *out) {
     const float32x4_t vi = vdupq_n_f32(inv), vz = vdupq_n_f32(zpf);
-    const float32x4_t vc = vdupq_n_f32(QRT_F32_BELOW_2P31);
     const int8x16_t lo = vdupq_n_s8((int8_t)qminf), hi = vdupq_n_s8((int8_t)qmaxf);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        int32x4_t r[4];
-        for (int k = 0; k < 4; ++k)
-            r[k] = vcvtnq_s32_f32(vminnmq_f32(vfmaq_f32(vz, vld1q_f32(x + i + 4 * k), vi), vc));
-        const int16x8_t h0 = vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1]));
-        const int16x8_t h1 = vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3]));
-        const int8x16_t v = vcombine_s8(vqmovn_s16(h0), vqmovn_s16(h1));
+        int16x8_t h[2];
+        qrt__quantize16_neon(x + i, vi, vz, h);
+        const int8x16_t v = vcombine_s8(vqmovn_s16(h[0]), vqmovn_s16(h[1]));
         vst1q_s8(out + i, vminq_s8(vmaxq_s8(v, lo), hi));
     }
     if (i < n) qrt_quantize_f32_s8_ref(x + i, n - i, inv, zpf, qminf, qmaxf, out + i);
