@@ -24,6 +24,9 @@
 
 #define QRT__CL_MP 8 /* positions per tile */
 #define QRT__CL_NV 3 /* 16-channel vectors per tile */
+#ifndef QRT__CL_PF_HINT
+#define QRT__CL_PF_HINT _MM_HINT_T0
+#endif
 
 typedef struct {
     const int32_t *xq;  /* [CQ][L] input quads */
@@ -32,6 +35,7 @@ typedef struct {
     const int32_t *wsum, *wzero, *bias_q;
     const float *scale;
     int64_t cq, len, c_out, ysc;
+    int64_t pf_nv; /* vectors of the channel block after the current one (PF tiles) */
     int32_t xz, taps, oz, lo, hi;
     uint8_t *y;
 } qrt__cl_ctx;
@@ -39,7 +43,8 @@ typedef struct {
 static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qrt__cl_ctx *c,
                                                                         int64_t v0, int64_t p0,
                                                                         const int MP,
-                                                                        const int NV) {
+                                                                        const int NV,
+                                                                        const int PF) {
     const int64_t cq = c->cq, len = c->len;
     __m512i c0[QRT__CL_NV], vwz[QRT__CL_NV];
     __m512 vs[QRT__CL_NV];
@@ -68,11 +73,28 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
         const int32_t *xr = c->xq + p0;
         const int32_t *wr = c->w + v0 * cq * 16;
         const int64_t wv_stride = cq * 16;
+        /* PF: the next channel block's weight lines (its vectors' quad q) are prefetched while
+         * this block's first position tile runs, so they come from L2 for its tiles instead of
+         * from L3 or memory (in a model every layer's weight is cold) */
+        const int32_t *pfr[QRT__CL_NV];
+        if (PF) {
+            const int64_t nv2 = c->pf_nv;
+#pragma GCC unroll 3
+            for (int v = 0; v < NV; ++v)
+                pfr[v] = wr + (NV + (v < nv2 ? v : nv2 - 1)) * wv_stride;
+        }
         for (int64_t q = 0; q < cq; ++q, xr += len, wr += 16) {
             __m512i wv[QRT__CL_NV];
 #pragma GCC unroll 3
             for (int v = 0; v < NV; ++v)
                 wv[v] = _mm512_loadu_si512((const void *)(wr + v * wv_stride));
+            if (PF) {
+#pragma GCC unroll 3
+                for (int v = 0; v < NV; ++v) {
+                    _mm_prefetch((const char *)pfr[v], QRT__CL_PF_HINT);
+                    pfr[v] += 16;
+                }
+            }
 #pragma GCC unroll 8
             for (int p = 0; p < MP; ++p) {
                 const __m512i xb = _mm512_set1_epi32(xr[p]);
@@ -82,46 +104,74 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
             }
         }
     }
-    /* epilogue: everything read into locals (the stores may alias anything) */
-    const int32_t oz = c->oz;
-    const __m512i vlo = _mm512_set1_epi32(c->lo - oz), vhi = _mm512_set1_epi32(c->hi - oz);
-    const __m512i voz = _mm512_set1_epi32(oz);
+    /* epilogue: everything read into locals (the stores may alias anything).  Per channel
+     * vector: cvtdq2ps, mulps (the lane's channel scale), cvtps2dq, then the packed path's
+     * QNNPACK tail on 8 positions at once: packssdw, paddsw (output zero point), packuswb, byte
+     * max / min -- clamp(rne(y) + zp, lo, hi) for every int32 (conv1d_avx512vnni.c's file
+     * comment).  Lane L of the two byte vectors then holds channels 4L..4L+3 x positions 0-3
+     * (A) and 4-7 (B), position-major; an in-lane 4x4 byte transpose and a dword unpack leave
+     * each channel's 8 positions in one 8-byte half of a lane. */
+    const __m512i voz16 = _mm512_set1_epi16((int16_t)c->oz);
+    const __m512i vlo8 = _mm512_set1_epi8((char)c->lo), vhi8 = _mm512_set1_epi8((char)c->hi);
+    /* out byte 4c + p <- in byte 4p + c, in every 128-bit lane */
+    const __m512i tr4 = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
     const int32_t *const sum = c->sum;
     uint8_t *const ybase = c->y;
     const int64_t ysc = c->ysc, c_out = c->c_out;
     const __mmask16 mp = (__mmask16)((1u << MP) - 1u);
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
-        __m128i b[8];
+        __m512i r[8];
 #pragma GCC unroll 8
         for (int p = 0; p < 8; ++p) {
             if (p >= MP) {
-                b[p] = _mm_setzero_si128();
+                r[p] = _mm512_setzero_si512(); /* a position past the tile: not stored */
                 continue;
             }
             __m512i a = acc[p * NV + v];
             if (sum) a = _mm512_sub_epi32(a, _mm512_mullo_epi32(vwz[v], _mm512_set1_epi32(sum[p0 + p])));
-            __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs[v]));
-            r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi), voz);
-            b[p] = _mm512_cvtepi32_epi8(r); /* 16 channels at position p, values 0..255 */
+            r[p] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs[v]));
         }
-        /* 8 positions x 16 channels -> 16 channels x 8 positions: tr[i] holds channels 2i (low
-         * 8 bytes) and 2i + 1 (high 8 bytes) */
-        __m128i tr[8];
-        qrt__c1_tr8x16(b, tr);
+        const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), voz16);
+        const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), voz16);
+        const __m512i h45 = _mm512_adds_epi16(_mm512_packs_epi32(r[4], r[5]), voz16);
+        const __m512i h67 = _mm512_adds_epi16(_mm512_packs_epi32(r[6], r[7]), voz16);
+        __m512i ba = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(h01, h23), vlo8), vhi8);
+        __m512i bb = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(h45, h67), vlo8), vhi8);
+        ba = _mm512_shuffle_epi8(ba, tr4); /* lane L: channel 4L + c's positions 0-3 at 4c */
+        bb = _mm512_shuffle_epi8(bb, tr4); /* positions 4-7 */
+        /* lane L of e: channels 4L (bytes 0-7) and 4L + 1 (8-15), positions 0-7; of f: 4L + 2
+         * and 4L + 3 */
+        const __m512i e = _mm512_unpacklo_epi32(ba, bb), f = _mm512_unpackhi_epi32(ba, bb);
         const int64_t oc = 16 * (v0 + v);
         const int64_t nch = c_out - oc < 16 ? c_out - oc : 16;
         uint8_t *dst = ybase + oc * ysc + p0;
-        for (int64_t j = 0; j < nch; ++j) {
-            const __m128i row = (j & 1) ? _mm_unpackhi_epi64(tr[j >> 1], tr[j >> 1]) : tr[j >> 1];
-            _mm_mask_storeu_epi8(dst + j * ysc, mp, row);
-        }
+#define QRT__CL_ST(L)                                                                              \
+    do {                                                                                           \
+        const __m128i xe = _mm512_extracti32x4_epi32(e, L), xf = _mm512_extracti32x4_epi32(f, L); \
+        if (4 * (L) + 0 < nch) _mm_mask_storeu_epi8(dst + (4 * (L) + 0) * ysc, mp, xe);           \
+        if (4 * (L) + 1 < nch)                                                                     \
+            _mm_mask_storeu_epi8(dst + (4 * (L) + 1) * ysc, mp, _mm_srli_si128(xe, 8));            \
+        if (4 * (L) + 2 < nch) _mm_mask_storeu_epi8(dst + (4 * (L) + 2) * ysc, mp, xf);           \
+        if (4 * (L) + 3 < nch)                                                                     \
+            _mm_mask_storeu_epi8(dst + (4 * (L) + 3) * ysc, mp, _mm_srli_si128(xf, 8));            \
+    } while (0)
+        QRT__CL_ST(0);
+        QRT__CL_ST(1);
+        QRT__CL_ST(2);
+        QRT__CL_ST(3);
+#undef QRT__CL_ST
     }
 }
 
 #define QRT__CL_TILE(MP, NV)                                                                       \
     static QRT_VNNI void qrt__cl_tile_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0, int64_t p0) {  \
-        qrt__cl_tile(c, v0, p0, MP, NV);                                                           \
+        qrt__cl_tile(c, v0, p0, MP, NV, 0);                                                        \
+    }                                                                                              \
+    static QRT_VNNI void qrt__cl_tilepf_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0,              \
+                                                    int64_t p0) {                                  \
+        qrt__cl_tile(c, v0, p0, MP, NV, 1);                                                        \
     }
 #define QRT__CL_TILES(MP) QRT__CL_TILE(MP, 1) QRT__CL_TILE(MP, 2) QRT__CL_TILE(MP, 3)
 QRT__CL_TILES(1)
@@ -136,10 +186,14 @@ QRT__CL_TILES(8)
 #undef QRT__CL_TILE
 
 typedef void (*qrt__cl_tile_fn)(const qrt__cl_ctx *, int64_t, int64_t);
-#define QRT__CL_ROW(MP) {qrt__cl_tile_##MP##_1, qrt__cl_tile_##MP##_2, qrt__cl_tile_##MP##_3}
-static const qrt__cl_tile_fn qrt__cl_tiles[QRT__CL_MP][QRT__CL_NV] = {
-    QRT__CL_ROW(1), QRT__CL_ROW(2), QRT__CL_ROW(3), QRT__CL_ROW(4),
-    QRT__CL_ROW(5), QRT__CL_ROW(6), QRT__CL_ROW(7), QRT__CL_ROW(8)};
+#define QRT__CL_ROW(P, MP) {P##_##MP##_1, P##_##MP##_2, P##_##MP##_3}
+#define QRT__CL_TAB(P)                                                                             \
+    {QRT__CL_ROW(P, 1), QRT__CL_ROW(P, 2), QRT__CL_ROW(P, 3), QRT__CL_ROW(P, 4),                   \
+     QRT__CL_ROW(P, 5), QRT__CL_ROW(P, 6), QRT__CL_ROW(P, 7), QRT__CL_ROW(P, 8)}
+/* [prefetching the next channel block][positions - 1][vectors - 1] */
+static const qrt__cl_tile_fn qrt__cl_tiles[2][QRT__CL_MP][QRT__CL_NV] = {
+    QRT__CL_TAB(qrt__cl_tile), QRT__CL_TAB(qrt__cl_tilepf)};
+#undef QRT__CL_TAB
 #undef QRT__CL_ROW
 
 QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_t *x,
@@ -177,6 +231,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
     c.hi = p->output_max;
     const int64_t nvec = (c_out + 15) / 16;
     const int64_t nt = (len + QRT__CL_MP - 1) / QRT__CL_MP; /* position tiles, balanced */
+    const int64_t nv0 = nvec >= QRT__CL_NV ? (nvec == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : nvec;
     for (int64_t n = 0; n < p->n; ++n) {
         const uint8_t *xn = x + n * p->x_stride_n;
         for (int64_t r = 0; r < cq; ++r) {
@@ -188,6 +243,10 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             }
             qrt__c1_pack_quads(base, time0, len, len, p->x_stride_c, (uint8_t)p->input_zero,
                                (uint32_t *)xq + r * len);
+            /* the first channel block's weight line of quad r, for the first tile */
+            if (n == 0)
+                for (int64_t v = 0; v < nv0; ++v)
+                    _mm_prefetch((const char *)(c.w + (v * cq + r) * 16), QRT__CL_PF_HINT);
         }
         if (asym)
             for (int64_t t = 0; t < len; ++t) {
@@ -201,9 +260,12 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             const int64_t left = nvec - v0;
             nv = left >= QRT__CL_NV ? QRT__CL_NV : left;
             if (left == QRT__CL_NV + 1) nv = 2;
+            /* the next block's vectors (the same rule), for the first tile's prefetch */
+            const int64_t left2 = left - nv;
+            c.pf_nv = left2 >= QRT__CL_NV ? (left2 == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : left2;
             for (int64_t i = 0, p0 = 0; i < nt; ++i) {
                 const int64_t mp = (len * (i + 1)) / nt - (len * i) / nt;
-                qrt__cl_tiles[mp - 1][nv - 1](&c, v0, p0);
+                qrt__cl_tiles[i == 0 && c.pf_nv > 0][mp - 1][nv - 1](&c, v0, p0);
                 p0 += mp;
             }
         }
