@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
         const size_t wpn = qrt_conv1d_packed_weight_size(co, ci, 1);
         const int cl = hw <= QRT_CONV1D_CL_MAX_LEN;
         for (int k = 0; k < copies; ++k) {
-            for (size_t i = 0; i < (size_t)co * ci; ++i) w[i] = (int8_t)((i * 13 + k * 7) % 255 - 127);
+            for (size_t i = 0; i < (size_t)co * ci; ++i)
+                w[i] = (int8_t)((i * 13 + k * 7) % 255 - 127);
             wp[k] = amalloc(wpn), ws[k] = amalloc(co * 4u);
             qrt_conv1d_pack_weights(co, ci, 1, w, wp[k], ws[k]);
             wcl[k] = NULL;

@@ -12,20 +12,22 @@
  * weight comes from qrt_conv1d_pack_cl() ([ceil16(c_out)/16][CQ][16] quads, zero-padded
  * channels), so one aligned load gives a channel vector.  A tile is up to 8 positions x 3
  * channel vectors (24 accumulators, 3 weight registers); channel blocks run outer, so a
- * block's weight stays in L1 while every position tile reads it.
+ * block's weight stays in L1 while every position tile reads it.  A model's weights are cold:
+ * a block's first tile prefetches the next block's weight (docs/kernels.md, section 4).
  *
  * The sums are the same mod 2^32 as the reference's (the corrections of conv1d_avx512vnni.c's
  * file comment, per channel lane), and the epilogue is requant.h's sequence per lane
- * (cvtdq2ps, mulps with the lane's channel scale, cvtps2dq, clamp, + zero point), so every
- * output byte equals qrt_conv1d_u8_ref()'s.  The 16-channel x up-to-8-position byte block is
- * transposed in registers and each channel row gets one masked store of its positions.
+ * (cvtdq2ps, mulps with the lane's channel scale, cvtps2dq, then the packed path's saturating
+ * QNNPACK tail), so every output byte equals qrt_conv1d_u8_ref()'s.  The 16-channel x
+ * up-to-8-position byte block is transposed in registers and each channel row gets one masked
+ * store of its positions.
  */
 #include "conv1d_avx512vnni.h"
 
 #define QRT__CL_MP 8 /* positions per tile */
 #define QRT__CL_NV 3 /* 16-channel vectors per tile */
-#ifndef QRT__CL_PF_HINT
-#define QRT__CL_PF_HINT _MM_HINT_T0
+#ifndef QRT__CL_PF_L1
+#define QRT__CL_PF_L1 (24 * 1024) /* next blocks of at most this many bytes go to L1, else L2 */
 #endif
 
 typedef struct {
@@ -42,8 +44,7 @@ typedef struct {
 
 static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qrt__cl_ctx *c,
                                                                         int64_t v0, int64_t p0,
-                                                                        const int MP,
-                                                                        const int NV,
+                                                                        const int MP, const int NV,
                                                                         const int PF) {
     const int64_t cq = c->cq, len = c->len;
     __m512i c0[QRT__CL_NV], vwz[QRT__CL_NV];
@@ -57,8 +58,8 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
         const __m512i ws = _mm512_maskz_loadu_epi32(mo[v], c->wsum + oc);
         const __m512i bq = _mm512_maskz_loadu_epi32(mo[v], c->bias_q + oc);
         /* taps*xz*wz - xz*wsum + bias, wrapping (the tiles' c0) */
-        __m512i k = _mm512_mullo_epi32(wz, _mm512_set1_epi32((int32_t)((uint32_t)c->taps *
-                                                                      (uint32_t)c->xz)));
+        __m512i k = _mm512_mullo_epi32(
+            wz, _mm512_set1_epi32((int32_t)((uint32_t)c->taps * (uint32_t)c->xz)));
         k = _mm512_sub_epi32(k, _mm512_mullo_epi32(ws, _mm512_set1_epi32(c->xz)));
         c0[v] = _mm512_add_epi32(k, bq);
         vwz[v] = wz;
@@ -80,8 +81,7 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
         if (PF) {
             const int64_t nv2 = c->pf_nv;
 #pragma GCC unroll 3
-            for (int v = 0; v < NV; ++v)
-                pfr[v] = wr + (NV + (v < nv2 ? v : nv2 - 1)) * wv_stride;
+            for (int v = 0; v < NV; ++v) pfr[v] = wr + (NV + (v < nv2 ? v : nv2 - 1)) * wv_stride;
         }
         for (int64_t q = 0; q < cq; ++q, xr += len, wr += 16) {
             __m512i wv[QRT__CL_NV];
@@ -91,7 +91,10 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
             if (PF) {
 #pragma GCC unroll 3
                 for (int v = 0; v < NV; ++v) {
-                    _mm_prefetch((const char *)pfr[v], QRT__CL_PF_HINT);
+                    if (PF == 1)
+                        _mm_prefetch((const char *)pfr[v], _MM_HINT_T0);
+                    else
+                        _mm_prefetch((const char *)pfr[v], _MM_HINT_T1);
                     pfr[v] += 16;
                 }
             }
@@ -114,8 +117,8 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
     const __m512i voz16 = _mm512_set1_epi16((int16_t)c->oz);
     const __m512i vlo8 = _mm512_set1_epi8((char)c->lo), vhi8 = _mm512_set1_epi8((char)c->hi);
     /* out byte 4c + p <- in byte 4p + c, in every 128-bit lane */
-    const __m512i tr4 = _mm512_broadcast_i32x4(
-        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m512i tr4 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
     const int32_t *const sum = c->sum;
     uint8_t *const ybase = c->y;
     const int64_t ysc = c->ysc, c_out = c->c_out;
@@ -130,7 +133,8 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
                 continue;
             }
             __m512i a = acc[p * NV + v];
-            if (sum) a = _mm512_sub_epi32(a, _mm512_mullo_epi32(vwz[v], _mm512_set1_epi32(sum[p0 + p])));
+            if (sum)
+                a = _mm512_sub_epi32(a, _mm512_mullo_epi32(vwz[v], _mm512_set1_epi32(sum[p0 + p])));
             r[p] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs[v]));
         }
         const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), voz16);
@@ -149,11 +153,11 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
         uint8_t *dst = ybase + oc * ysc + p0;
 #define QRT__CL_ST(L)                                                                              \
     do {                                                                                           \
-        const __m128i xe = _mm512_extracti32x4_epi32(e, L), xf = _mm512_extracti32x4_epi32(f, L); \
-        if (4 * (L) + 0 < nch) _mm_mask_storeu_epi8(dst + (4 * (L) + 0) * ysc, mp, xe);           \
+        const __m128i xe = _mm512_extracti32x4_epi32(e, L), xf = _mm512_extracti32x4_epi32(f, L);  \
+        if (4 * (L) + 0 < nch) _mm_mask_storeu_epi8(dst + (4 * (L) + 0) * ysc, mp, xe);            \
         if (4 * (L) + 1 < nch)                                                                     \
             _mm_mask_storeu_epi8(dst + (4 * (L) + 1) * ysc, mp, _mm_srli_si128(xe, 8));            \
-        if (4 * (L) + 2 < nch) _mm_mask_storeu_epi8(dst + (4 * (L) + 2) * ysc, mp, xf);           \
+        if (4 * (L) + 2 < nch) _mm_mask_storeu_epi8(dst + (4 * (L) + 2) * ysc, mp, xf);            \
         if (4 * (L) + 3 < nch)                                                                     \
             _mm_mask_storeu_epi8(dst + (4 * (L) + 3) * ysc, mp, _mm_srli_si128(xf, 8));            \
     } while (0)
@@ -172,6 +176,10 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
     static QRT_VNNI void qrt__cl_tilepf_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0,              \
                                                     int64_t p0) {                                  \
         qrt__cl_tile(c, v0, p0, MP, NV, 1);                                                        \
+    }                                                                                              \
+    static QRT_VNNI void qrt__cl_tilepf2_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0,             \
+                                                     int64_t p0) {                                 \
+        qrt__cl_tile(c, v0, p0, MP, NV, 2);                                                        \
     }
 #define QRT__CL_TILES(MP) QRT__CL_TILE(MP, 1) QRT__CL_TILE(MP, 2) QRT__CL_TILE(MP, 3)
 QRT__CL_TILES(1)
@@ -190,9 +198,9 @@ typedef void (*qrt__cl_tile_fn)(const qrt__cl_ctx *, int64_t, int64_t);
 #define QRT__CL_TAB(P)                                                                             \
     {QRT__CL_ROW(P, 1), QRT__CL_ROW(P, 2), QRT__CL_ROW(P, 3), QRT__CL_ROW(P, 4),                   \
      QRT__CL_ROW(P, 5), QRT__CL_ROW(P, 6), QRT__CL_ROW(P, 7), QRT__CL_ROW(P, 8)}
-/* [prefetching the next channel block][positions - 1][vectors - 1] */
-static const qrt__cl_tile_fn qrt__cl_tiles[2][QRT__CL_MP][QRT__CL_NV] = {
-    QRT__CL_TAB(qrt__cl_tile), QRT__CL_TAB(qrt__cl_tilepf)};
+/* [prefetch of the next channel block: none, to L1, to L2][positions - 1][vectors - 1] */
+static const qrt__cl_tile_fn qrt__cl_tiles[3][QRT__CL_MP][QRT__CL_NV] = {
+    QRT__CL_TAB(qrt__cl_tile), QRT__CL_TAB(qrt__cl_tilepf), QRT__CL_TAB(qrt__cl_tilepf2)};
 #undef QRT__CL_TAB
 #undef QRT__CL_ROW
 
@@ -232,6 +240,8 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
     const int64_t nvec = (c_out + 15) / 16;
     const int64_t nt = (len + QRT__CL_MP - 1) / QRT__CL_MP; /* position tiles, balanced */
     const int64_t nv0 = nvec >= QRT__CL_NV ? (nvec == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : nvec;
+    /* a next block that fits beside the current one in L1 is prefetched there, else to L2 */
+    const int pf_kind = (int64_t)QRT__CL_NV * cq * 64 <= (int64_t)QRT__CL_PF_L1 ? 1 : 2;
     for (int64_t n = 0; n < p->n; ++n) {
         const uint8_t *xn = x + n * p->x_stride_n;
         for (int64_t r = 0; r < cq; ++r) {
@@ -246,7 +256,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             /* the first channel block's weight line of quad r, for the first tile */
             if (n == 0)
                 for (int64_t v = 0; v < nv0; ++v)
-                    _mm_prefetch((const char *)(c.w + (v * cq + r) * 16), QRT__CL_PF_HINT);
+                    _mm_prefetch((const char *)(c.w + (v * cq + r) * 16), _MM_HINT_T0);
         }
         if (asym)
             for (int64_t t = 0; t < len; ++t) {
@@ -265,7 +275,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             c.pf_nv = left2 >= QRT__CL_NV ? (left2 == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : left2;
             for (int64_t i = 0, p0 = 0; i < nt; ++i) {
                 const int64_t mp = (len * (i + 1)) / nt - (len * i) / nt;
-                qrt__cl_tiles[i == 0 && c.pf_nv > 0][mp - 1][nv - 1](&c, v0, p0);
+                qrt__cl_tiles[i == 0 && c.pf_nv > 0 ? pf_kind : 0][mp - 1][nv - 1](&c, v0, p0);
                 p0 += mp;
             }
         }

@@ -62,7 +62,9 @@ int main(int argc, char **argv) {
         const int kind = (int)rnd(5); /* 4: a dense 1x1 layer on a short row (channels in lanes) */
         p.groups = kind == 0 ? EDGE[rnd(8)] : kind == 1 ? 1 + rnd(3) : 1;
         const uint32_t cg = kind == 0 ? 1 : kind == 4 ? 1 + rnd(200) : EDGE[rnd(NEDGE - 3)];
-        const uint32_t og = kind == 0 ? 1 + rnd(2) : kind == 4 ? 1 + rnd(130) : EDGE[rnd(NEDGE - 2)];
+        const uint32_t og = kind == 0   ? 1 + rnd(2)
+                            : kind == 4 ? 1 + rnd(130)
+                                        : EDGE[rnd(NEDGE - 2)];
         p.c_in = cg * p.groups;
         p.c_out = og * p.groups;
         p.n = 1 + rnd(3);
@@ -145,7 +147,8 @@ int main(int argc, char **argv) {
                 qrt_pool_set_threads(threads[ti]);
                 const size_t ns = qrt_conv1d_u8_mt_scratch_size(&p, &q, variants[vi], threads[ti]);
                 /* held panels take no scratch room; only the AVX2 tile path has any */
-                const size_t n0 = qrt_conv1d_u8_mt_scratch_size(&p, NULL, variants[vi], threads[ti]);
+                const size_t n0 =
+                    qrt_conv1d_u8_mt_scratch_size(&p, NULL, variants[vi], threads[ti]);
                 const int tiles = qrt_conv1d_u8_uses_a2_panels(&p, variants[vi]);
                 if (tiles && !qrt_conv1d_supports(QRT_ISA_AVX2)) {
                     printf("case %d: variant %d reads AVX2 panels on a CPU without AVX2\n", c,
@@ -172,7 +175,8 @@ int main(int argc, char **argv) {
                 }
             }
         }
-        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack), free(wcl), free(wa2);
+        free(x), free(w), free(wz), free(bq), free(wsum), free(sc), free(bf), free(wpack),
+            free(wcl), free(wa2);
         free(want), free(got);
     }
     printf("ok %d %ld\n", cases, runs);
