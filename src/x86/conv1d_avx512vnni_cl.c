@@ -27,7 +27,7 @@
 #define QRT__CL_MP 8 /* positions per tile */
 #define QRT__CL_NV 3 /* 16-channel vectors per tile */
 #ifndef QRT__CL_PF_L1
-#define QRT__CL_PF_L1 (24 * 1024) /* next blocks of at most this many bytes go to L1, else L2 */
+#define QRT__CL_PF_L1 (24 * 1024) /* blocks of at most this many weight bytes prefetch the next */
 #endif
 
 typedef struct {
@@ -91,10 +91,7 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
             if (PF) {
 #pragma GCC unroll 3
                 for (int v = 0; v < NV; ++v) {
-                    if (PF == 1)
-                        _mm_prefetch((const char *)pfr[v], _MM_HINT_T0);
-                    else
-                        _mm_prefetch((const char *)pfr[v], _MM_HINT_T1);
+                    _mm_prefetch((const char *)pfr[v], _MM_HINT_T0);
                     pfr[v] += 16;
                 }
             }
@@ -176,10 +173,6 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
     static QRT_VNNI void qrt__cl_tilepf_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0,              \
                                                     int64_t p0) {                                  \
         qrt__cl_tile(c, v0, p0, MP, NV, 1);                                                        \
-    }                                                                                              \
-    static QRT_VNNI void qrt__cl_tilepf2_##MP##_##NV(const qrt__cl_ctx *c, int64_t v0,             \
-                                                     int64_t p0) {                                 \
-        qrt__cl_tile(c, v0, p0, MP, NV, 2);                                                        \
     }
 #define QRT__CL_TILES(MP) QRT__CL_TILE(MP, 1) QRT__CL_TILE(MP, 2) QRT__CL_TILE(MP, 3)
 QRT__CL_TILES(1)
@@ -198,9 +191,9 @@ typedef void (*qrt__cl_tile_fn)(const qrt__cl_ctx *, int64_t, int64_t);
 #define QRT__CL_TAB(P)                                                                             \
     {QRT__CL_ROW(P, 1), QRT__CL_ROW(P, 2), QRT__CL_ROW(P, 3), QRT__CL_ROW(P, 4),                   \
      QRT__CL_ROW(P, 5), QRT__CL_ROW(P, 6), QRT__CL_ROW(P, 7), QRT__CL_ROW(P, 8)}
-/* [prefetch of the next channel block: none, to L1, to L2][positions - 1][vectors - 1] */
-static const qrt__cl_tile_fn qrt__cl_tiles[3][QRT__CL_MP][QRT__CL_NV] = {
-    QRT__CL_TAB(qrt__cl_tile), QRT__CL_TAB(qrt__cl_tilepf), QRT__CL_TAB(qrt__cl_tilepf2)};
+/* [prefetching the next channel block][positions - 1][vectors - 1] */
+static const qrt__cl_tile_fn qrt__cl_tiles[2][QRT__CL_MP][QRT__CL_NV] = {
+    QRT__CL_TAB(qrt__cl_tile), QRT__CL_TAB(qrt__cl_tilepf)};
 #undef QRT__CL_TAB
 #undef QRT__CL_ROW
 
@@ -240,8 +233,10 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
     const int64_t nvec = (c_out + 15) / 16;
     const int64_t nt = (len + QRT__CL_MP - 1) / QRT__CL_MP; /* position tiles, balanced */
     const int64_t nv0 = nvec >= QRT__CL_NV ? (nvec == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : nvec;
-    /* a next block that fits beside the current one in L1 is prefetched there, else to L2 */
-    const int pf_kind = (int64_t)QRT__CL_NV * cq * 64 <= (int64_t)QRT__CL_PF_L1 ? 1 : 2;
+    /* the next block's weight is prefetched (into L1) only when a block fits in L1 beside the
+     * current one and the input: a 960-channel reduction's 46 KB blocks ran slower with it,
+     * into L1 or L2 (interleaved in-model runs, docs/kernels.md) */
+    const int pf = (int64_t)QRT__CL_NV * cq * 64 <= (int64_t)QRT__CL_PF_L1;
     for (int64_t n = 0; n < p->n; ++n) {
         const uint8_t *xn = x + n * p->x_stride_n;
         for (int64_t r = 0; r < cq; ++r) {
@@ -254,7 +249,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             qrt__c1_pack_quads(base, time0, len, len, p->x_stride_c, (uint8_t)p->input_zero,
                                (uint32_t *)xq + r * len);
             /* the first channel block's weight line of quad r, for the first tile */
-            if (n == 0)
+            if (n == 0 && pf)
                 for (int64_t v = 0; v < nv0; ++v)
                     _mm_prefetch((const char *)(c.w + (v * cq + r) * 16), _MM_HINT_T0);
         }
@@ -275,7 +270,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             c.pf_nv = left2 >= QRT__CL_NV ? (left2 == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : left2;
             for (int64_t i = 0, p0 = 0; i < nt; ++i) {
                 const int64_t mp = (len * (i + 1)) / nt - (len * i) / nt;
-                qrt__cl_tiles[i == 0 && c.pf_nv > 0 ? pf_kind : 0][mp - 1][nv - 1](&c, v0, p0);
+                qrt__cl_tiles[pf && i == 0 && c.pf_nv > 0][mp - 1][nv - 1](&c, v0, p0);
                 p0 += mp;
             }
         }
