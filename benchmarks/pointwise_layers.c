@@ -27,21 +27,7 @@
 
 #include "../src/cpu.c"
 #include "../src/threadpool.c"
-#include "../src/conv1d.c"
-#include "../src/ref/conv1d_ref.c"
-#ifdef QRT_HAVE_X86
-#include "../src/x86/conv1d_avx2.c"
-#include "../src/x86/conv1d_avx512vnni.c"
-#include "../src/x86/conv1d_avx512vnni_packed.c"
-#include "../src/x86/conv1d_avx512vnni_dw4.c"
-#include "../src/x86/conv1d_avx512vnni_cl.c"
-#endif
-#ifdef QRT_HAVE_ARM
-#include "../src/neon/conv1d_neon.c"
-#if defined(__aarch64__)
-#include "../src/neon/conv1d_neondot.c"
-#endif
-#endif
+#include "../src/conv1d_sources.inc"
 
 static double now(void) {
     struct timespec t;

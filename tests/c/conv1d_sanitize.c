@@ -20,22 +20,8 @@
  * their target attributes, so the driver needs no -mavx2 / -mavx512* flags). */
 #include "../../src/cpu.c"
 #include "../../src/threadpool.c"
-#include "../../src/conv1d.c"
 #include "../../src/conv1d_threads.c"
-#include "../../src/ref/conv1d_ref.c"
-#ifdef QRT_HAVE_X86
-#include "../../src/x86/conv1d_avx2.c"
-#include "../../src/x86/conv1d_avx512vnni.c"
-#include "../../src/x86/conv1d_avx512vnni_packed.c"
-#include "../../src/x86/conv1d_avx512vnni_dw4.c"
-#include "../../src/x86/conv1d_avx512vnni_cl.c"
-#endif
-#ifdef QRT_HAVE_ARM
-#include "../../src/neon/conv1d_neon.c"
-#if defined(__aarch64__)
-#include "../../src/neon/conv1d_neondot.c"
-#endif
-#endif
+#include "../../src/conv1d_sources.inc"
 
 static uint64_t rs = 88172645463325252ull;
 static uint32_t rnd(uint32_t n) {
