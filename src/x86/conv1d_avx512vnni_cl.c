@@ -30,6 +30,12 @@
 #define QRT__CL_PF_L1 (24 * 1024) /* blocks of at most this many weight bytes prefetch the next */
 #endif
 
+/** Vectors of the channel block that starts with `left` vectors to go: 3, with a tail of 1
+ *  folded in (3 + 1 -> 2 + 2); 0 when none is left. */
+static inline int64_t qrt__cl_block_nv(int64_t left) {
+    return left == QRT__CL_NV + 1 ? 2 : left < QRT__CL_NV ? left : QRT__CL_NV;
+}
+
 typedef struct {
     const int32_t *xq;  /* [CQ][L] input quads */
     const int32_t *w;   /* [ceil16(c_out)/16][CQ][16] weight quads */
@@ -232,10 +238,9 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
     c.hi = p->output_max;
     const int64_t nvec = (c_out + 15) / 16;
     const int64_t nt = (len + QRT__CL_MP - 1) / QRT__CL_MP; /* position tiles, balanced */
-    const int64_t nv0 = nvec >= QRT__CL_NV ? (nvec == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : nvec;
     /* the next block's weight is prefetched (into L1) only when a block fits in L1 beside the
-     * current one and the input: a 960-channel reduction's 46 KB blocks ran slower with it,
-     * into L1 or L2 (interleaved in-model runs, docs/kernels.md) */
+     * current one and the input: a 960-channel reduction's 46 KB blocks ran slower with it
+     * (docs/kernels.md, section 4) */
     const int pf = (int64_t)QRT__CL_NV * cq * 64 <= (int64_t)QRT__CL_PF_L1;
     for (int64_t n = 0; n < p->n; ++n) {
         const uint8_t *xn = x + n * p->x_stride_n;
@@ -248,10 +253,6 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             }
             qrt__c1_pack_quads(base, time0, len, len, p->x_stride_c, (uint8_t)p->input_zero,
                                (uint32_t *)xq + r * len);
-            /* the first channel block's weight line of quad r, for the first tile */
-            if (n == 0 && pf)
-                for (int64_t v = 0; v < nv0; ++v)
-                    _mm_prefetch((const char *)(c.w + (v * cq + r) * 16), _MM_HINT_T0);
         }
         if (asym)
             for (int64_t t = 0; t < len; ++t) {
@@ -261,13 +262,8 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_cl(const qrt_conv1d_params *p, const uint8_
             }
         c.y = out + n * p->y_stride_n;
         for (int64_t v0 = 0, nv; v0 < nvec; v0 += nv) {
-            /* channel blocks of 3 vectors; a tail of 1 is folded in (3 + 1 -> 2 + 2) */
-            const int64_t left = nvec - v0;
-            nv = left >= QRT__CL_NV ? QRT__CL_NV : left;
-            if (left == QRT__CL_NV + 1) nv = 2;
-            /* the next block's vectors (the same rule), for the first tile's prefetch */
-            const int64_t left2 = left - nv;
-            c.pf_nv = left2 >= QRT__CL_NV ? (left2 == QRT__CL_NV + 1 ? 2 : QRT__CL_NV) : left2;
+            nv = qrt__cl_block_nv(nvec - v0);
+            c.pf_nv = qrt__cl_block_nv(nvec - v0 - nv); /* the next block's, for the prefetch */
             for (int64_t i = 0, p0 = 0; i < nt; ++i) {
                 const int64_t mp = (len * (i + 1)) / nt - (len * i) / nt;
                 qrt__cl_tiles[pf && i == 0 && c.pf_nv > 0][mp - 1][nv - 1](&c, v0, p0);
