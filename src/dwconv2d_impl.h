@@ -277,6 +277,12 @@ static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
 typedef struct {
     int64_t hp, tw, sst;
     size_t off_e, off_t, off_stage, bytes;
+    /* the byte-quad form (AVX-512 VNNI, int8 weights): ng groups of 4 outputs per row, nq
+     * quads of taps per kernel row, bw 16-byte entries per phase row of the padded byte image
+     * Bp, the position table, T4 [hp][ng + nq - 1][4] zmm (stride 1, or one quad), a
+     * [16][sst4] stage; the same scratch */
+    int64_t ng, nq, bw, sst4;
+    size_t off_bp, off_tab, off_t4, off_stage4;
 } qrt__dwcl_geom;
 
 /** Whether the geometry suits the channels-in-lanes path (the AVX-512 VNNI variant also needs
@@ -297,6 +303,19 @@ static inline qrt__dwcl_geom qrt__dwcl_geom_of(const qrt_dwconv2d_params *p) {
     g.off_t = ((size_t)p->h * p->w + 63u) / 64u * 64u * 16u;
     g.off_stage = g.off_t + (size_t)(g.hp * g.tw) * 64u;
     g.bytes = g.off_stage + 16u * (size_t)g.sst + 64u;
+    /* byte quads: padded column s*ox + 4q + k (k < 4) of group g's output ox = 4g + L is entry
+     * ox + (4q + k) / s of phase (4q + k) % s; the last read is column s*(4ng - 1) + 4nq - 1 */
+    const int64_t s = p->sh;
+    g.ng = ((int64_t)p->wo + 3) / 4;
+    g.nq = ((int64_t)p->kw + 3) / 4;
+    g.bw = (s * (4 * g.ng - 1) + 4 * g.nq - 1) / s + 1;
+    g.sst4 = ((int64_t)p->ho * p->wo + 16 + 63) & ~(int64_t)63; /* 3 spilled lanes past the end */
+    g.off_bp = 0; /* [hp][s][bw] entries and one for positions no output reads */
+    g.off_tab = qrt__dw_align((uint64_t)(g.hp * s * g.bw + 1) * 16u);
+    g.off_t4 = g.off_tab + qrt__dw_align(((uint64_t)p->h * p->w + 63u) / 64u * 64u * 4u);
+    g.off_stage4 = g.off_t4 + (size_t)(g.hp * (g.ng + g.nq - 1)) * 256u;
+    const size_t b4 = g.off_stage4 + 16u * (size_t)g.sst4 + 64u;
+    if (b4 > g.bytes) g.bytes = b4;
     return g;
 }
 

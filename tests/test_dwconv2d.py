@@ -262,8 +262,10 @@ def test_dw_channels_in_lanes_small_planes(seed):
     """The channels-in-lanes path (channel multiplier 1, stride 1 or 2, kernels 1x1..7x7, at
     most 256 output positions on AVX-512 VNNI and aarch64 NEON: MobileNet's 7x7 and 14x14
     layers, its 14x14 -> 7x7 stride-2 ones; at most 64 on AVX2): blocks of 16 channels with
-    tails, batches, asymmetric padding, per-channel weight zero points, relu / clamp == the
-    im2col reference, every variant; and the path is taken exactly there (DwPlan.cl_path)."""
+    tails, batches, asymmetric padding, relu / clamp == the im2col reference, every variant;
+    half the cases with zero weight zero points (AVX-512 VNNI: the byte-quad form where w - wz
+    fits int8 at stride 1 or kernels up to 4 wide), half with weight zero points (the int16
+    pairs); and the path is taken exactly there (DwPlan.cl_path)."""
     rng = np.random.default_rng(7700 + seed)
     vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
     avx2 = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx2"
@@ -278,7 +280,8 @@ def test_dw_channels_in_lanes_small_planes(seed):
         w = max(k[1] - p[2] - p[3], 1) + int(rng.integers(0, 14))
         c = int(rng.choice([1, 5, 16, 17, 31, 33, 70]))
         case = _dw_case(rng, int(rng.integers(1, 3)), c, 1, h, w, k, (s, s), p, (1, 1),
-                        per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3])
+                        per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3],
+                        wzp=i % 4 >= 2)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, k, s, p)
         for v in DW_VARIANTS:
