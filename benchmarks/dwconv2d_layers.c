@@ -6,7 +6,10 @@
  *        layers, 3x3 / 5x5, pad k/2, strides 1 / 2), NCHW, per-channel weights, the best
  *        variant (QRT_DISABLE_ISA=avx512vnni for AVX2).  Compiles the sources directly:
  *
- *   gcc -std=c11 -O2 -ffp-contract=off -Iinclude benchmarks/dwconv2d_layers.c -o dwl -lpthread -lm
+ *   gcc -std=c11 -O3 -ffp-contract=off -Iinclude benchmarks/dwconv2d_layers.c -o dwl -lpthread -lm
+ *   (-O3 as meson builds the runtime: at -O2 the channels-in-lanes loops ran 1.5x slower;
+ *   -DQRT_DWQ_OFF times the AVX-512 channels-in-lanes path's int16 pairs instead of its
+ *   byte quads)
  *   ./dwl [reps [layer [inner [threads]]]]  # per layer: channels, size, kernel, stride, median
  *                                           # (min) us, GMAC/s of the median
  * Layers 0-16 are MobileNetV2's, 17-31 MobileNetV3-Large's; layer -1 (default) runs all.
