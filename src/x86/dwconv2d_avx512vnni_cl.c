@@ -436,10 +436,8 @@ static QRT_AVX512VNNI_CL void qrt__dwq_run(const qrt_dwconv2d_params *p, const u
             QRT__DWQ_UNITS(3, 1, 1);
         else if (kh == 3 && nq == 1 && s == 2)
             QRT__DWQ_UNITS(3, 1, 2);
-        else if (kh == 5 && nq == 2 && s == 1)
+        else if (kh == 5 && nq == 2 && s == 1) /* (stride 2 takes one quad only) */
             QRT__DWQ_UNITS(5, 2, 1);
-        else if (kh == 5 && nq == 2 && s == 2)
-            QRT__DWQ_UNITS(5, 2, 2);
         else
             QRT__DWQ_UNITS(0, 0, 0);
 #undef QRT__DWQ_UNITS
