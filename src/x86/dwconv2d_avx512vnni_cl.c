@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "../dwconv2d_impl.h"
+#include "conv1d_avx512vnni.h" /* qrt__c1_dp: vpdpbusd, the accumulator tied */
 #include "qrt/x86/dwconv2d_x86.h"
 
 #define QRT_AVX512VNNI_CL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -60,6 +61,13 @@ qrt__dwcl_tr(const __m512i in[16], __m512i out[16]) {
 
 static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL __mmask64 qrt__dwcl_m64(int64_t n) {
     return n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+}
+
+/* channels in the block from unit u (channel c0 of its image): at most 16, within [u, u1) and
+ * the image's C channels */
+static inline int64_t qrt__dwcl_nc(int64_t u, int64_t u1, int64_t C, int64_t c0) {
+    int64_t nc = u1 - u < 16 ? u1 - u : 16;
+    return nc > C - c0 ? C - c0 : nc;
 }
 
 /* acc + vpdpwssd(x, w) with the accumulator tied to its register (gcc 12 otherwise copies
@@ -226,11 +234,13 @@ qrt__dwcl_store(const qrt_dwconv2d_params *p, const uint8_t *stage, int64_t sst,
  *     the zero point, packuswb (lane L = position ox's 16 channel bytes) and the byte clamp:
  *     the same bytes as clamp(r + zp, lo, hi); staged for qrt__dwcl_store.  A unit's lanes
  *     past wo land on later positions, which their own units write afterwards. */
-static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL __m512i qrt__dwq_dp(__m512i acc,
-                                                                                   __m512i x,
-                                                                                   __m512i w) {
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
-    return acc;
+/* out[j] = 128-bit lane j of v (channels 4j .. 4j + 3) in every lane */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void qrt__dwq_lanes(__m512i v,
+                                                                                   __m512i out[4]) {
+    out[0] = _mm512_shuffle_i32x4(v, v, 0x00);
+    out[1] = _mm512_shuffle_i32x4(v, v, 0x55);
+    out[2] = _mm512_shuffle_i32x4(v, v, 0xAA);
+    out[3] = _mm512_shuffle_i32x4(v, v, 0xFF);
 }
 
 /* NU output units from (oy, gg) in row-major order: sums, requantized into the stage */
@@ -262,7 +272,7 @@ qrt__dwq_tile(const __m512i *T4, int64_t ng, int64_t nq, int64_t kh, int64_t s, 
 #pragma GCC unroll 4
                 for (int t = 0; t < NU; ++t)
                     acc[t][j] =
-                        qrt__dwq_dp(acc[t][j], _mm512_load_si512(b[t] + ky * rstep + q * 4 + j), w);
+                        qrt__c1_dp(acc[t][j], _mm512_load_si512(b[t] + ky * rstep + q * 4 + j), w);
             }
 #pragma GCC unroll 4
     for (int t = 0; t < NU; ++t) {
@@ -361,9 +371,7 @@ static QRT_AVX512VNNI_CL void qrt__dwq_run(const qrt_dwconv2d_params *p, const u
     for (int64_t k = 0; k < 4; ++k) xoff[k] = (k & (s - 1)) * bw + (k >> (s - 1));
     int first = 1;
     for (int64_t u = u0; u < u1;) {
-        const int64_t n = u / C, c0 = u - n * C;
-        int64_t nc = u1 - u < 16 ? u1 - u : 16;
-        if (nc > C - c0) nc = C - c0;
+        const int64_t n = u / C, c0 = u - n * C, nc = qrt__dwcl_nc(u, u1, C, c0);
         const __mmask16 mc = (__mmask16)((1u << nc) - 1u);
         const uint8_t *xb = x + n * p->x_stride_n + c0 * p->x_stride_c;
         /* 1. the image positions into Bp */
@@ -410,25 +418,16 @@ static QRT_AVX512VNNI_CL void qrt__dwq_run(const qrt_dwconv2d_params *p, const u
                                        : _mm512_setzero_si512();
                 const __m512i wq = _mm512_shuffle_epi8(_mm512_packs_epi16(P0, P1), qidx);
                 wsum = _mm512_dpbusd_epi32(wsum, ones, wq);
-                __m512i *wt = wb + (ky * nq + qd) * 4;
-                wt[0] = _mm512_shuffle_i32x4(wq, wq, 0x00);
-                wt[1] = _mm512_shuffle_i32x4(wq, wq, 0x55);
-                wt[2] = _mm512_shuffle_i32x4(wq, wq, 0xAA);
-                wt[3] = _mm512_shuffle_i32x4(wq, wq, 0xFF);
+                qrt__dwq_lanes(wq, wb + (ky * nq + qd) * 4);
             }
         const __m512i vbias = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mc, q->bias_q + c0),
                                                _mm512_mullo_epi32(wsum, vxz));
         const __m512 vsc = _mm512_maskz_loadu_ps(mc, q->scale + c0);
         __m512i vb[4];
-        __m512 vs[4];
-        vb[0] = _mm512_shuffle_i32x4(vbias, vbias, 0x00);
-        vb[1] = _mm512_shuffle_i32x4(vbias, vbias, 0x55);
-        vb[2] = _mm512_shuffle_i32x4(vbias, vbias, 0xAA);
-        vb[3] = _mm512_shuffle_i32x4(vbias, vbias, 0xFF);
-        vs[0] = _mm512_shuffle_f32x4(vsc, vsc, 0x00);
-        vs[1] = _mm512_shuffle_f32x4(vsc, vsc, 0x55);
-        vs[2] = _mm512_shuffle_f32x4(vsc, vsc, 0xAA);
-        vs[3] = _mm512_shuffle_f32x4(vsc, vsc, 0xFF);
+        qrt__dwq_lanes(vbias, vb);
+        const __m512 vs[4] = {
+            _mm512_shuffle_f32x4(vsc, vsc, 0x00), _mm512_shuffle_f32x4(vsc, vsc, 0x55),
+            _mm512_shuffle_f32x4(vsc, vsc, 0xAA), _mm512_shuffle_f32x4(vsc, vsc, 0xFF)};
         /* 4. the outputs, staged */
 #define QRT__DWQ_UNITS(KH, NQ, SS)                                                                 \
     qrt__dwq_units(T4, ng, nq, kh, s, ho, wo, wb, vb, vs, voz, vlo, vhi, stage, sst, KH, NQ, SS)
@@ -481,9 +480,7 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
     /* rows of T inside the image */
     const int64_t r0 = pt, r1 = pt + H < hp ? pt + H : hp;
     for (int64_t u = u0; u < u1;) {
-        const int64_t n = u / C, c0 = u - n * C;
-        int64_t nc = u1 - u < 16 ? u1 - u : 16;
-        if (nc > C - c0) nc = C - c0;
+        const int64_t n = u / C, c0 = u - n * C, nc = qrt__dwcl_nc(u, u1, C, c0);
         const __mmask16 mc = (__mmask16)((1u << nc) - 1u);
         const uint8_t *xb = x + n * p->x_stride_n + c0 * p->x_stride_c;
         /* 1. B[pos]: the 16 channels' bytes of each image position (row-major) */
