@@ -35,6 +35,7 @@
 #include "../src/x86/dwconv2d_avx2_cl.c"
 #include "../src/x86/dwconv2d_avx512vnni.c"
 #include "../src/x86/dwconv2d_avx512vnni_cl.c"
+#include "../src/x86/dwconv2d_avx512vbmi.c"
 #endif
 #ifdef QRT_HAVE_ARM
 #include "../src/neon/dwconv2d_neon.c"

@@ -618,6 +618,8 @@ cdef extern from "qrt/dwconv2d.h" nogil:
     size_t qrt_dwconv2d_cl_weight_size(uint32_t c, uint32_t kh, uint32_t kw)
     int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant)
     int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant)
+    int qrt_dwconv2d_permute_path(const qrt_dwconv2d_params *p, int variant, int cl)
+    int qrt_dwconv2d_permute
     void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                               const int32_t *weight_zero, int32_t *out)
 
@@ -635,6 +637,15 @@ def dw_variant(int requested=-1):
 def dw_variants():
     """QRT_ISA_* codes of every depthwise conv2d variant this build and CPU run (ref first)."""
     return sorted({0} | {qrt_dwconv2d_variant(v) for v in range(QRT_ISA_COUNT)})
+
+
+def _set_dw_permute(bint on):
+    """Let AVX-512 VNNI depthwise calls take the byte-permute path (VBMI CPUs) or not (the
+    paths a CPU without VBMI takes); returns the old setting."""
+    global qrt_dwconv2d_permute
+    old = qrt_dwconv2d_permute != 0
+    qrt_dwconv2d_permute = 1 if on else 0
+    return old
 
 
 def _set_dw_mt_min_work(double v):
@@ -680,6 +691,7 @@ cdef class DwPlan:
     cdef size_t need
     cdef int variant, threads
     cdef bint busy
+    cdef readonly bint w_int8  # every w - wz fits int8 (the byte-permute path's weights)
     cdef Py_ssize_t x_lo, x_hi, y_n
     cdef object wcl  # the channels-in-lanes weight pairs, or None
 
@@ -731,6 +743,9 @@ cdef class DwPlan:
                                 np.int32)
             _dw_pack_cl(w, weight_zero, self.wcl, c, kernel[0], kernel[1])
             self.q.wpack_cl = <const int8_t *>_i32_ptr(self.wcl)
+        import numpy as np
+        wd = np.asarray(w, np.int32) - np.asarray(weight_zero, np.int32)[:, None]
+        self.w_int8 = bool(wd.size == 0 or (wd.min() >= -128 and wd.max() <= 127))
         self.variant = variant
         self.threads = qrt_pool_get_threads()
         self._size_scratch()
@@ -759,16 +774,25 @@ cdef class DwPlan:
         self._call(&xbuf[xoff], &ybuf[yoff])
 
     @property
+    def permute_path(self):
+        """True when a call runs the byte-permute path (small NCHW planes with int8 weights
+        w - wz; AVX-512 VNNI CPUs with VBMI), which comes before the others."""
+        return self.w_int8 and qrt_dwconv2d_permute_path(&self.p, self.variant,
+                                                         self.q.wpack_cl != NULL) != 0
+
+    @property
     def cl_path(self):
         """True when a call runs the channels-in-lanes path (small planes; AVX-512 VNNI, AVX2
         and aarch64 NEON)."""
-        return self.q.wpack_cl != NULL and qrt_dwconv2d_cl_path(&self.p, self.variant) != 0
+        return (self.q.wpack_cl != NULL and not self.permute_path and
+                qrt_dwconv2d_cl_path(&self.p, self.variant) != 0)
 
     @property
     def byte_path(self):
         """True when a call runs the byte-plane path (AVX-512 VNNI and aarch64 NEON; stride 1 or
         2, NCHW rows)."""
-        return not self.cl_path and qrt_dwconv2d_byte_path(&self.p, self.variant) != 0
+        return (not self.cl_path and not self.permute_path and
+                qrt_dwconv2d_byte_path(&self.p, self.variant) != 0)
 
     def bind_u8(self, xbuf, Py_ssize_t xoff, ybuf, Py_ssize_t yoff):
         """run_u8 on these buffers and offsets as a call of no arguments (see Plan.bind_u8)."""

@@ -22,6 +22,7 @@
 #define QRT_DWCONV2D_MT_MIN_WORK 250000.0
 #endif
 double qrt_dwconv2d_mt_min_work = QRT_DWCONV2D_MT_MIN_WORK;
+int qrt_dwconv2d_permute = 1;
 
 int qrt_dwconv2d_isa(void) {
 #ifdef QRT_HAVE_X86
@@ -50,7 +51,10 @@ typedef void (*qrt__dw_variant_fn)(const qrt_dwconv2d_params *, const uint8_t *,
 
 static qrt__dw_variant_fn qrt__dw_fn(int isa) {
 #ifdef QRT_HAVE_X86
-    if (isa == QRT_ISA_AVX512VNNI) return qrt_dwconv2d_u8__avx512vnni;
+    if (isa == QRT_ISA_AVX512VNNI)
+        return qrt_dwconv2d_permute && (qrt_cpu_features() & QRT_CPU_AVX512VBMI)
+                   ? qrt_dwconv2d_u8__avx512vbmi
+                   : qrt_dwconv2d_u8__avx512vnni;
     if (isa == QRT_ISA_AVX2) return qrt_dwconv2d_u8__avx2;
 #endif
 #ifdef QRT_HAVE_ARM
@@ -167,4 +171,15 @@ int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant) {
 #endif
     default: return 0;
     }
+}
+
+int qrt_dwconv2d_permute_path(const qrt_dwconv2d_params *p, int variant, int cl) {
+#ifdef QRT_HAVE_X86
+    return qrt_dwconv2d_check(p) == QRT_OK && qrt__dwb_take(p, cl) &&
+           qrt_dwconv2d_variant(variant) == QRT_ISA_AVX512VNNI && qrt_dwconv2d_permute &&
+           (qrt_cpu_features() & QRT_CPU_AVX512VBMI);
+#else
+    (void)p, (void)variant, (void)cl;
+    return 0;
+#endif
 }

@@ -382,6 +382,77 @@ static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
     return g;
 }
 
+/* ---- The byte-permute path (src/x86/dwconv2d_avx512vbmi.c): small planes, int8 weights ----
+ * Over the flat output f = oy*wo + ox of an NCHW plane, group g is outputs [16g, 16g + 16),
+ * one per 32-bit lane.  Tap t = ky*kw + kx of output f reads the flat input position
+ * u(f, t) = (oy*sh - pad_top + ky*dh)*W + ox*sw - pad_left + kx*dw when it lies in the image;
+ * a group's positions lie in [lo, hi] (qrt__dwb_span), and where hi - lo < 127 for every group
+ * the 127 bytes from win = max(lo, 0) hold all of them: two 64-byte loads and a vpermt2b per
+ * 4 taps gather a vpdpbusd operand (byte 127 of the pair holds input_zero: padding).  The
+ * tables ([ng][nq] 64-byte indices, per group its window and load masks) depend on the
+ * geometry only and are built once per run. */
+#define QRT__DWB_MAXOUT 1024 /* output positions per channel (28x28) */
+#define QRT__DWB_MAXQ 7      /* quads of taps (kernels up to 28 taps: 5x5) */
+
+typedef struct {
+    int64_t ng, nq;
+    size_t off_idx, off_win, bytes;
+} qrt__dwb_geom;
+
+/** The lowest and highest input position (relative to the plane, unclamped) a tap of an output
+ *  of group g can read. */
+static inline void qrt__dwb_span(const qrt_dwconv2d_params *p, int64_t g, int64_t *lo,
+                                 int64_t *hi) {
+    const int64_t npo = (int64_t)p->ho * p->wo, wo = p->wo, W = p->w, sw = p->sw;
+    const int64_t f0 = 16 * g, f1 = 16 * g + 15 < npo ? 16 * g + 15 : npo - 1;
+    const int64_t oy0 = f0 / wo, ox0 = f0 - oy0 * wo, oy1 = f1 / wo, ox1 = f1 - oy1 * wo;
+    const int64_t step = (int64_t)p->sh * W; /* one output row down */
+    int64_t mn = oy0 * step + ox0 * sw, mx = oy1 * step + ox1 * sw;
+    if (oy1 > oy0) { /* the later rows start at ox 0, the earlier ones end at wo - 1 */
+        if ((oy0 + 1) * step < mn) mn = (oy0 + 1) * step;
+        if ((oy1 - 1) * step + (wo - 1) * sw > mx) mx = (oy1 - 1) * step + (wo - 1) * sw;
+    }
+    const int64_t off = -(int64_t)p->pad_top * W - (int64_t)p->pad_left;
+    *lo = mn + off;
+    *hi = mx + off + ((int64_t)p->kh - 1) * p->dh * W + ((int64_t)p->kw - 1) * p->dw;
+}
+
+/** Whether the geometry suits the byte-permute path (its weights must also fit int8: checked
+ *  per run). */
+static inline int qrt__dwb_ok(const qrt_dwconv2d_params *p) {
+    const int64_t npo = (int64_t)p->ho * p->wo;
+    if (p->x_stride_w != 1 || p->x_stride_h != (int64_t)p->w || p->y_stride_h != (int64_t)p->wo ||
+        npo > QRT__DWB_MAXOUT || (int64_t)p->kh * p->kw > 4 * QRT__DWB_MAXQ ||
+        (uint64_t)p->h * p->w > 65536u || p->sh > 64 || p->sw > 64 || p->dh > 64 ||
+        p->dw > 64)
+        return 0;
+    for (int64_t g = 0; 16 * g < npo; ++g) {
+        int64_t lo, hi;
+        qrt__dwb_span(p, g, &lo, &hi);
+        if (hi - lo >= 127) return 0;
+    }
+    return 1;
+}
+
+/** Whether the AVX-512 VNNI variant takes the byte-permute path (given the channels-in-lanes
+ *  weight or not): where the geometry suits it, except the stride-1 planes of at most 64
+ *  outputs that the channels-in-lanes path takes (MobileNet's 7x7 layers: there four groups
+ *  of 16 hold 49 outputs, and on the Zen 5 host the permutes ran 1.1-1.4x slower). */
+static inline int qrt__dwb_take(const qrt_dwconv2d_params *p, int cl) {
+    return qrt__dwb_ok(p) && !(cl && qrt__dwcl_geom_ok(p) && p->sh == 1 && p->sw == 1 &&
+                               (uint64_t)p->ho * p->wo <= 64u);
+}
+
+static inline qrt__dwb_geom qrt__dwb_geom_of(const qrt_dwconv2d_params *p) {
+    qrt__dwb_geom g;
+    g.ng = ((int64_t)p->ho * p->wo + 15) / 16;
+    g.nq = ((int64_t)p->kh * p->kw + 3) / 4;
+    g.off_idx = 0;
+    g.off_win = (size_t)(g.ng * g.nq) * 64u;
+    g.bytes = g.off_win + (size_t)g.ng * 32u + 64u; /* per group: win, two load masks */
+    return g;
+}
+
 /** Scratch bytes of one run (0: too large), for whichever path the variants take. */
 static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
     size_t b = qrt__dwf_ok(p) ? qrt__dwf_geom_of(p).bytes : qrt__dw_geom_of(p).bytes;
@@ -389,6 +460,12 @@ static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
     if (b && qrt__dwp_ok(p)) { /* the AVX-512 VNNI / aarch64 NEON byte planes (0: too large) */
         const size_t c = qrt__dwp_geom_of(p).bytes;
         if (!c) return 0;
+        if (c > b) b = c;
+    }
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+    if (b && qrt__dwb_ok(p)) {
+        const size_t c = qrt__dwb_geom_of(p).bytes;
         if (c > b) b = c;
     }
 #endif

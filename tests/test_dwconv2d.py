@@ -265,7 +265,9 @@ def test_dw_channels_in_lanes_small_planes(seed):
     tails, batches, asymmetric padding, relu / clamp == the im2col reference, every variant;
     half the cases with zero weight zero points (AVX-512 VNNI: the byte-quad form where w - wz
     fits int8 at stride 1 or kernels up to 4 wide), half with weight zero points (the int16
-    pairs); and the path is taken exactly there (DwPlan.cl_path)."""
+    pairs); and the path is taken exactly there (DwPlan.cl_path).  On a VBMI CPU the cases run
+    with the byte-permute path (which takes most of them) and without it (as a CPU without VBMI
+    runs them), and the path is asserted without it."""
     rng = np.random.default_rng(7700 + seed)
     vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
     avx2 = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx2"
@@ -284,20 +286,32 @@ def test_dw_channels_in_lanes_small_planes(seed):
                         wzp=i % 4 >= 2)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, k, s, p)
-        for v in DW_VARIANTS:
-            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg}")
+        for permute in (True, False):
+            old = _conv1d._set_dw_permute(permute)
+            try:
+                for v in DW_VARIANTS:
+                    np.testing.assert_array_equal(_run(case, v), want,
+                                                  err_msg=f"{v} {cfg} permute {permute}")
+            finally:
+                _conv1d._set_dw_permute(old)
         ho = (h + p[0] + p[1] - k[0]) // s + 1
         wo = (w + p[2] + p[3] - k[1]) // s + 1
         wt = np.zeros((c, k[0] * k[1]), np.int8)
         z, f = np.zeros(c, np.int32), np.full(c, 1e-3, np.float32)
-        plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k, (s, s),
-                              (1, 1), (p[0], p[2]), (ho, wo))
+        old = _conv1d._set_dw_permute(False)
+        try:
+            plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k,
+                                  (s, s), (1, 1), (p[0], p[2]), (ho, wo))
+            assert not plan.permute_path
+            cl_path = plan.cl_path
+        finally:
+            _conv1d._set_dw_permute(old)
         # QRT__DWCL_MAXOUT, _AVX2, _NEON (src/dwconv2d_impl.h): 256, 64 and 256 outputs
-        assert plan.cl_path == (((vnni or neon64) and ho * wo <= 256) or
+        assert cl_path == (((vnni or neon64) and ho * wo <= 256) or
                                 (avx2 and ho * wo <= 64)), cfg
         assert not _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k,
                                   (s, s), (1, 1), (p[0], p[2]), (ho, wo), cl=False).cl_path
-        taken += plan.cl_path
+        taken += cl_path
     assert taken > (4 if avx2 else 10) or not (vnni or avx2 or neon64)
 
 
@@ -354,5 +368,80 @@ def test_dw_byte_planes(seed):
         plan = _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k, (s, s),
                               (1, 1), (p[0], p[2]), (ho, wo))
         taken += plan.byte_path
-        assert plan.byte_path == (vnni and not plan.cl_path), cfg
+        assert plan.byte_path == (vnni and not plan.cl_path and not plan.permute_path), cfg
     assert taken > 12 or not vnni
+
+
+def _has_vbmi():
+    """AVX-512 VBMI from the kernel's cpuinfo flags (x86 Linux; qrt's feature bit is private)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(ln.startswith("flags") and " avx512vbmi " in ln + " " for ln in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_dw_byte_permute(seed):
+    """The byte-permute path of AVX-512 VNNI CPUs with VBMI (src/x86/dwconv2d_avx512vbmi.c:
+    small NCHW planes, int8 weights w - wz; groups of 16 flat outputs gathered by vpermt2b from
+    127 window bytes, byte 127 input_zero for the padding): strides 1-3 per axis, dilation 1-2,
+    kernels 1x1..5x5, one-sided and asymmetric padding, 1-row and 1-column images, batches,
+    channel multipliers, relu / clamp == the im2col reference, every variant; weights with
+    zero and with small weight zero points (taken) and with zero points that put w - wz outside
+    int8 (the other paths); and MobileNet's layers take the path exactly where documented."""
+    rng = np.random.default_rng(9300 + seed)
+    vbmi = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni" and _has_vbmi()
+    taken = 0
+    for i in range(40):
+        k = (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+        s = (int(rng.integers(1, 4)), int(rng.integers(1, 4))) if i % 3 else (1 + i % 2,) * 2
+        d = (1 + (i % 5 == 1), 1 + (i % 7 == 2))
+        reach = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
+        p = tuple(int(rng.integers(0, r + 1)) for r in (reach[0], reach[0], reach[1], reach[1]))
+        h = max(reach[0] - p[0] - p[1], 1) + int(rng.integers(0, 30))
+        w = max(reach[1] - p[2] - p[3], 1) + int(rng.integers(0, 30))
+        if i % 8 == 5:
+            h = max(reach[0] - p[0] - p[1], 1)  # one output row
+        c = int(rng.choice([1, 5, 16, 33]))
+        mult = 1 + (i % 6 == 3)
+        case = _dw_case(rng, 1 + (i % 4 == 1), c, mult, h, w, k, s, p, d,
+                        per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3],
+                        wzp=i % 10 == 9)
+        if i % 5 == 2:  # small weight zero points: w - wz still inside int8
+            wi = np.clip(np.asarray(case["qw"].int_repr()), -124, 124).astype(np.int8)
+            case["qw"] = qrt.from_int_repr_per_channel(
+                wi, rng.uniform(0.002, 0.02, wi.shape[0]),
+                rng.integers(-3, 4, wi.shape[0]), 0, qrt.qint8)
+        want = _run(case, 0, direct=False)
+        cfg = (case["x"].shape, case["co"], k, s, p, d)
+        for v in DW_VARIANTS:
+            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg}")
+        ho = (h + p[0] + p[1] - reach[0]) // s[0] + 1
+        wo = (w + p[2] + p[3] - reach[1]) // s[1] + 1
+        wi = np.asarray(case["qw"].int_repr()).reshape(c * mult, -1)
+        qw = case["qw"]
+        zp = np.asarray(qw.q_per_channel_zero_points() if qw.qscheme() is qrt.per_channel_affine
+                        else np.full(c * mult, qw.q_zero_point()), np.int32)
+        plan = _conv1d.DwPlan(wi, zp, zp, np.full(c * mult, 1e-3, np.float32), (1, c, h, w),
+                              (c * h * w, h * w, w, 1), k, s, d, (p[0], p[2]), (ho, wo))
+        fits = int((wi.astype(np.int32) - zp[:, None]).min()) >= -128 and \
+            int((wi.astype(np.int32) - zp[:, None]).max()) <= 127
+        assert plan.w_int8 == fits, cfg
+        assert not plan.permute_path or (vbmi and fits and ho * wo <= 1024), cfg
+        taken += plan.permute_path
+    assert taken > 10 or not vbmi
+
+    def path(hw, k, s, cl=True):
+        ho = (hw + 2 * (k // 2) - k) // s + 1
+        z, f = np.zeros(8, np.int32), np.full(8, 1e-3, np.float32)
+        return _conv1d.DwPlan(np.zeros((8, k * k), np.int8), z, z, f, (1, 8, hw, hw),
+                              (8 * hw * hw, hw * hw, hw, 1), (k, k), (s, s), (1, 1),
+                              (k // 2, k // 2), (ho, ho), cl=cl).permute_path
+
+    # 14x14 and 28x28 3x3 layers and the stride-2 ones to 14x14 / 7x7 take it; the 7x7 stride-1
+    # layers keep the channels-in-lanes path (it ran faster there) unless it is not given;
+    # 56x56 rows and 28x28 5x5 windows exceed the 127 window bytes
+    assert [path(14, 3, 1), path(28, 3, 1), path(28, 3, 2), path(14, 3, 2), path(14, 5, 2),
+            path(7, 3, 1), path(7, 3, 1, cl=False), path(56, 3, 1), path(28, 5, 1)] == \
+        [vbmi] * 5 + [False, vbmi, False, False]

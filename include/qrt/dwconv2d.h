@@ -96,6 +96,18 @@ int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant);
  *  aarch64 NEON variants. */
 int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant);
 
+/** Whether `variant` (-1: the best) takes its byte-permute path for p, given weights w - wz
+ *  that fit int8 (checked per call; else the variant's other paths) and, when `cl`, the
+ *  channels-in-lanes weight: the AVX-512 VNNI variant on a CPU with VBMI while
+ *  qrt_dwconv2d_permute is set, for at most 1024 output positions and 28 taps, contiguous NCHW
+ *  rows, each 16 consecutive outputs reading within 127 input bytes (src/dwconv2d_impl.h),
+ *  except the stride-1 planes of at most 64 outputs that the channels-in-lanes path takes. */
+int qrt_dwconv2d_permute_path(const qrt_dwconv2d_params *p, int variant, int cl);
+
+/** Non-zero (the default): AVX-512 VNNI calls take the byte-permute path where it applies
+ *  (tests clear it to reach the channels-in-lanes path a CPU without VBMI takes). */
+extern int qrt_dwconv2d_permute;
+
 /** Work (multiply-accumulates) under which qrt_dwconv2d_u8 stays on the calling thread. */
 extern double qrt_dwconv2d_mt_min_work;
 

@@ -9,8 +9,10 @@
  *        byte-plane path where the rows are contiguous, NHWC input the flat one); a quarter of the
  *        small ones have up to 70 channels: several channel blocks), input, output and
  *        scratch buffers malloc'ed to their exact size (AddressSanitizer sees any access past
- *        them); every variant this CPU runs, on 1 and 3 threads, == the reference byte for
- *        byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
+ *        them); a quarter of the cases are small NCHW planes for the AVX-512 byte-permute
+ *        path (any stride and dilation, kernels up to 5x5, weights w - wz inside int8 on most
+ *        channels); every variant this CPU runs, on 1 and 3 threads (AVX-512 VNNI with and
+ *        without the byte-permute path), == the reference byte for byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
  *        qemu for the Arm variants).
  *
  * usage: dwconv2d_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
@@ -29,6 +31,7 @@
 #include "../../src/x86/dwconv2d_avx2_cl.c"
 #include "../../src/x86/dwconv2d_avx512vnni.c"
 #include "../../src/x86/dwconv2d_avx512vnni_cl.c"
+#include "../../src/x86/dwconv2d_avx512vbmi.c"
 #endif
 #ifdef QRT_HAVE_ARM
 #include "../../src/neon/dwconv2d_neon.c"
@@ -54,7 +57,7 @@ int main(int argc, char **argv) {
     qrt_dwconv2d_mt_min_work = 0; /* thread every call that has two units */
     static const int isas[] = {QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON};
     uint64_t checked = 0;
-    int done = 0;
+    int done = 0, permuted = 0;
     while (done < cases) {
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
@@ -82,19 +85,30 @@ int main(int argc, char **argv) {
             p.kw = rnd(2) ? p.kh : 1 + rnd(7);
             p.c_in = 1 + rnd(40);
         }
+        const int pmk = !clk && rnd(4) == 0; /* the byte-permute path: small NCHW planes */
+        if (pmk) {
+            p.kh = 1 + rnd(5);
+            p.kw = rnd(2) ? p.kh : 1 + rnd(5);
+            p.sh = 1 + rnd(3);
+            p.sw = rnd(2) ? p.sh : 1 + rnd(3);
+            p.dh = 1 + (rnd(4) == 0);
+            p.dw = 1 + (rnd(4) == 0);
+            p.c_in = 1 + rnd(40);
+        }
         const uint32_t reach_h = p.dh * (p.kh - 1) + 1, reach_w = p.dw * (p.kw - 1) + 1;
         const uint32_t pt = rnd(reach_h + 1), pb = rnd(reach_h + 1), pl = rnd(reach_w + 1),
                        pr = rnd(reach_w + 1);
         p.h = 1 + rnd(big ? 70 : 12);
         p.w = 1 + rnd(big ? 140 : 40);
         if (clk) p.h = 1 + rnd(16), p.w = 1 + rnd(16);
+        if (pmk) p.h = 1 + rnd(34), p.w = 1 + rnd(34);
         p.pad_top = pt;
         p.pad_left = pl;
         p.ho = out_len(p.h, p.kh, p.sh, pt, pb, p.dh);
         p.wo = out_len(p.w, p.kw, p.sw, pl, pr, p.dw);
         if (!p.ho || !p.wo) continue;
         const uint32_t c_out = p.c_in * p.mult;
-        const int nhwc = !clk && rnd(3) == 0;
+        const int nhwc = !clk && !pmk && rnd(3) == 0;
         if (nhwc) {
             p.x_stride_c = 1;
             p.x_stride_w = p.c_in;
@@ -129,6 +143,11 @@ int main(int argc, char **argv) {
              * overflow NEON's int16 pair lanes (aarch64 byte planes: the widening kernel) */
             wz[i] = extreme ? (rnd(3) == 0 ? 0 : rnd(2) ? 127 : -128)
                             : (rnd(2) ? 0 : (int32_t)rnd(256) - 128);
+            if (pmk && rnd(8) != 0) { /* w - wz inside int8: small zero points, or none */
+                wz[i] = rnd(2) ? 0 : (int32_t)rnd(7) - 3;
+                for (size_t t = 0; t < kk; ++t)
+                    if (w[i * kk + t] > 124 || w[i * kk + t] < -124) w[i * kk + t] /= 2;
+            }
             bq[i] = rnd(8) == 0 ? (int32_t)(2147483647u - rnd(1000)) : (int32_t)rnd(20001) - 10000;
             sc[i] = rnd(10) == 0 ? 3e30f : 1.0f / (float)(1 + rnd(20000));
         }
@@ -143,9 +162,14 @@ int main(int argc, char **argv) {
             printf("reference refused case %d\n", done);
             return 1;
         }
+        qrt_dwconv2d_permute = 1;
+        permuted += qrt_dwconv2d_permute_path(&p, QRT_ISA_AVX512VNNI, wcl != NULL);
         for (size_t v = 0; v < sizeof isas / sizeof isas[0]; ++v) {
             if (qrt_dwconv2d_variant(isas[v]) != isas[v]) continue;
-            for (int threads = 1; threads <= 3; threads += 2) {
+            for (int run = 0; run < 4; ++run) {
+                const int threads = 1 + 2 * (run & 1);
+                if (run >= 2 && isas[v] != QRT_ISA_AVX512VNNI) break;
+                qrt_dwconv2d_permute = run < 2; /* runs 2, 3: the paths a CPU without VBMI takes */
                 const size_t need = qrt_dwconv2d_u8_scratch_size(&p, isas[v], threads);
                 void *scr = malloc(need ? need : 1);
                 memset(scr, 0x5A, need ? need : 1); /* the kernels write every zero they read */
@@ -156,9 +180,10 @@ int main(int argc, char **argv) {
                 if (st != QRT_OK || memcmp(y0, y1, yn)) {
                     size_t at = 0;
                     while (at < yn && y0[at] == y1[at]) ++at;
-                    printf("mismatch case %d isa %s threads %d status %d at %zu: n%u c%u m%u "
+                    printf("mismatch case %d isa %s%s threads %d status %d at %zu: n%u c%u m%u "
                            "%ux%u k%ux%u s%ux%u d%ux%u pad %u,%u -> %ux%u nhwc %d\n",
-                           done, qrt_isa_name(isas[v]), threads, (int)st, at, p.n, p.c_in,
+                           done, qrt_isa_name(isas[v]), run < 2 ? "" : " (no permute)", threads,
+                           (int)st, at, p.n, p.c_in,
                            p.mult, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, pt, pl, p.ho,
                            p.wo, nhwc);
                     return 1;
@@ -169,6 +194,6 @@ int main(int argc, char **argv) {
         free(x), free(y0), free(y1), free(w), free(wz), free(bq), free(sc), free(wcl);
         ++done;
     }
-    printf("ok %d %llu\n", cases, (unsigned long long)checked);
+    printf("ok %d %llu permute-path %d\n", cases, (unsigned long long)checked, permuted);
     return 0;
 }

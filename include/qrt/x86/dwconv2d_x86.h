@@ -13,6 +13,11 @@ void qrt_dwconv2d_u8__avx2(const qrt_dwconv2d_params *p, const uint8_t *x, const
 void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, const uint8_t *x,
                                  const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
                                  void *scratch, int64_t u0, int64_t u1);
+/* With VBMI (src/x86/dwconv2d_avx512vbmi.c): the byte-permute path where it applies, else
+ * qrt_dwconv2d_u8__avx512vnni(); the same scratch. */
+void qrt_dwconv2d_u8__avx512vbmi(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                 const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
+                                 void *scratch, int64_t u0, int64_t u1);
 /* The AVX-512 VNNI channels-in-lanes path for small planes (src/x86/dwconv2d_avx512vnni_cl.c):
  * qrt__dwcl_geom_ok(p) holds and q->wpack_cl is qrt_dwconv2d_pack_cl()'s weight. */
 void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t *x, const qrt_conv1d_quant *q,
