@@ -35,6 +35,11 @@ typedef struct {
 
 static inline size_t qrt__dw_align(uint64_t b) { return (size_t)((b + 63u) & ~(uint64_t)63u); }
 
+/** The low n bits of a 64-bit mask (n clamped to [0, 64]): masked loads and stores of n bytes. */
+static inline uint64_t qrt__dw_m64(int64_t n) {
+    return n <= 0 ? 0u : n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1u;
+}
+
 /** Geometry of the planes; bytes == 0 when they would not fit a size_t. */
 static inline qrt__dw_geom qrt__dw_geom_of(const qrt_dwconv2d_params *p) {
     qrt__dw_geom g;
@@ -437,7 +442,7 @@ static inline int qrt__dwb_ok(const qrt_dwconv2d_params *p) {
 /** Whether the AVX-512 VNNI variant takes the byte-permute path (given the channels-in-lanes
  *  weight or not): where the geometry suits it, except the stride-1 planes of at most 64
  *  outputs that the channels-in-lanes path takes (MobileNet's 7x7 layers: there four groups
- *  of 16 hold 49 outputs, and on the Zen 5 host the permutes ran 1.1-1.4x slower). */
+ *  of 16 hold 49 outputs, and on the Zen 5 host the permutes ran 1.2-1.3x slower). */
 static inline int qrt__dwb_take(const qrt_dwconv2d_params *p, int cl) {
     return qrt__dwb_ok(p) && !(cl && qrt__dwcl_geom_ok(p) && p->sh == 1 && p->sw == 1 &&
                                (uint64_t)p->ho * p->wo <= 64u);

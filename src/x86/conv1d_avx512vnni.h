@@ -40,6 +40,17 @@ static inline __attribute__((always_inline)) QRT_VNNI __m512i qrt__c1_dp(__m512i
     return acc;
 }
 
+/** QNNPACK's saturating narrowing of four requantized int32 vectors (packssdw, paddsw of the
+ *  output zero point, packuswb, the byte clamp: the same bytes as clamp(r + zp, lo, hi)):
+ *  128-bit lane L holds the dwords r0[4L .. 4L + 3], r1[..], r2[..], r3[..] as bytes. */
+static inline __attribute__((always_inline)) QRT_VNNI __m512i
+qrt__c1_pack4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512i voz16, __m512i vlo8,
+              __m512i vhi8) {
+    const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), voz16);
+    const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), voz16);
+    return _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(h01, h23), vlo8), vhi8);
+}
+
 /** 8 rows x 16 bytes -> 16 rows x 8 bytes (pure byte moves): tr[i] holds column 2i in its low
  *  8 bytes and column 2i + 1 in its high 8 bytes, row r at byte r of each. */
 static inline __attribute__((always_inline)) QRT_VNNI void qrt__c1_tr8x16(const __m128i b[8],

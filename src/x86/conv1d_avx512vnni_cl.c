@@ -140,12 +140,8 @@ static inline __attribute__((always_inline)) QRT_VNNI void qrt__cl_tile(const qr
                 a = _mm512_sub_epi32(a, _mm512_mullo_epi32(vwz[v], _mm512_set1_epi32(sum[p0 + p])));
             r[p] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs[v]));
         }
-        const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), voz16);
-        const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), voz16);
-        const __m512i h45 = _mm512_adds_epi16(_mm512_packs_epi32(r[4], r[5]), voz16);
-        const __m512i h67 = _mm512_adds_epi16(_mm512_packs_epi32(r[6], r[7]), voz16);
-        __m512i ba = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(h01, h23), vlo8), vhi8);
-        __m512i bb = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(h45, h67), vlo8), vhi8);
+        __m512i ba = qrt__c1_pack4(r[0], r[1], r[2], r[3], voz16, vlo8, vhi8);
+        __m512i bb = qrt__c1_pack4(r[4], r[5], r[6], r[7], voz16, vlo8, vhi8);
         ba = _mm512_shuffle_epi8(ba, tr4); /* lane L: channel 4L + c's positions 0-3 at 4c */
         bb = _mm512_shuffle_epi8(bb, tr4); /* positions 4-7 */
         /* lane L of e: channels 4L (bytes 0-7) and 4L + 1 (8-15), positions 0-7; of f: 4L + 2

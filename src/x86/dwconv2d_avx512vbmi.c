@@ -36,10 +36,6 @@ typedef struct {
     int64_t pad;
 } qrt__dwb_grp;
 
-static inline uint64_t qrt__dwb_m64(int64_t n) {
-    return n <= 0 ? 0u : n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1u;
-}
-
 /* idx[g * nq + q] byte 4L + k: the window byte of tap 4q + k of output 16g + L (127 where it
  * leaves the image, past the last tap or past the last output); grp[g]: the window */
 static QRT_DWB void qrt__dwb_tables(const qrt_dwconv2d_params *p, const qrt__dwb_geom *g,
@@ -56,8 +52,8 @@ static QRT_DWB void qrt__dwb_tables(const qrt_dwconv2d_params *p, const qrt__dwb
         /* (a group that reads no image position, all padding, keeps its window in the plane) */
         const int64_t win = lo <= 0 ? 0 : lo < hw ? lo : hw - 1;
         grp[gi].win = win;
-        grp[gi].ka = qrt__dwb_m64(hw - win);
-        grp[gi].kb = qrt__dwb_m64(hw - win - 64) & ~((uint64_t)1 << 63);
+        grp[gi].ka = qrt__dw_m64(hw - win);
+        grp[gi].kb = qrt__dw_m64(hw - win - 64) & ~((uint64_t)1 << 63);
         grp[gi].pad = 0;
         const __m512i f = _mm512_add_epi32(_mm512_set1_epi32((int)(16 * gi)), iota);
         const __mmask16 fv = _mm512_cmplt_epi32_mask(f, _mm512_set1_epi32((int)npo));
@@ -70,21 +66,22 @@ static QRT_DWB void qrt__dwb_tables(const qrt_dwconv2d_params *p, const qrt__dwb
                                             _mm512_set1_epi32((int)p->pad_top));
         const __m512i bx = _mm512_sub_epi32(_mm512_mullo_epi32(ox, _mm512_set1_epi32((int)p->sw)),
                                             _mm512_set1_epi32((int)p->pad_left));
+        /* the flat position of tap (0, 0), less the window start: a tap adds a constant */
+        const __m512i bw = _mm512_sub_epi32(_mm512_add_epi32(_mm512_mullo_epi32(by, vW), bx),
+                                            _mm512_set1_epi32((int)win));
         for (int64_t q = 0; q < nq; ++q) {
             __m512i acc = _mm512_setzero_si512();
             for (int64_t k = 0; k < 4; ++k) {
                 const int64_t t = 4 * q + k;
                 __m512i v = v127;
                 if (t < taps) {
-                    const __m512i iy =
-                        _mm512_add_epi32(by, _mm512_set1_epi32((int)((t / kw) * p->dh)));
-                    const __m512i ix =
-                        _mm512_add_epi32(bx, _mm512_set1_epi32((int)((t % kw) * p->dw)));
+                    const int64_t dy = (t / kw) * p->dh, dx = (t % kw) * p->dw;
+                    const __m512i iy = _mm512_add_epi32(by, _mm512_set1_epi32((int)dy));
+                    const __m512i ix = _mm512_add_epi32(bx, _mm512_set1_epi32((int)dx));
                     /* unsigned compares: negative rows and columns are outside too */
                     const __mmask16 m =
                         fv & _mm512_cmplt_epu32_mask(iy, vH) & _mm512_cmplt_epu32_mask(ix, vW);
-                    const __m512i pos = _mm512_add_epi32(_mm512_mullo_epi32(iy, vW), ix);
-                    v = _mm512_mask_sub_epi32(v127, m, pos, _mm512_set1_epi32((int)win));
+                    v = _mm512_mask_add_epi32(v127, m, bw, _mm512_set1_epi32((int)(dy * W + dx)));
                 }
                 acc = _mm512_or_si512(acc, _mm512_sll_epi32(v, _mm_cvtsi32_si128((int)(8 * k))));
             }
@@ -129,15 +126,13 @@ qrt__dwb_chunk(const uint8_t *xc, const __m512i *idx, const qrt__dwb_grp *grp, i
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i)
         r[i] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[i]), vs));
-    const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), voz);
-    const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), voz);
-    /* 128-bit lane L of the packus: dwords r0[4L..], r1[4L..], r2[4L..], r3[4L..] */
-    const __m512i o = _mm512_min_epu8(
-        _mm512_max_epu8(_mm512_permutexvar_epi32(tr, _mm512_packus_epi16(h01, h23)), vlo), vhi);
+    /* dword 4L + s of the packed bytes is r_s[4L ..]: tr puts outputs 16s + 4L .. there */
+    const __m512i o =
+        _mm512_permutexvar_epi32(tr, qrt__c1_pack4(r[0], r[1], r[2], r[3], voz, vlo, vhi));
     if (full)
         _mm512_storeu_si512(yo, o);
     else
-        _mm512_mask_storeu_epi8(yo, (__mmask64)qrt__dwb_m64(n), o);
+        _mm512_mask_storeu_epi8(yo, (__mmask64)qrt__dw_m64(n), o);
 }
 
 static inline __attribute__((always_inline)) QRT_DWB void
@@ -192,7 +187,7 @@ static QRT_DWB int qrt__dwb_run(const qrt_dwconv2d_params *p, const uint8_t *x, 
                   vhi = _mm512_set1_epi8((char)p->output_max),
                   vxz = _mm512_set1_epi8((char)p->input_zero),
                   tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __mmask32 tm = (__mmask32)qrt__dwb_m64(taps);
+    const __mmask32 tm = (__mmask32)qrt__dw_m64(taps);
     /* a channel's last 64-byte store may run on into later channels of this run (contiguous
      * NCHW output), which write their own bytes afterwards */
     const int direct = p->y_stride_c == npo && p->y_stride_n == C * M * npo;

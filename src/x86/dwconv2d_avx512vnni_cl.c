@@ -59,10 +59,6 @@ qrt__dwcl_tr(const __m512i in[16], __m512i out[16]) {
     }
 }
 
-static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL __mmask64 qrt__dwcl_m64(int64_t n) {
-    return n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
-}
-
 /* channels in the block from unit u (channel c0 of its image): at most 16, within [u, u1) and
  * the image's C channels */
 static inline int64_t qrt__dwcl_nc(int64_t u, int64_t u1, int64_t C, int64_t c0) {
@@ -172,12 +168,33 @@ qrt__dwcl_rows(const __m512i *T, int64_t tw, const __m512i *wv, int64_t kh, int6
 static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
 qrt__dwcl_in(const uint8_t *xb, int64_t stride_c, int64_t np, int64_t z, int64_t nc,
              __m512i o[16]) {
-    const __mmask64 mz = qrt__dwcl_m64(np - z);
+    const __mmask64 mz = (__mmask64)qrt__dw_m64(np - z);
     __m512i in[16];
     for (int k = 0; k < 16; ++k)
         in[k] =
             k < nc ? _mm512_maskz_loadu_epi8(mz, xb + k * stride_c + z) : _mm512_setzero_si512();
     qrt__dwcl_tr(in, o);
+}
+
+/* step 1 of both forms: the block's image positions [0, np), transposed (qrt__dwcl_in), to
+ * dst, position i's 16 channel bytes at dst[tab ? tab[i] : i] (tab and, without it, dst hold
+ * whole 64-position chunks) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI_CL void
+qrt__dwcl_bytes(const uint8_t *xb, int64_t stride_c, int64_t np, int64_t nc, __m128i *dst,
+                const int32_t *tab) {
+    for (int64_t z = 0; z < np; z += 64) {
+        __m512i o[16];
+        qrt__dwcl_in(xb, stride_c, np, z, nc, o); /* o[j] lane L: position z + 16L + j */
+#define QRT__DWCL_AT(i) (dst + (tab ? tab[z + (i)] : z + (i)))
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) {
+            _mm_store_si128(QRT__DWCL_AT(j), _mm512_castsi512_si128(o[j]));
+            _mm_store_si128(QRT__DWCL_AT(16 + j), _mm512_extracti32x4_epi32(o[j], 1));
+            _mm_store_si128(QRT__DWCL_AT(32 + j), _mm512_extracti32x4_epi32(o[j], 2));
+            _mm_store_si128(QRT__DWCL_AT(48 + j), _mm512_extracti32x4_epi32(o[j], 3));
+        }
+#undef QRT__DWCL_AT
+    }
 }
 
 /* back to NCHW: stage row j holds positions 16m + j (position p's 16 bytes at stage +
@@ -198,7 +215,7 @@ qrt__dwcl_store(const qrt_dwconv2d_params *p, const uint8_t *stage, int64_t sst,
              * into the rows of the block's later channels, which are stored after it
              * (masked stores are slow on Zen 4 and 5); the block's last rows get a masked
              * one (nothing outside the block's own output is touched) */
-            const __mmask64 mz = qrt__dwcl_m64(npo - z);
+            const __mmask64 mz = (__mmask64)qrt__dw_m64(npo - z);
             const int contiguous = p->y_stride_c == npo;
             for (int64_t k = 0; k < nc; ++k) {
                 uint8_t *dst = yb + k * p->y_stride_c + z;
@@ -280,9 +297,7 @@ qrt__dwq_tile(const __m512i *T4, int64_t ng, int64_t nq, int64_t kh, int64_t s, 
 #pragma GCC unroll 4
         for (int j = 0; j < 4; ++j)
             r[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[t][j]), vs[j]));
-        const __m512i h01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), voz);
-        const __m512i h23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), voz);
-        const __m512i o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(h01, h23), vlo), vhi);
+        const __m512i o = qrt__c1_pack4(r[0], r[1], r[2], r[3], voz, vlo, vhi);
         const int64_t p0 = pos[t];
         _mm_store_si128((__m128i *)(stage + (p0 & 15) * sst + (p0 >> 4) * 16),
                         _mm512_castsi512_si128(o));
@@ -375,18 +390,7 @@ static QRT_AVX512VNNI_CL void qrt__dwq_run(const qrt_dwconv2d_params *p, const u
         const __mmask16 mc = (__mmask16)((1u << nc) - 1u);
         const uint8_t *xb = x + n * p->x_stride_n + c0 * p->x_stride_c;
         /* 1. the image positions into Bp */
-        for (int64_t z = 0; z < np; z += 64) {
-            __m512i o[16];
-            qrt__dwcl_in(xb, p->x_stride_c, np, z, nc, o);
-            const int32_t *tz = tab + z;
-#pragma GCC unroll 16
-            for (int j = 0; j < 16; ++j) {
-                _mm_store_si128(Bp + tz[j], _mm512_castsi512_si128(o[j]));
-                _mm_store_si128(Bp + tz[16 + j], _mm512_extracti32x4_epi32(o[j], 1));
-                _mm_store_si128(Bp + tz[32 + j], _mm512_extracti32x4_epi32(o[j], 2));
-                _mm_store_si128(Bp + tz[48 + j], _mm512_extracti32x4_epi32(o[j], 3));
-            }
-        }
+        qrt__dwcl_bytes(xb, p->x_stride_c, np, nc, Bp, tab);
         /* 2. T4 (the padding rows hold input_zero only: built for the run's first block) */
         for (int64_t r = first ? 0 : r0; r < (first ? hp : r1); ++r) {
             const __m128i *br = Bp + r * s * bw;
@@ -484,18 +488,7 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
         const __mmask16 mc = (__mmask16)((1u << nc) - 1u);
         const uint8_t *xb = x + n * p->x_stride_n + c0 * p->x_stride_c;
         /* 1. B[pos]: the 16 channels' bytes of each image position (row-major) */
-        for (int64_t z = 0; z < np; z += 64) {
-            __m512i o[16];
-            qrt__dwcl_in(xb, p->x_stride_c, np, z, nc, o); /* o[j] lane L: position z + 16L + j */
-            __m128i *bz = B + z;                           /* B has room for whole chunks */
-#pragma GCC unroll 16
-            for (int j = 0; j < 16; ++j) {
-                _mm_store_si128(bz + j, _mm512_castsi512_si128(o[j]));
-                _mm_store_si128(bz + 16 + j, _mm512_extracti32x4_epi32(o[j], 1));
-                _mm_store_si128(bz + 32 + j, _mm512_extracti32x4_epi32(o[j], 2));
-                _mm_store_si128(bz + 48 + j, _mm512_extracti32x4_epi32(o[j], 3));
-            }
-        }
+        qrt__dwcl_bytes(xb, p->x_stride_c, np, nc, B, NULL);
         /* 2. T[r][col] = (x(iy, ix) - xz, x(iy, ix + 1) - xz) int16 pairs, r = iy + pt,
          * col = ix + pl (x = xz outside the image); rows of the padding stay zero */
         for (int64_t r = r0; r < r1; ++r) {
