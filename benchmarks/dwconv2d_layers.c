@@ -18,7 +18,9 @@
  * > 1 runs the qrt pool and times wall clock instead of the thread's CPU time.
  * DWL_K=5 (env) runs MobileNetV2's layers with 5x5 kernels, padding 2.  The channels-in-lanes
  * weight (qrt_dwconv2d_pack_cl) is passed as the runtime passes it; DWL_CL=0 leaves it out,
- * timing the flat path alone.
+ * timing the flat path alone.  DWL_C=n runs every layer with n channels instead of its own
+ * (a few channels keep a layer's planes in L1: the same GMAC/s there as with all of them says
+ * the layer is not bound by memory).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -70,14 +72,14 @@ int main(int argc, char **argv) {
         {120, 28, 1, 5},  {240, 28, 2, 3},  {200, 14, 1, 3}, {184, 14, 1, 3}, {184, 14, 1, 3},
         {480, 14, 1, 3},  {672, 14, 1, 3},  {672, 14, 2, 5}, {960, 7, 1, 5},  {960, 7, 1, 5}};
     double tot = 0, macs_all = 0;
-    const char *ke = getenv("DWL_K");
+    const char *ke = getenv("DWL_K"), *cn = getenv("DWL_C");
     const unsigned K0 = ke && atoi(ke) > 0 ? (unsigned)atoi(ke) : 3;
     printf("isa %s threads %d\n", qrt_isa_name(qrt_dwconv2d_isa()), threads);
     for (int l = 0; l < 32; ++l) {
         if (only >= 0 && l != only) continue;
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
-        const unsigned C = L[l][0], H = L[l][1], s = L[l][2], K = L[l][3] ? L[l][3] : K0;
+        const unsigned C = cn && atoi(cn) > 0 ? (unsigned)atoi(cn) : L[l][0], H = L[l][1], s = L[l][2], K = L[l][3] ? L[l][3] : K0;
         p.n = 1, p.c_in = C, p.mult = 1, p.h = p.w = H, p.kh = p.kw = K, p.sh = p.sw = s;
         p.dh = p.dw = 1, p.pad_top = p.pad_left = K / 2;
         p.ho = p.wo = (H + 2 * (K / 2) - K) / s + 1;
