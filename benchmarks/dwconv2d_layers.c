@@ -20,7 +20,8 @@
  * weight (qrt_dwconv2d_pack_cl) is passed as the runtime passes it; DWL_CL=0 leaves it out,
  * timing the flat path alone.  DWL_C=n runs every layer with n channels instead of its own
  * (a few channels keep a layer's planes in L1: the same GMAC/s there as with all of them says
- * the layer is not bound by memory).
+ * the layer is not bound by memory).  DWL_PERM=0 turns the AVX-512 VBMI byte-permute path off
+ * (qrt_dwconv2d_permute = 0: the paths a CPU without VBMI takes).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -74,6 +75,8 @@ int main(int argc, char **argv) {
     double tot = 0, macs_all = 0;
     const char *ke = getenv("DWL_K"), *cn = getenv("DWL_C");
     const unsigned K0 = ke && atoi(ke) > 0 ? (unsigned)atoi(ke) : 3;
+    const char *pe = getenv("DWL_PERM"); /* 0: without the byte-permute path */
+    if (pe && atoi(pe) == 0) qrt_dwconv2d_permute = 0;
     printf("isa %s threads %d\n", qrt_isa_name(qrt_dwconv2d_isa()), threads);
     for (int l = 0; l < 32; ++l) {
         if (only >= 0 && l != only) continue;
