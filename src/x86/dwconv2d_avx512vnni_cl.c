@@ -337,13 +337,14 @@ qrt__dwq_units(const __m512i *T4, int64_t ng, int64_t nq, int64_t kh, int64_t s,
 #undef QRT__DWQ_TAIL
 }
 
-/* whether every weight pair of the layer holds two int8 values */
-static QRT_AVX512VNNI_CL int qrt__dwq_int8(const int32_t *wcl, int64_t taps, int64_t C) {
+/* whether every weight pair of channels [c_lo, c_hi) holds two int8 values */
+static QRT_AVX512VNNI_CL int qrt__dwq_int8(const int32_t *wcl, int64_t taps, int64_t C,
+                                           int64_t c_lo, int64_t c_hi) {
     __mmask32 bad = 0;
     const __m512i lo = _mm512_set1_epi16(-128), hi = _mm512_set1_epi16(127);
     for (int64_t t = 0; t < taps; ++t)
-        for (int64_t c = 0; c < C; c += 16) {
-            const __mmask16 m = (__mmask16)(C - c >= 16 ? 0xFFFFu : (1u << (C - c)) - 1u);
+        for (int64_t c = c_lo; c < c_hi; c += 16) {
+            const __mmask16 m = (__mmask16)(c_hi - c >= 16 ? 0xFFFFu : (1u << (c_hi - c)) - 1u);
             const __m512i v = _mm512_maskz_loadu_epi32(m, wcl + t * C + c);
             bad |= _mm512_cmplt_epi16_mask(v, lo) | _mm512_cmpgt_epi16_mask(v, hi);
         }
@@ -455,10 +456,16 @@ QRT_AVX512VNNI_CL void qrt__dwcl_run(const qrt_dwconv2d_params *p, const uint8_t
 #ifndef QRT_DWQ_OFF /* (benchmarks/dwconv2d_layers.c -DQRT_DWQ_OFF: the pairs alone) */
     /* the byte quads: stride 1, or one quad per kernel row (at stride 2 a second quad is a
      * second T4 build, and 5x5 ran no faster than the pairs) */
-    if ((p->sh == 1 || p->kw <= 4) && qrt__dwq_int8((const int32_t *)(const void *)q->wpack_cl,
-                                                    (int64_t)p->kh * ((p->kw + 1) / 2), p->c_in)) {
-        qrt__dwq_run(p, x, q, y, scratch, u0, u1);
-        return;
+    if (p->sh == 1 || p->kw <= 4) {
+        /* only the run's channels: from u0's, at most C of them (the scan wraps past C - 1) */
+        const int32_t *wp = (const int32_t *)(const void *)q->wpack_cl;
+        const int64_t C = p->c_in, taps = (int64_t)p->kh * ((p->kw + 1) / 2), cs = u0 % C,
+                      ce = cs + (u1 - u0 < C ? u1 - u0 : C);
+        if (qrt__dwq_int8(wp, taps, C, cs, ce < C ? ce : C) &&
+            (ce <= C || qrt__dwq_int8(wp, taps, C, 0, ce - C))) {
+            qrt__dwq_run(p, x, q, y, scratch, u0, u1);
+            return;
+        }
     }
 #endif
     const qrt__dwcl_geom g = qrt__dwcl_geom_of(p);
