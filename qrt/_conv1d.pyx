@@ -250,6 +250,7 @@ def conv1d(const uint8_t[:, :, :] x, const int8_t[:, :, ::1] w, const int8_t[::1
         q.wpack_cl = _cl_pointer(wpack_cl, c_out, c_in, kernel, groups)
         q.wpack_a2 = NULL   # the AVX2 variant packs its panels in the scratch
         q.wsum_c16 = NULL   # the NEON c16 tile checks and sums the weights itself
+        q.wpack_dot = NULL  # the NEON-dot GEMM tile packs its panels on its stack
         with nogil:
             st = qrt_conv1d_u8(&p, &x[0, 0, 0], &w[0, 0, 0], wp, &wsum[0], &q,
                                <void *>&out[0, 0, 0], sp, scratch.shape[0], variant)
@@ -313,6 +314,7 @@ cdef class Plan:
     cdef Py_ssize_t x_lo, x_hi, y_lo, y_hi
     cdef object wpack_cl   # the channels-in-lanes weight (pack_cl) or None
     cdef object wpack_a2   # the AVX2 variant's weight panels (made here) or None
+    cdef object wpack_dot  # the aarch64 NEON-dot GEMM tile's weight panels (made here) or None
     cdef object gemv_pack  # rnn_run: the packed hidden-projection weights (rnn_gemv.h)
     cdef int gemv_isa      # ... and their variant, -1 before the first rnn_run
     cdef readonly bint empty
@@ -374,6 +376,22 @@ cdef class Plan:
         if kernel == 1 and groups == 1 and c_out > 0 and c_in > 0 and \
                 qrt_conv1d_c16_pairs_ok(c_out, c_in, &w[0, 0, 0]):
             self.q.wsum_c16 = &wsum[0]
+        # the aarch64 NEON-dot GEMM tile's weight panels with their sums (qrt_conv1d_pack_dot),
+        # made once here instead of on the tile's stack per call
+        cdef int8_t[::1] dp
+        self.wpack_dot = None
+        self.q.wpack_dot = NULL
+        if qrt_conv1d_u8_uses_dot_panels(&self.p, variant):
+            import numpy as np
+            self.wpack_dot = np.empty(<Py_ssize_t>qrt_conv1d_dot_weight_size(c_out, c_in) + 16,
+                                      np.int8)
+            off = (-self.wpack_dot.ctypes.data) % 16   # 16-byte aligned panels
+            self.wpack_dot = self.wpack_dot[off:off + <Py_ssize_t>qrt_conv1d_dot_weight_size(
+                c_out, c_in)]
+            dp = self.wpack_dot
+            with nogil:
+                qrt_conv1d_pack_dot(0, c_out, c_in, &w[0, 0, 0], &dp[0])
+            self.q.wpack_dot = &dp[0]
         self.threads = qrt_pool_get_threads()
         self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, &self.q, variant, self.threads)
         if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(

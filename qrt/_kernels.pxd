@@ -91,6 +91,7 @@ cdef extern from "qrt/conv1d.h" nogil:
         const int8_t *wpack_cl
         const int32_t *wpack_a2
         const int32_t *wsum_c16
+        const int8_t *wpack_dot
     ctypedef struct qrt_conv1d_layout:
         uint32_t im2col, kc, cq
     uint32_t QRT_CONV1D_MAX_TAPS
@@ -109,11 +110,15 @@ cdef extern from "qrt/conv1d.h" nogil:
     void qrt_conv1d_pack_weights(uint32_t c_out, uint32_t cg, uint32_t kernel, const int8_t *w,
                                  int8_t *wpack, int32_t *wsum)
     int qrt_conv1d_c16_pairs_ok(uint32_t c_out, uint32_t c_in, const int8_t *w)
+    size_t qrt_conv1d_dot_weight_size(uint32_t c_out, uint32_t c_in)
+    void qrt_conv1d_pack_dot(uint32_t oc0, uint32_t noc, uint32_t c_in, const int8_t *w,
+                             int8_t *out)
     int qrt_conv1d_isa()
     int qrt_conv1d_variant(int variant)
     size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
                                       int variant)
     int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant)
+    int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant)
     qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                              const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
                              void *out, void *scratch, size_t scratch_size, int variant)

@@ -84,6 +84,16 @@ int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant) {
     return 0;
 }
 
+int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant) {
+#if defined(QRT_HAVE_ARM) && defined(__aarch64__)
+    if (qrt_conv1d_variant(variant) == QRT_ISA_NEONDOT)
+        return p->groups == 1 && p->kernel == 1 && p->c_in > 0 && p->c_out > 0;
+#endif
+    (void)p;
+    (void)variant;
+    return 0;
+}
+
 qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                          const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
                          void *out, void *scratch, size_t scratch_size, int variant) {

@@ -141,6 +141,11 @@ static inline void qrt__c1_cut_c(qrt__c1_sub *r, const qrt_conv1d_params *p,
                                                     : NULL;
     }
     r->q.wsum_c16 = q->wsum_c16 ? q->wsum_c16 + oc0 : NULL;
+    /* the NEON-dot panels (one group): a cut on an 8-channel panel, else the tile packs */
+    r->q.wpack_dot = q->wpack_dot && p->groups == 1 && oc0 % QRT_CONV1D_DOT_NO == 0
+                         ? q->wpack_dot + (size_t)(oc0 / QRT_CONV1D_DOT_NO) *
+                                              qrt_conv1d_dot_panel_size(p->c_in)
+                         : NULL;
     r->out = (uint8_t *)r->out + (ptrdiff_t)(oc0 * p->y_stride_c) * (ptrdiff_t)es;
 }
 

@@ -16,6 +16,8 @@
 # Env: PY    x86-64 python with torch, torchvision and this tree's qrt + qrt_export installed
 #            (default <repo>/.venv/bin/python; reinstall qrt there after merging)
 #      TFPY  python of a separate venv with tensorflow-cpu (default /work/tfvenv/bin/python)
+#      HIST  1: also write $W/hist-ARCH-CPU-RUNTIME.txt (per translation block, inference 1)
+#            and the guest's maps beside it, for tools/insn_hist.py
 #      W     work dir (default <repo>/build/insns); QRT_ARM_CACHE as for .ci/arm.sh (the
 #            sysroots and target numpy are taken from there, read-only apart from what
 #            tools/cross/common.sh itself maintains)
@@ -128,6 +130,10 @@ run() { # ARCH CPU RUNTIME MODEL SITE...
   log "$arch -cpu $cpu: $rt"
   t0=$SECONDS
   raw=$W/raw-$arch-$cpu-$rt.txt
+  if [ "${HIST:-0}" = 1 ]; then # per-block counts of inference 1 (tools/insn_hist.py)
+    extra=$extra,hist=$W/hist-$arch-$cpu-$rt.txt
+    export QRT_INSN_MAPS=$W/maps-$arch-$cpu-$rt.txt
+  fi
   (cd "$W" && env -u PYTHONHOME PYTHONPATH="$(IFS=:; echo "$*")" PYTHONDONTWRITEBYTECODE=1 \
     PYTHONHASHSEED=0 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 TF_CPP_MIN_LOG_LEVEL=3 \
     "$QEMU_BIN" -cpu "$cpu" -plugin "$W/libinsn.so,mark=$nr$extra" -L "$PFX" \

@@ -100,6 +100,10 @@ def run(runtime, model, d, n):
         mark(4 + i)
     if runtime == "qrt" and n:
         by_op(m, x)
+    maps = os.environ.get("QRT_INSN_MAPS")
+    if maps:  # the guest's mappings, for tools/insn_hist.py (hist= of the plugin)
+        with open("/proc/self/maps") as f, open(maps, "w") as g:
+            g.write(f.read())
     msg = f"{info()}; numpy {np.__version__}"
     if y is not None:
         msg += f"; out {y.shape} argmax {int(y.argmax())}"

@@ -15,6 +15,11 @@
  *        `dot=1` (aarch64 guests) also counts executed SDOT/UDOT instructions (vector and
  *        by-element forms) and prints "dot N" at exit: shows whether a runtime's dot-product
  *        kernels ran.
+ *        `hist=PATH` also keeps an execution count per translation block: mark 3 (the
+ *        model loaded, tools/count_insns_model.py) zeroes them and mark 4 (inference 1
+ *        done) writes one line per block executed since, "vaddr n_insns execs hexbytes",
+ *        to PATH (tools/insn_hist.py disassembles and groups them: where a runtime's
+ *        instructions go, by kernel, without symbols).
  *        The counter is a plain (non-atomic) add per executed translation block: exact for a
  *        single-threaded guest, approximate when several guest threads run at once.
  */
@@ -41,6 +46,7 @@ const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
                                                 enum qemu_plugin_op op, void *ptr, uint64_t imm);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb cb, void *userdata);
 void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, syscall_cb cb);
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
@@ -48,12 +54,39 @@ static uint64_t count;
 static uint64_t dots;
 static int64_t mark_nr = -1;
 static int count_dot;
+struct tbrec { /* one translated block, for hist= */
+    uint64_t vaddr, execs;
+    uint32_t n, bytes;
+    struct tbrec *next;
+    unsigned char code[];
+};
+static struct tbrec *tbs;
+static const char *hist_path;
 static int is_dot(uint32_t w) { /* A64 SDOT/UDOT: vector (size 10), by element (size 10) */
     return (w & 0x9FE0FC00u) == 0x0E809400u || (w & 0x9FC0F400u) == 0x0F80E000u;
 }
 static void trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     size_t n = qemu_plugin_tb_n_insns(tb);
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &count, n);
+    if (hist_path) {
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; i++) bytes += qemu_plugin_insn_size(qemu_plugin_tb_get_insn(tb, i));
+        struct tbrec *r = calloc(1, sizeof *r + bytes);
+        if (r) {
+            r->vaddr = qemu_plugin_tb_vaddr(tb);
+            r->n = (uint32_t)n;
+            r->bytes = (uint32_t)bytes;
+            for (size_t i = 0, o = 0; i < n; i++) {
+                struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+                size_t k = qemu_plugin_insn_size(insn);
+                memcpy(r->code + o, qemu_plugin_insn_data(insn), k);
+                o += k;
+            }
+            r->next = tbs;
+            tbs = r;
+            qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &r->execs, 1);
+        }
+    }
     for (size_t i = 0; count_dot && i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         uint32_t w;
@@ -67,6 +100,19 @@ static void trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
                        uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
                        uint64_t a7, uint64_t a8) {
+    if (num == mark_nr && (uint32_t)a1 == 0xffffffffu && hist_path && a3 == 3)
+        for (struct tbrec *r = tbs; r; r = r->next) r->execs = 0;
+    if (num == mark_nr && (uint32_t)a1 == 0xffffffffu && hist_path && a3 == 4) {
+        FILE *f = fopen(hist_path, "w");
+        for (struct tbrec *r = tbs; f && r; r = r->next) {
+            if (!r->execs) continue;
+            fprintf(f, "%llx %u %llu ", (unsigned long long)r->vaddr, r->n,
+                    (unsigned long long)r->execs);
+            for (uint32_t i = 0; i < r->bytes; i++) fprintf(f, "%02x", r->code[i]);
+            fputc('\n', f);
+        }
+        if (f) fclose(f);
+    }
     if (num == mark_nr && (uint32_t)a1 == 0xffffffffu)
         fprintf(stderr, "mark %llu insns %llu dot %llu\n", (unsigned long long)a3,
                 (unsigned long long)count, (unsigned long long)dots);
@@ -81,10 +127,12 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char
     for (int i = 0; i < argc; i++)
         if (strncmp(argv[i], "mark=", 5) == 0)
             mark_nr = strtoll(argv[i] + 5, NULL, 10);
+        else if (strncmp(argv[i], "hist=", 5) == 0)
+            hist_path = argv[i] + 5;
         else if (strcmp(argv[i], "dot=1") == 0)
             count_dot = 1;
     qemu_plugin_register_vcpu_tb_trans_cb(id, trans);
-    if (mark_nr >= 0)
+    if (mark_nr >= 0 || hist_path)
         qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
     qemu_plugin_register_atexit_cb(id, done, NULL);
     return 0;

@@ -34,6 +34,11 @@ size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_q
  *         plan makes them only then. */
 int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant);
 
+/** @brief Whether `variant` on this CPU is the aarch64 NEON-dot one and p a dense kernel-1
+ *         layer, whose GEMM tile then reads weight panels (qrt_conv1d_pack_dot(),
+ *         qrt_conv1d_quant.wpack_dot) when given them. */
+int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant);
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(); runs the fastest variant available.
  * @param[in] w       [c_out][c_in/groups][kernel] int8 (read by the reference)

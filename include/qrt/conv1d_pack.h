@@ -132,4 +132,52 @@ static inline void qrt_conv1d_pack_a2(uint32_t c_out, uint32_t cg, uint32_t kern
             }
 }
 
+/** Output channels per panel of the aarch64 NEON-dot GEMM tile (its tile height). */
+#define QRT_CONV1D_DOT_NO 8u
+
+/** @brief Bytes of one NEON-dot GEMM panel: 8 int32 weight sums, then ceil16(c_in) x 8 weights
+ *         (a multiple of 16, so panels stay 16-byte aligned in an aligned buffer). */
+static inline size_t qrt_conv1d_dot_panel_size(uint32_t c_in) {
+    return 32u + (size_t)QRT_CONV1D_DOT_NO * (((size_t)c_in + 15u) & ~(size_t)15u);
+}
+
+/** @brief Bytes of the NEON-dot GEMM panels of a dense kernel-1 layer: ceil(c_out / 8) panels. */
+static inline size_t qrt_conv1d_dot_weight_size(uint32_t c_out, uint32_t c_in) {
+    return (size_t)((c_out + QRT_CONV1D_DOT_NO - 1u) / QRT_CONV1D_DOT_NO) *
+           qrt_conv1d_dot_panel_size(c_in);
+}
+
+/**
+ * @brief The aarch64 NEON-dot GEMM tile's weight order (src/neon/conv1d_neondot.c) for output
+ *        channels oc0 .. oc0 + noc - 1 of a dense kernel-1 weight: per panel of 8 channels,
+ *        int32 sum_ci w[oc][ci] of its 8 channels (0 for a channel past noc), then for each
+ *        block of 16 input channels the 8 channels' 16 weights, 16 bytes each
+ *        ([ceil16(c_in) / 16][8][16] int8; 0 past c_in and for the channels past noc).  One
+ *        panel's block is then 8 consecutive vectors, the tile's 8 weight rows.  Made once per
+ *        layer (qrt_conv1d_quant.wpack_dot, oc0 = 0, noc = c_out) or, without it, by the tile
+ *        per chunk of channels on its stack.
+ * @param[in]  w   [c_out][c_in] int8 (rows oc0 .. oc0 + noc - 1 are read)
+ * @param[out] out ceil(noc / 8) panels of qrt_conv1d_dot_panel_size(c_in) bytes, 4-byte aligned
+ */
+static inline void qrt_conv1d_pack_dot(uint32_t oc0, uint32_t noc, uint32_t c_in, const int8_t *w,
+                                       int8_t *out) {
+    const size_t NO = QRT_CONV1D_DOT_NO, c16 = ((size_t)c_in + 15u) & ~(size_t)15u;
+    const size_t ps = qrt_conv1d_dot_panel_size(c_in), npan = (noc + NO - 1u) / NO;
+    for (size_t b = 0; b < npan; ++b) {
+        int8_t *pan = out + b * ps;
+        int32_t *ws = (int32_t *)(void *)pan;
+        for (size_t r = 0; r < NO; ++r) {
+            const size_t o = b * NO + r;
+            const int8_t *row = o < noc ? w + ((size_t)oc0 + o) * c_in : NULL;
+            int32_t s = 0;
+            for (size_t i = 0; i < c16; ++i) {
+                const int8_t v = row && i < c_in ? row[i] : 0;
+                s += v;
+                pan[32u + (i / 16u) * NO * 16u + r * 16u + i % 16u] = v;
+            }
+            ws[r] = s;
+        }
+    }
+}
+
 #endif /* QRT_CONV1D_PACK_H */

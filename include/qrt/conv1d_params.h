@@ -69,6 +69,11 @@ typedef struct {
      *  tile then takes its weight sums from here instead of checking and summing the weights
      *  on every call.  Read by no other variant. */
     const int32_t *wsum_c16;
+    /** NULL, or the weight of a dense kernel-1 layer in the aarch64 NEON-dot GEMM tile's panel
+     *  order (qrt_conv1d_pack_dot(), made once per layer: 8 output channels' weight sums and
+     *  c_in-by-8 weights a panel); without it that tile packs panels on its stack per call.
+     *  Read by no other variant. */
+    const int8_t *wpack_dot;
 } qrt_conv1d_quant;
 
 /**

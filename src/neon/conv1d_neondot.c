@@ -7,6 +7,7 @@
 #include <arm_neon.h>
 #include "conv1d_neon_common.h"
 #include "conv1d_neon_gemm.h"
+#include "qrt/conv1d_pack.h"
 #include "qrt/neon/conv1d_neondot.h"
 
 #define QRT_NEONDOT_FN __attribute__((target("arch=armv8.2-a+dotprod")))
@@ -107,118 +108,238 @@ QRT_NEONDOT_FN static void qrt__conv1d_rows__neondot(const qrt_conv1d_params *p,
 /* GEMM path (conv1d_neon_gemm.h's case): sdot over 4-channel groups                          */
 /* ---------------------------------------------------------------------------------------- */
 
-/** Output channels whose sum_ci w is kept per pass (stack). */
+/** Output channels whose constants are kept per pass (stack). */
 #define QRT__GEMM_OC_CHUNK 1024
+/** Stack bytes for the weight panels a call packs itself (no qrt_conv1d_quant.wpack_dot). */
+#define QRT__GEMM_PANEL_STACK 16448
 
 /**
- * The GEMM path of qrt_conv1d_u8__neondot() (p checked, qrt__conv1d_gemm_ok(p)).  Per block of
- * 8 positions the input is packed once as x' = x ^ 0x80 = x - 128 (int8) in [ci/4][8 pos][4]
- * order, zero past c_in up to a multiple of 16 (xp), with sum_ci (x - xz) per position.  Each
- * tile of 8 output channels then reads 16 weights of each channel in place (one int8x16 per
- * channel: four 4-channel groups) and runs 8 indexed sdots per group and position quad:
- *   sum (x - xz)(w - wz) = sum x' w + (128 - xz) sum w - wz sum (x - xz)   (mod 2^32).
- * Weight bytes read past a row's c_in belong to the next row and meet x' = 0; the last row,
- * whose rounded-up read would leave the array, is read from a zero-padded copy.
+ * Pack one block of positions t .. t + 16 (np = 16) or t .. t + 8 (np = 8) of the input as
+ * x' = x ^ 0x80 in [c_in / 4][16 positions][4 channels] order (64 bytes per 4-channel group;
+ * an 8-position block fills the first 32), channels past c_in zero (the groups past the last
+ * partial one stay zero from the call's start).  With `sums`, sx[k] holds sum_ci x' of
+ * positions 4k .. 4k + 3 (lanes).
  */
-QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
-                                                     const uint8_t *x, const int8_t *w,
-                                                     const qrt_conv1d_quant *q, void *out) {
-    int8_t xp[QRT__GEMM_MAX_CIN * 8] __attribute__((aligned(16)));
-    int8_t wlast[QRT__GEMM_MAX_CIN] __attribute__((aligned(16)));
-    uint32_t kc[QRT__GEMM_OC_CHUNK + 8]; /* (128 - xz) sum w + bias, per output channel */
-    uint8_t small[QRT__GEMM_OC_CHUNK / 8]; /* qrt__neon_small_y for all, per block of 8 */
-    uint8_t wzany[QRT__GEMM_OC_CHUNK / 8]; /* some w_zero != 0, per block of 8 */
-    const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15, len = p->len_out;
-    const int64_t co_n = p->c_out;
-    const int32_t xz = p->input_zero;
+QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
+qrt__gemm_dot_pack(const uint8_t *xn, int64_t xs, int64_t ci_n, int64_t t, int np, int sums,
+                   int8_t *xp, int32x4_t sx[4]) {
     const int8x16_t ones = vdupq_n_s8(1);
-    const uint8x8_t flip = vdup_n_u8(0x80);
-    qrt__gemm_rq rq;
-    qrt__gemm_rq_init(p, &rq);
-    for (int64_t i = 0; i < c16; ++i) wlast[i] = i < ci_n ? w[(co_n - 1) * ci_n + i] : 0;
-    for (int64_t i = ci_n; i < c16; ++i) /* the padded channels of xp stay 0 */
-        for (int j = 0; j < 8; ++j) xp[(i >> 2) * 32 + j * 4 + (i & 3)] = 0;
-    for (int64_t ocb = 0; ocb < co_n; ocb += QRT__GEMM_OC_CHUNK) {
-        const int64_t oce = ocb + QRT__GEMM_OC_CHUNK < co_n ? ocb + QRT__GEMM_OC_CHUNK : co_n;
-        for (int64_t oc = ocb; oc < oce; ++oc) {
-            const int8_t *wr = oc == co_n - 1 ? wlast : w + oc * ci_n;
-            int32x4_t s = vdupq_n_s32(0);
-            int64_t i = 0;
-            for (; i + 16 <= ci_n; i += 16) s = vdotq_s32(s, vld1q_s8(wr + i), ones);
-            int32_t ws = vaddvq_s32(s);
-            for (; i < ci_n; ++i) ws += wr[i];
-            kc[oc - ocb] = (uint32_t)(128 - xz) * (uint32_t)ws + (uint32_t)q->bias_q[oc];
-            const int64_t b = (oc - ocb) / 8;
-            if ((oc - ocb) % 8 == 0) small[b] = 1, wzany[b] = 0;
-            if (!qrt__neon_small_y(ci_n, q->bias_q[oc], q->scale[oc])) small[b] = 0;
-            if (q->weight_zero[oc] != 0) wzany[b] = 1;
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    for (int k = 0; k < 4; ++k) sx[k] = vdupq_n_s32(0);
+    int64_t g = 0;
+    const uint8_t *xr = xn + t;
+    if (np == 16) {
+        for (; g * 4 + 4 <= ci_n; ++g, xr += 4 * xs) {
+            const uint8x16_t r0 = veorq_u8(vld1q_u8(xr), flip);
+            const uint8x16_t r1 = veorq_u8(vld1q_u8(xr + xs), flip);
+            const uint8x16_t r2 = veorq_u8(vld1q_u8(xr + 2 * xs), flip);
+            const uint8x16_t r3 = veorq_u8(vld1q_u8(xr + 3 * xs), flip);
+            const uint16x8_t ab0 = vreinterpretq_u16_u8(vzip1q_u8(r0, r1));
+            const uint16x8_t ab1 = vreinterpretq_u16_u8(vzip2q_u8(r0, r1));
+            const uint16x8_t cd0 = vreinterpretq_u16_u8(vzip1q_u8(r2, r3));
+            const uint16x8_t cd1 = vreinterpretq_u16_u8(vzip2q_u8(r2, r3));
+            const int8x16_t q0 = vreinterpretq_s8_u16(vzip1q_u16(ab0, cd0));
+            const int8x16_t q1 = vreinterpretq_s8_u16(vzip2q_u16(ab0, cd0));
+            const int8x16_t q2 = vreinterpretq_s8_u16(vzip1q_u16(ab1, cd1));
+            const int8x16_t q3 = vreinterpretq_s8_u16(vzip2q_u16(ab1, cd1));
+            vst1q_s8(xp + 64 * g, q0);
+            vst1q_s8(xp + 64 * g + 16, q1);
+            vst1q_s8(xp + 64 * g + 32, q2);
+            vst1q_s8(xp + 64 * g + 48, q3);
+            if (sums) {
+                sx[0] = vdotq_s32(sx[0], q0, ones);
+                sx[1] = vdotq_s32(sx[1], q1, ones);
+                sx[2] = vdotq_s32(sx[2], q2, ones);
+                sx[3] = vdotq_s32(sx[3], q3, ones);
+            }
         }
-        for (int64_t oc = oce; oc < oce + 8; ++oc) kc[oc - ocb] = 0; /* rows not stored */
-        for (int64_t n = 0; n < p->n; ++n) {
-            const uint8_t *xn = x + n * p->x_stride_n;
-            for (int64_t t0 = 0; t0 < len; t0 += 8) {
-                const int64_t t = t0 + 8 <= len ? t0 : len - 8;
-                /* pack: four rows of 8 bytes -> 32 bytes [pos][4 channels], x ^ 0x80 */
-                int32x4_t sx0 = vdupq_n_s32(0), sx1 = vdupq_n_s32(0);
-                for (int64_t g = 0; g * 4 < ci_n; ++g) {
-                    uint8x8_t r[4];
-                    for (int k = 0; k < 4; ++k)
-                        r[k] = g * 4 + k < ci_n
-                                   ? veor_u8(vld1_u8(xn + (g * 4 + k) * p->x_stride_c + t), flip)
-                                   : vdup_n_u8(0);
-                    const uint8x16_t ab = vcombine_u8(vzip1_u8(r[0], r[1]), vzip2_u8(r[0], r[1]));
-                    const uint8x16_t cd = vcombine_u8(vzip1_u8(r[2], r[3]), vzip2_u8(r[2], r[3]));
-                    const int8x16_t lo = vreinterpretq_s8_u16(
-                        vzip1q_u16(vreinterpretq_u16_u8(ab), vreinterpretq_u16_u8(cd)));
-                    const int8x16_t hi = vreinterpretq_s8_u16(
-                        vzip2q_u16(vreinterpretq_u16_u8(ab), vreinterpretq_u16_u8(cd)));
-                    vst1q_s8(xp + g * 32, lo);
-                    vst1q_s8(xp + g * 32 + 16, hi);
-                    sx0 = vdotq_s32(sx0, lo, ones);
-                    sx1 = vdotq_s32(sx1, hi, ones);
-                }
-                /* sum (x - xz) = sum x' + (128 - xz) c_in, mod 2^32 */
-                const int32x4_t off = vdupq_n_s32((int32_t)((uint32_t)(128 - xz) * (uint32_t)ci_n));
-                sx0 = vaddq_s32(sx0, off);
-                sx1 = vaddq_s32(sx1, off);
-                for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8) {
-                    const int8_t *wr[8];
-                    if (oc0 + 8 < co_n) /* the last row (wlast) is not in this tile */
-                        for (int r = 0; r < 8; ++r) wr[r] = w + (oc0 + r) * ci_n;
-                    else
-                        for (int r = 0; r < 8; ++r) {
-                            const int64_t oc = oc0 + r < co_n ? oc0 + r : co_n - 1;
-                            wr[r] = oc == co_n - 1 ? wlast : w + oc * ci_n;
-                        }
-                    int32x4_t acc[16];
-                    const uint32_t *kt = kc + (oc0 - ocb);
-                    for (int r = 0; r < 8; ++r) /* start: (128 - xz) sum w + bias */
-                        acc[2 * r] = acc[2 * r + 1] = vdupq_n_s32((int32_t)kt[r]);
-                    const int8_t *xq = xp;
-                    for (int64_t i = 0; i < c16; i += 16, xq += 128) {
-                        int8x16_t wv[8];
-                        for (int r = 0; r < 8; ++r) wv[r] = vld1q_s8(wr[r] + i);
+        if (g * 4 < ci_n) { /* the last, partial group: its missing channels are 0 */
+            uint8x16_t r[4];
+            for (int k = 0; k < 4; ++k)
+                r[k] = g * 4 + k < ci_n ? veorq_u8(vld1q_u8(xr + k * xs), flip) : vdupq_n_u8(0);
+            const uint16x8_t ab0 = vreinterpretq_u16_u8(vzip1q_u8(r[0], r[1]));
+            const uint16x8_t ab1 = vreinterpretq_u16_u8(vzip2q_u8(r[0], r[1]));
+            const uint16x8_t cd0 = vreinterpretq_u16_u8(vzip1q_u8(r[2], r[3]));
+            const uint16x8_t cd1 = vreinterpretq_u16_u8(vzip2q_u8(r[2], r[3]));
+            const int8x16_t q0 = vreinterpretq_s8_u16(vzip1q_u16(ab0, cd0));
+            const int8x16_t q1 = vreinterpretq_s8_u16(vzip2q_u16(ab0, cd0));
+            const int8x16_t q2 = vreinterpretq_s8_u16(vzip1q_u16(ab1, cd1));
+            const int8x16_t q3 = vreinterpretq_s8_u16(vzip2q_u16(ab1, cd1));
+            vst1q_s8(xp + 64 * g, q0);
+            vst1q_s8(xp + 64 * g + 16, q1);
+            vst1q_s8(xp + 64 * g + 32, q2);
+            vst1q_s8(xp + 64 * g + 48, q3);
+            if (sums) {
+                sx[0] = vdotq_s32(sx[0], q0, ones);
+                sx[1] = vdotq_s32(sx[1], q1, ones);
+                sx[2] = vdotq_s32(sx[2], q2, ones);
+                sx[3] = vdotq_s32(sx[3], q3, ones);
+            }
+        }
+        return;
+    }
+    const uint8x8_t flip8 = vdup_n_u8(0x80);
+    for (; g * 4 < ci_n; ++g, xr += 4 * xs) {
+        uint8x8_t r[4];
+        for (int k = 0; k < 4; ++k)
+            r[k] = g * 4 + k < ci_n ? veor_u8(vld1_u8(xr + k * xs), flip8) : vdup_n_u8(0);
+        const uint16x8_t ab = vreinterpretq_u16_u8(vcombine_u8(vzip1_u8(r[0], r[1]),
+                                                               vzip2_u8(r[0], r[1])));
+        const uint16x8_t cd = vreinterpretq_u16_u8(vcombine_u8(vzip1_u8(r[2], r[3]),
+                                                               vzip2_u8(r[2], r[3])));
+        const int8x16_t q0 = vreinterpretq_s8_u16(vzip1q_u16(ab, cd));
+        const int8x16_t q1 = vreinterpretq_s8_u16(vzip2q_u16(ab, cd));
+        vst1q_s8(xp + 64 * g, q0);
+        vst1q_s8(xp + 64 * g + 16, q1);
+        if (sums) {
+            sx[0] = vdotq_s32(sx[0], q0, ones);
+            sx[1] = vdotq_s32(sx[1], q1, ones);
+        }
+    }
+}
+
+/** The tile's requantization off its fast path (channels past oce, or a scale that needs the
+ *  range select): from memory, once per such tile. */
+QRT_NEONDOT_FN static __attribute__((noinline)) void
+qrt__gemm_dot_store_slow(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *out,
+                         int64_t n, int64_t oc0, int64_t oce, int64_t t, const int32x4_t *acc,
+                         const qrt__gemm_rq *rq) {
+    qrt__gemm_store_tile(p, q, out, n, oc0, oce, t, acc, rq, 0);
+}
+
+/**
+ * One 8 x 8 tile: output channels oc0 .. oc0 + 7 (panel weights at wq, [c16 / 16][8][16]) by
+ * the 8 packed positions at xq (groups 64 bytes apart), output positions t .. t + 7.  kt: the
+ * channels' (128 - xz) sum w + bias; sxa, sxb: positions' sum (x - xz) (used when wz8 != 0).
+ */
+QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
+qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *out, int64_t n,
+                   int64_t oc0, int64_t oce, int64_t t, const int8_t *xq, const int8_t *wq,
+                   int64_t c16, const uint32_t *kt, int wz8, int fast, int32x4_t sxa,
+                   int32x4_t sxb, const qrt__gemm_rq *rq) {
+    int32x4_t acc[16];
+    for (int r = 0; r < 8; ++r) /* start: (128 - xz) sum w + bias */
+        acc[2 * r] = acc[2 * r + 1] = vld1q_dup_s32((const int32_t *)kt + r);
+    for (int64_t i = 0; i < c16; i += 16, xq += 256, wq += 128) {
+        int8x16_t wv[8];
+        for (int r = 0; r < 8; ++r) wv[r] = vld1q_s8(wq + 16 * r);
 #define QRT__DOT(g)                                                                                \
     do {                                                                                           \
-        const int8x16_t x0_ = vld1q_s8(xq + 32 * (g)), x1_ = vld1q_s8(xq + 32 * (g) + 16);         \
+        const int8x16_t x0_ = vld1q_s8(xq + 64 * (g)), x1_ = vld1q_s8(xq + 64 * (g) + 16);         \
         for (int r = 0; r < 8; ++r) {                                                              \
             acc[2 * r] = vdotq_laneq_s32(acc[2 * r], x0_, wv[r], g);                               \
             acc[2 * r + 1] = vdotq_laneq_s32(acc[2 * r + 1], x1_, wv[r], g);                       \
         }                                                                                          \
     } while (0)
-                        QRT__DOT(0);
-                        QRT__DOT(1);
-                        QRT__DOT(2);
-                        QRT__DOT(3);
+        QRT__DOT(0);
+        QRT__DOT(1);
+        QRT__DOT(2);
+        QRT__DOT(3);
 #undef QRT__DOT
-                    }
-                    if (wzany[(oc0 - ocb) / 8])
-                        for (int r = 0; r < 8; ++r) { /* - wz sum (x - xz) */
-                            const int32_t wz = q->weight_zero[oc0 + r < oce ? oc0 + r : oce - 1];
-                            acc[2 * r] = vmlsq_n_s32(acc[2 * r], sx0, wz);
-                            acc[2 * r + 1] = vmlsq_n_s32(acc[2 * r + 1], sx1, wz);
-                        }
-                    qrt__gemm_store_tile(p, q, out, n, oc0, oce, t, acc, &rq, small[(oc0 - ocb) / 8]);
+    }
+    if (wz8)
+        for (int r = 0; r < 8; ++r) { /* - wz sum (x - xz) */
+            const int32_t wz = q->weight_zero[oc0 + r < oce ? oc0 + r : oce - 1];
+            acc[2 * r] = vmlsq_n_s32(acc[2 * r], sxa, wz);
+            acc[2 * r + 1] = vmlsq_n_s32(acc[2 * r + 1], sxb, wz);
+        }
+    if (!fast) {
+        int32x4_t a[16];
+        for (int r = 0; r < 16; ++r) a[r] = acc[r];
+        qrt__gemm_dot_store_slow(p, q, out, n, oc0, oce, t, a, rq);
+        return;
+    }
+    /* all 8 channels stored and small (qrt__neon_small_y): qrt__gemm_store_tile's fast path,
+     * two channels a step, each row's 8 bytes stored by a lane store */
+    uint8_t *y = (uint8_t *)out + n * p->y_stride_n + oc0 * p->y_stride_c + t;
+    const int64_t ys = p->y_stride_c;
+    const float *sc = q->scale + oc0;
+    const uint8x16_t lo = vcombine_u8(rq->lo, rq->lo), hi = vcombine_u8(rq->hi, rq->hi);
+    for (int r = 0; r < 8; r += 2) {
+        const float32x4_t s0 = vld1q_dup_f32(sc + r), s1 = vld1q_dup_f32(sc + r + 1);
+        const int32x4_t r0 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r]), s0));
+        const int32x4_t r1 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 1]), s0));
+        const int32x4_t r2 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 2]), s1));
+        const int32x4_t r3 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 3]), s1));
+        const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r0), r1), rq->zero);
+        const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r2), r3), rq->zero);
+        const uint64x2_t u = vreinterpretq_u64_u8(
+            vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h0), h1), lo), hi));
+        vst1q_lane_u64((uint64_t *)(void *)y, u, 0);
+        y += ys;
+        vst1q_lane_u64((uint64_t *)(void *)y, u, 1);
+        y += ys;
+    }
+}
+
+/**
+ * The GEMM path of qrt_conv1d_u8__neondot() (p checked, qrt__conv1d_gemm_ok(p)).  The weights
+ * come as panels of 8 output channels (qrt_conv1d_pack_dot: their sums, then per 16 input
+ * channels 8 x 16 bytes): the plan's (q->wpack_dot), or packed here on the stack for a chunk
+ * of channels at a time.  Per block of 16 positions (8 for a row's last few) the input is
+ * packed once as x' = x ^ 0x80 = x - 128 (int8) in [ci/4][16 pos][4] order, zero past c_in up
+ * to a multiple of 16, with sum_ci (x - xz) per position when some w_zero != 0.  Each 8 x 8
+ * tile then runs 8 indexed sdots per 4-channel group and position quad:
+ *   sum (x - xz)(w - wz) = sum x' w + (128 - xz) sum w - wz sum (x - xz)   (mod 2^32).
+ * Blocks tile a row as 16s, then a last block of 16 or 8 ending at the row's end (it overlaps
+ * the one before and rewrites the same bytes).
+ */
+QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
+                                                     const uint8_t *x, const int8_t *w,
+                                                     const qrt_conv1d_quant *q, void *out) {
+    int8_t xp[QRT__GEMM_MAX_CIN * 16] __attribute__((aligned(16)));
+    int8_t pstack[QRT__GEMM_PANEL_STACK] __attribute__((aligned(16)));
+    uint32_t kc[QRT__GEMM_OC_CHUNK + 8]; /* (128 - xz) sum w + bias, per output channel */
+    uint8_t fast[QRT__GEMM_OC_CHUNK / 8]; /* 8 channels stored, all qrt__neon_small_y */
+    uint8_t wzany[QRT__GEMM_OC_CHUNK / 8]; /* some w_zero != 0, per block of 8 */
+    const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15, len = p->len_out;
+    const int64_t co_n = p->c_out, xs = p->x_stride_c;
+    const int64_t ps = (int64_t)qrt_conv1d_dot_panel_size((uint32_t)ci_n);
+    const int32_t xz = p->input_zero;
+    qrt__gemm_rq rq;
+    qrt__gemm_rq_init(p, &rq);
+    int wzlayer = 0; /* the position sums are needed only for nonzero w_zero */
+    for (int64_t oc = 0; oc < co_n; ++oc) wzlayer |= q->weight_zero[oc] != 0;
+    for (int64_t i = (ci_n / 4) * 64; i < c16 * 16; ++i) xp[i] = 0; /* past the full groups */
+    /* channels per pass: the plan's panels, or as many as the stack holds (at least one panel:
+     * c16 <= QRT__GEMM_MAX_CIN) */
+    int64_t chunk = q->wpack_dot ? QRT__GEMM_OC_CHUNK : QRT__GEMM_PANEL_STACK / ps * 8;
+    if (chunk > QRT__GEMM_OC_CHUNK) chunk = QRT__GEMM_OC_CHUNK;
+    for (int64_t ocb = 0; ocb < co_n; ocb += chunk) {
+        const int64_t oce = ocb + chunk < co_n ? ocb + chunk : co_n;
+        const int8_t *pan = q->wpack_dot ? q->wpack_dot + ocb / 8 * ps : pstack;
+        if (!q->wpack_dot)
+            qrt_conv1d_pack_dot((uint32_t)ocb, (uint32_t)(oce - ocb), (uint32_t)ci_n, w, pstack);
+        for (int64_t oc = ocb; oc < oce; ++oc) {
+            const int32_t ws = ((const int32_t *)(const void *)(pan + (oc - ocb) / 8 * ps))[oc % 8];
+            kc[oc - ocb] = (uint32_t)(128 - xz) * (uint32_t)ws + (uint32_t)q->bias_q[oc];
+            const int64_t b = (oc - ocb) / 8;
+            if ((oc - ocb) % 8 == 0) fast[b] = oc + 8 <= oce, wzany[b] = 0;
+            if (!qrt__neon_small_y(ci_n, q->bias_q[oc], q->scale[oc])) fast[b] = 0;
+            if (q->weight_zero[oc] != 0) wzany[b] = 1;
+        }
+        for (int64_t oc = oce; oc < oce + 8; ++oc) kc[oc - ocb] = 0; /* rows not stored */
+        const int32x4_t off = vdupq_n_s32((int32_t)((uint32_t)(128 - xz) * (uint32_t)ci_n));
+        for (int64_t n = 0; n < p->n; ++n) {
+            const uint8_t *xn = x + n * p->x_stride_n;
+            for (int64_t t0 = 0; t0 < len;) {
+                /* a block of 16, or the row's last: 16 or 8 ending at len (len >= 8) */
+                const int np = t0 + 16 <= len || (len - t0 > 8 && len >= 16) ? 16 : 8;
+                const int64_t t = t0 + np <= len ? t0 : len - np;
+                t0 = t + np;
+                int32x4_t sx[4];
+                qrt__gemm_dot_pack(xn, xs, ci_n, t, np, wzlayer, xp, sx);
+                /* sum (x - xz) = sum x' + (128 - xz) c_in, mod 2^32 */
+                for (int k = 0; k < 4; ++k) sx[k] = vaddq_s32(sx[k], off);
+                for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8) {
+                    const int64_t b = (oc0 - ocb) / 8;
+                    const int8_t *wq = pan + b * ps + 32;
+                    qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t, xp, wq, c16, kc + (oc0 - ocb),
+                                       wzany[b], fast[b], sx[0], sx[1], &rq);
+                    if (np == 16)
+                        qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t + 8, xp + 32, wq, c16,
+                                           kc + (oc0 - ocb), wzany[b], fast[b], sx[2], sx[3],
+                                           &rq);
                 }
             }
         }

@@ -32,6 +32,7 @@
  * dot-product functions carry their target attributes, so no -mfpu / -march flag is needed). */
 #include "../../src/ref/conv1d_ref.c"
 #include "../../src/neon/conv1d_neon.c"
+#include "qrt/conv1d_pack.h" /* qrt_conv1d_pack_dot: the plan's NEON-dot panels */
 #if defined(__aarch64__)
 #include "../../src/neon/conv1d_neondot.c"
 #endif
@@ -258,11 +259,12 @@ static int one_case(int c, int dot, long *calls) {
 }
 
 /* GEMM-shaped cases (kernel 1, stride 1, groups 1: a 1x1 conv2d as [C_in][H*W]; the NEON
- * microkernel path of conv1d_neon_gemm.h): c_in 16..300 (not only multiples of 4 / 16), c_out
- * 1..40 and lengths 8..200 around the 8 x 8 tiles.  The input ends right before a PROT_NONE
+ * microkernel path of conv1d_neon_gemm.h): c_in 16..300 (not only multiples of 4 / 16; now and
+ * then up to 1024, several of the NEON-dot tile's stack panel chunks), c_out 1..49 and lengths
+ * 8..200 around the 8 x 8 tiles and the 16-position blocks.  The input ends right before a PROT_NONE
  * page, and so do the weights (their last row is the one a 16-byte read would overrun). */
 #define GX_PAGES 32
-#define GW_PAGES 4
+#define GW_PAGES 16
 static uint8_t *gx_area, *gw_area;
 static void setup_gemm(void) {
     const long a = sys6(SYS_MMAP, 0, (GX_PAGES + GW_PAGES + 2) * PAGE, 3, 0x22, -1, 0);
@@ -281,8 +283,10 @@ static void gemm_case(int c, int dot, long *calls) {
     static int32_t gwz[64], gbq[64];
     static float gsc[64], gbf[64];
     p.n = 1 + rnd(2);
-    p.c_in = rnd(4) == 0 ? 16 + rnd(285) : CI[rnd(sizeof CI / sizeof CI[0])];
-    p.c_out = rnd(3) == 0 ? 1 + rnd(40) : 8 * (1 + rnd(4)) + rnd(3) - 1;
+    p.c_in = rnd(16) == 0  ? 300 + rnd(725) /* several panel chunks on the NEON-dot stack */
+             : rnd(4) == 0 ? 16 + rnd(285)
+                           : CI[rnd(sizeof CI / sizeof CI[0])];
+    p.c_out = rnd(3) == 0 ? 1 + rnd(40) : 8 * (1 + rnd(6)) + rnd(3) - 1;
     p.len_out = rnd(3) == 0 ? 8 + rnd(193) : GEDGE[rnd(sizeof GEDGE / sizeof GEDGE[0])];
     p.len_in = p.len_out + (rnd(3) == 0 ? rnd(5) : 0);
     while ((int64_t)p.n * p.c_in * p.len_in > GX_PAGES * PAGE) p.len_out = p.len_in /= 2;
@@ -330,7 +334,16 @@ static void gemm_case(int c, int dot, long *calls) {
         for (uint32_t i = 0; i < p.c_in; ++i) sum += w0[(int64_t)o * p.c_in + i];
         gws[o] = sum;
     }
-    const qrt_conv1d_quant q = {gwz, gbq, gsc, gbf, NULL, NULL, plan_sums ? gws : NULL};
+    /* half the time the plan's NEON-dot panels (qrt_conv1d_pack_dot), as qrt/_conv1d.pyx
+     * makes them for a dense 1x1 layer; else the tile packs them on its stack */
+    static int8_t gpan[1 << 16] __attribute__((aligned(16)));
+    const int plan_panels = rnd(2);
+    if (plan_panels) {
+        if (qrt_conv1d_dot_weight_size(p.c_out, p.c_in) > sizeof gpan) die("panels too large");
+        qrt_conv1d_pack_dot(0, p.c_out, p.c_in, w0, gpan);
+    }
+    const qrt_conv1d_quant q = {gwz, gbq, gsc, gbf, NULL, NULL, plan_sums ? gws : NULL,
+                                plan_panels ? gpan : NULL};
     const size_t ny = (size_t)(p.y_stride_n * p.n);
     if (ny + 16 > sizeof ybuf_ref) die("output buffer too small");
     memset(ybuf_ref, CANARY, ny + 16);

@@ -18,12 +18,14 @@
  * position leaves nothing for a 4-byte dot product.
  *
  * GEMM calls (kernel 1, stride 1, groups 1: a 1x1 conv2d; see conv1d_neon.h's GEMM path for
- * the exact case) run 8 x 8 register tiles instead: per block of 8 positions the input is
- * packed once on the stack as x' in [c_in/4][8 positions][4] order (zero past c_in), with each
- * position's sum of (x - xz); each tile of 8 output channels reads 16 weights per channel in
- * place and runs indexed sdots (vdotq_laneq_s32: one 4-channel group of one channel against 4
- * positions), so one sdot does 16 MACs.  The zero-point terms are folded as above, per output
- * channel ((128 - xz) sum w + bias, computed once per call) and per position (wz sum (x - xz),
+ * the exact case) run 8 x 8 register tiles instead: per block of 16 positions (a row's last
+ * 16 or 8) the input is packed once on the stack as x' in [c_in/4][16 positions][4] order
+ * (zero past c_in), with each position's sum of (x - xz) when some w_zero != 0; each tile of 8
+ * output channels reads its weights from an 8-channel panel (qrt_conv1d_pack_dot: the plan's
+ * qrt_conv1d_quant.wpack_dot, or packed on the stack per chunk of channels) and runs indexed
+ * sdots (vdotq_laneq_s32: one 4-channel group of one channel against 4 positions), so one
+ * sdot does 16 MACs.  The zero-point terms are folded as above, per output channel ((128 -
+ * xz) sum w + bias, from the panel's sums once per call) and per position (wz sum (x - xz),
  * skipped when the 8 channels' w_zero are all 0).  See src/neon/conv1d_neondot.c.
  */
 #ifndef QRT_CONV1D_NEONDOT_H
