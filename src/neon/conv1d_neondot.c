@@ -113,6 +113,26 @@ QRT_NEONDOT_FN static void qrt__conv1d_rows__neondot(const qrt_conv1d_params *p,
 /** Stack bytes for the weight panels a call packs itself (no qrt_conv1d_quant.wpack_dot). */
 #define QRT__GEMM_PANEL_STACK 16448
 
+/** One 4-channel group of a 16-position block: rows r0..r3 (16 positions of x' each) ->
+ *  [16 positions][4 channels] at d (64 bytes), with their sums per position quad into sx. */
+QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
+qrt__gemm_dot_quad16(uint8x16_t r0, uint8x16_t r1, uint8x16_t r2, uint8x16_t r3, int8_t *d,
+                     int sums, int32x4_t sx[4]) {
+    const int8x16_t ones = vdupq_n_s8(1);
+    const uint16x8_t ab0 = vreinterpretq_u16_u8(vzip1q_u8(r0, r1));
+    const uint16x8_t ab1 = vreinterpretq_u16_u8(vzip2q_u8(r0, r1));
+    const uint16x8_t cd0 = vreinterpretq_u16_u8(vzip1q_u8(r2, r3));
+    const uint16x8_t cd1 = vreinterpretq_u16_u8(vzip2q_u8(r2, r3));
+    const int8x16_t q[4] = {vreinterpretq_s8_u16(vzip1q_u16(ab0, cd0)),
+                            vreinterpretq_s8_u16(vzip2q_u16(ab0, cd0)),
+                            vreinterpretq_s8_u16(vzip1q_u16(ab1, cd1)),
+                            vreinterpretq_s8_u16(vzip2q_u16(ab1, cd1))};
+    for (int k = 0; k < 4; ++k) {
+        vst1q_s8(d + 16 * k, q[k]);
+        if (sums) sx[k] = vdotq_s32(sx[k], q[k], ones);
+    }
+}
+
 /**
  * Pack one block of positions t .. t + 16 (np = 16) or t .. t + 8 (np = 8) of the input as
  * x' = x ^ 0x80 in [c_in / 4][16 positions][4 channels] order (64 bytes per 4-channel group;
@@ -129,52 +149,15 @@ qrt__gemm_dot_pack(const uint8_t *xn, int64_t xs, int64_t ci_n, int64_t t, int n
     int64_t g = 0;
     const uint8_t *xr = xn + t;
     if (np == 16) {
-        for (; g * 4 + 4 <= ci_n; ++g, xr += 4 * xs) {
-            const uint8x16_t r0 = veorq_u8(vld1q_u8(xr), flip);
-            const uint8x16_t r1 = veorq_u8(vld1q_u8(xr + xs), flip);
-            const uint8x16_t r2 = veorq_u8(vld1q_u8(xr + 2 * xs), flip);
-            const uint8x16_t r3 = veorq_u8(vld1q_u8(xr + 3 * xs), flip);
-            const uint16x8_t ab0 = vreinterpretq_u16_u8(vzip1q_u8(r0, r1));
-            const uint16x8_t ab1 = vreinterpretq_u16_u8(vzip2q_u8(r0, r1));
-            const uint16x8_t cd0 = vreinterpretq_u16_u8(vzip1q_u8(r2, r3));
-            const uint16x8_t cd1 = vreinterpretq_u16_u8(vzip2q_u8(r2, r3));
-            const int8x16_t q0 = vreinterpretq_s8_u16(vzip1q_u16(ab0, cd0));
-            const int8x16_t q1 = vreinterpretq_s8_u16(vzip2q_u16(ab0, cd0));
-            const int8x16_t q2 = vreinterpretq_s8_u16(vzip1q_u16(ab1, cd1));
-            const int8x16_t q3 = vreinterpretq_s8_u16(vzip2q_u16(ab1, cd1));
-            vst1q_s8(xp + 64 * g, q0);
-            vst1q_s8(xp + 64 * g + 16, q1);
-            vst1q_s8(xp + 64 * g + 32, q2);
-            vst1q_s8(xp + 64 * g + 48, q3);
-            if (sums) {
-                sx[0] = vdotq_s32(sx[0], q0, ones);
-                sx[1] = vdotq_s32(sx[1], q1, ones);
-                sx[2] = vdotq_s32(sx[2], q2, ones);
-                sx[3] = vdotq_s32(sx[3], q3, ones);
-            }
-        }
+        for (; g * 4 + 4 <= ci_n; ++g, xr += 4 * xs)
+            qrt__gemm_dot_quad16(veorq_u8(vld1q_u8(xr), flip), veorq_u8(vld1q_u8(xr + xs), flip),
+                                 veorq_u8(vld1q_u8(xr + 2 * xs), flip),
+                                 veorq_u8(vld1q_u8(xr + 3 * xs), flip), xp + 64 * g, sums, sx);
         if (g * 4 < ci_n) { /* the last, partial group: its missing channels are 0 */
             uint8x16_t r[4];
             for (int k = 0; k < 4; ++k)
                 r[k] = g * 4 + k < ci_n ? veorq_u8(vld1q_u8(xr + k * xs), flip) : vdupq_n_u8(0);
-            const uint16x8_t ab0 = vreinterpretq_u16_u8(vzip1q_u8(r[0], r[1]));
-            const uint16x8_t ab1 = vreinterpretq_u16_u8(vzip2q_u8(r[0], r[1]));
-            const uint16x8_t cd0 = vreinterpretq_u16_u8(vzip1q_u8(r[2], r[3]));
-            const uint16x8_t cd1 = vreinterpretq_u16_u8(vzip2q_u8(r[2], r[3]));
-            const int8x16_t q0 = vreinterpretq_s8_u16(vzip1q_u16(ab0, cd0));
-            const int8x16_t q1 = vreinterpretq_s8_u16(vzip2q_u16(ab0, cd0));
-            const int8x16_t q2 = vreinterpretq_s8_u16(vzip1q_u16(ab1, cd1));
-            const int8x16_t q3 = vreinterpretq_s8_u16(vzip2q_u16(ab1, cd1));
-            vst1q_s8(xp + 64 * g, q0);
-            vst1q_s8(xp + 64 * g + 16, q1);
-            vst1q_s8(xp + 64 * g + 32, q2);
-            vst1q_s8(xp + 64 * g + 48, q3);
-            if (sums) {
-                sx[0] = vdotq_s32(sx[0], q0, ones);
-                sx[1] = vdotq_s32(sx[1], q1, ones);
-                sx[2] = vdotq_s32(sx[2], q2, ones);
-                sx[3] = vdotq_s32(sx[3], q3, ones);
-            }
+            qrt__gemm_dot_quad16(r[0], r[1], r[2], r[3], xp + 64 * g, sums, sx);
         }
         return;
     }
@@ -209,20 +192,19 @@ qrt__gemm_dot_store_slow(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, 
 
 /**
  * One 8 x 8 tile: output channels oc0 .. oc0 + 7 (panel weights at wq, [c16 / 16][8][16]) by
- * the 8 packed positions at xq (groups 64 bytes apart), output positions t .. t + 7.  kt: the
+ * the 8 packed positions at xq (groups 64 bytes apart), output positions t .. t + 7; `half`
+ * (a constant): ceil8(c_in) = c16 - 8, whose last 8 channels are zero on both sides and
+ * skipped.  kt: the
  * channels' (128 - xz) sum w + bias; sxa, sxb: positions' sum (x - xz) (used when wz8 != 0).
  */
 QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
 qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *out, int64_t n,
                    int64_t oc0, int64_t oce, int64_t t, const int8_t *xq, const int8_t *wq,
-                   int64_t c16, const uint32_t *kt, int wz8, int fast, int32x4_t sxa,
-                   int32x4_t sxb, const qrt__gemm_rq *rq) {
+                   int64_t c16, const int half, const uint32_t *kt, int wz8, int fast,
+                   int32x4_t sxa, int32x4_t sxb, const qrt__gemm_rq *rq) {
     int32x4_t acc[16];
     for (int r = 0; r < 8; ++r) /* start: (128 - xz) sum w + bias */
         acc[2 * r] = acc[2 * r + 1] = vld1q_dup_s32((const int32_t *)kt + r);
-    for (int64_t i = 0; i < c16; i += 16, xq += 256, wq += 128) {
-        int8x16_t wv[8];
-        for (int r = 0; r < 8; ++r) wv[r] = vld1q_s8(wq + 16 * r);
 #define QRT__DOT(g)                                                                                \
     do {                                                                                           \
         const int8x16_t x0_ = vld1q_s8(xq + 64 * (g)), x1_ = vld1q_s8(xq + 64 * (g) + 16);         \
@@ -231,12 +213,22 @@ qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *
             acc[2 * r + 1] = vdotq_laneq_s32(acc[2 * r + 1], x1_, wv[r], g);                       \
         }                                                                                          \
     } while (0)
+    const int64_t full = half ? c16 - 16 : c16;
+    for (int64_t i = 0; i < full; i += 16, xq += 256, wq += 128) {
+        int8x16_t wv[8];
+        for (int r = 0; r < 8; ++r) wv[r] = vld1q_s8(wq + 16 * r);
         QRT__DOT(0);
         QRT__DOT(1);
         QRT__DOT(2);
         QRT__DOT(3);
-#undef QRT__DOT
     }
+    if (half) { /* c_in's last 8 channels in a block of 16: its last two groups are all 0 */
+        int8x16_t wv[8];
+        for (int r = 0; r < 8; ++r) wv[r] = vld1q_s8(wq + 16 * r);
+        QRT__DOT(0);
+        QRT__DOT(1);
+    }
+#undef QRT__DOT
     if (wz8)
         for (int r = 0; r < 8; ++r) { /* - wz sum (x - xz) */
             const int32_t wz = q->weight_zero[oc0 + r < oce ? oc0 + r : oce - 1];
@@ -294,6 +286,7 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
     uint8_t wzany[QRT__GEMM_OC_CHUNK / 8]; /* some w_zero != 0, per block of 8 */
     const int64_t ci_n = p->c_in, c16 = (ci_n + 15) & ~(int64_t)15, len = p->len_out;
     const int64_t co_n = p->c_out, xs = p->x_stride_c;
+    const int half = ((ci_n + 7) & ~(int64_t)7) != c16; /* the last 16-block holds 8 channels */
     const int64_t ps = (int64_t)qrt_conv1d_dot_panel_size((uint32_t)ci_n);
     const int32_t xz = p->input_zero;
     qrt__gemm_rq rq;
@@ -331,16 +324,21 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
                 qrt__gemm_dot_pack(xn, xs, ci_n, t, np, wzlayer, xp, sx);
                 /* sum (x - xz) = sum x' + (128 - xz) c_in, mod 2^32 */
                 for (int k = 0; k < 4; ++k) sx[k] = vaddq_s32(sx[k], off);
-                for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8) {
-                    const int64_t b = (oc0 - ocb) / 8;
-                    const int8_t *wq = pan + b * ps + 32;
-                    qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t, xp, wq, c16, kc + (oc0 - ocb),
-                                       wzany[b], fast[b], sx[0], sx[1], &rq);
-                    if (np == 16)
-                        qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t + 8, xp + 32, wq, c16,
-                                           kc + (oc0 - ocb), wzany[b], fast[b], sx[2], sx[3],
-                                           &rq);
-                }
+#define QRT__TILES(HALF)                                                                           \
+    for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8) {                                                 \
+        const int64_t b = (oc0 - ocb) / 8;                                                         \
+        const int8_t *wq = pan + b * ps + 32;                                                      \
+        qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t, xp, wq, c16, HALF, kc + (oc0 - ocb),         \
+                           wzany[b], fast[b], sx[0], sx[1], &rq);                                  \
+        if (np == 16)                                                                              \
+            qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t + 8, xp + 32, wq, c16, HALF,              \
+                               kc + (oc0 - ocb), wzany[b], fast[b], sx[2], sx[3], &rq);            \
+    }
+                if (half)
+                    QRT__TILES(1)
+                else
+                    QRT__TILES(0)
+#undef QRT__TILES
             }
         }
     }
