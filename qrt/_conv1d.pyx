@@ -383,11 +383,9 @@ cdef class Plan:
         self.q.wpack_dot = NULL
         if qrt_conv1d_u8_uses_dot_panels(&self.p, variant):
             import numpy as np
-            self.wpack_dot = np.empty(<Py_ssize_t>qrt_conv1d_dot_weight_size(c_out, c_in) + 16,
-                                      np.int8)
-            off = (-self.wpack_dot.ctypes.data) % 16   # 16-byte aligned panels
-            self.wpack_dot = self.wpack_dot[off:off + <Py_ssize_t>qrt_conv1d_dot_weight_size(
-                c_out, c_in)]
+            # int32 storage: the panels' weight sums are read as int32 (a multiple of 16 bytes)
+            self.wpack_dot = np.empty(<Py_ssize_t>qrt_conv1d_dot_weight_size(c_out, c_in) // 4,
+                                      np.int32).view(np.int8)
             dp = self.wpack_dot
             with nogil:
                 qrt_conv1d_pack_dot(0, c_out, c_in, &w[0, 0, 0], &dp[0])
@@ -445,6 +443,12 @@ cdef class Plan:
                 self.busy = False
         _check_status(st, &self.p)
         return 0
+
+    @property
+    def dot_panels(self):
+        """Whether the plan holds the aarch64 NEON-dot GEMM tile's weight panels
+        (qrt_conv1d_pack_dot: a 1x1 layer of the GEMM case on a dot-product CPU)."""
+        return self.wpack_dot is not None
 
     def set_input_zero(self, int input_zero):
         """Change the input zero point (dynamic quantization picks one per call)."""

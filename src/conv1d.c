@@ -87,7 +87,7 @@ int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant) {
 int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant) {
 #if defined(QRT_HAVE_ARM) && defined(__aarch64__)
     if (qrt_conv1d_variant(variant) == QRT_ISA_NEONDOT)
-        return p->groups == 1 && p->kernel == 1 && p->c_in > 0 && p->c_out > 0;
+        return qrt_conv1d_check(p) == QRT_OK && qrt_conv1d_u8__neon_gemm_ok(p) && p->c_out > 0;
 #endif
     (void)p;
     (void)variant;

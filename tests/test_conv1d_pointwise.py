@@ -140,3 +140,43 @@ def test_pointwise_gemv(v):
         xl = rng.integers(0, 256, (n, length, ci), dtype=np.uint8)
         c["x"] = xl.transpose(0, 2, 1)  # [N, C, L] with channel stride 1
         _check(c, v)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pointwise_plan_panels(seed):
+    """A Plan of a 1x1 layer in the NEON GEMM case (>= 8 positions, 16..1024 input channels)
+    holds the NEON-dot tile's weight panels on a dot-product CPU (and only there), and only for
+    that case (not for a linear row); its bytes equal the reference's, through the panels, and
+    the direct call's (which packs the panels on the tile's stack)."""
+    from qrt import _cpu
+    rng = np.random.default_rng(300 + seed)
+    dot = _cpu.selected()["conv1d"] == "neondot"
+    for c_in, c_out, length in ((24, 20, 49), (16, 96, 8), (40, 9, 196), (320, 33, 17),
+                                (1000, 12, 9), (24, 20, 1), (8, 16, 20)):
+        c = random_pw(rng, c_in=c_in, c_out=c_out, length=length)
+        c["groups"] = 1
+        c["x"] = c["x"][:, :c_in]
+        c["w"] = c["w"][:c_out]
+        for k in ("wz", "bias", "scale"):
+            c[k] = c[k][:c_out].copy()
+        x, w = c["x"], c["w"]
+        n = x.shape[0]
+        wpack = np.empty(_conv1d.packed_weight_size(c_out, c_in, 1), np.int8)
+        wsum = np.empty(c_out, np.int32)
+        _conv1d.pack_weights(w, wpack, wsum)
+        plan = _conv1d.Plan(w, wpack, wsum, c["wz"], c["bias"], c["scale"],
+                            np.zeros(c_out, np.float32), (n, c_in, length),
+                            (c_in * length, length, 1), (n, c_out, length),
+                            (c_out * length, length, 1), input_zero=c["input_zero"],
+                            output_zero=c["output_zero"], output_min=c["output_min"],
+                            output_max=c["output_max"])
+        gemm = length >= 8 and 16 <= c_in <= 1024
+        assert plan.dot_panels == (dot and gemm), (c_in, c_out, length)
+        y = np.zeros(n * c_out * length, np.uint8)
+        with np.errstate(all="ignore"):
+            plan.run_u8(np.ascontiguousarray(x).reshape(-1), 0, y, 0)
+            ref = run_pw(c, 0)[:, :, :length]
+            np.testing.assert_array_equal(y.reshape(n, c_out, length), ref,
+                                          err_msg=str(describe(c)))
+            np.testing.assert_array_equal(run_pw(c, _conv1d.isa())[:, :, :length],
+                                          ref)

@@ -34,9 +34,10 @@ size_t qrt_conv1d_u8_scratch_size(const qrt_conv1d_params *p, const qrt_conv1d_q
  *         plan makes them only then. */
 int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant);
 
-/** @brief Whether `variant` on this CPU is the aarch64 NEON-dot one and p a dense kernel-1
- *         layer, whose GEMM tile then reads weight panels (qrt_conv1d_pack_dot(),
- *         qrt_conv1d_quant.wpack_dot) when given them. */
+/** @brief Whether `variant` on this CPU is the aarch64 NEON-dot one and p the kernel-1 GEMM
+ *         case its register tiles run (a 1x1 conv of at least 8 positions and 16..1024 input
+ *         channels; not a linear row), whose tile then reads weight panels
+ *         (qrt_conv1d_pack_dot(), qrt_conv1d_quant.wpack_dot) when given them. */
 int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant);
 
 /**

@@ -326,6 +326,8 @@ QRT_NEON_FN static void qrt__conv1d_rows__neon(const qrt_conv1d_params *p,
  * @param[out] out uint8 (OUT_U8) or float (OUT_F32) at the p->y_stride_* strides
  * @return QRT_OK, or the gate's error (nothing written)
  */
+int qrt_conv1d_u8__neon_gemm_ok(const qrt_conv1d_params *p) { return qrt__conv1d_gemm_ok(p); }
+
 QRT_NEON_FN qrt_status qrt_conv1d_u8__neon(const qrt_conv1d_params *p, const uint8_t *x,
                                            const int8_t *w, const qrt_conv1d_quant *q, void *out) {
     const qrt_status st = qrt_conv1d_check(p);

@@ -87,6 +87,35 @@ qrt__gemm_rq8(int32x4_t a, int32x4_t b, float32x4_t scale, const qrt__gemm_rq *c
     return vmin_u8(vmax_u8(vqmovun_s16(h), c->lo), c->hi);
 }
 
+#if defined(__aarch64__)
+/**
+ * The store of a full 8 x 8 tile whose channels all passed qrt__neon_small_y (aarch64): output
+ * channel r's 8 positions (acc[2r], acc[2r + 1]) requantized at y + r * ys, two channels a step
+ * (one sqadd / sqxtun(2) / umax / umin for 16 bytes), each row's 8 bytes by a lane store.
+ * Inlined into the tiles, so the accumulators stay in registers.
+ */
+QRT_NEON_FN static inline __attribute__((always_inline)) void
+qrt__gemm_store_fast(uint8_t *y, int64_t ys, const float *sc, const int32x4_t *acc,
+                     const qrt__gemm_rq *rq) {
+    const uint8x16_t lo = vcombine_u8(rq->lo, rq->lo), hi = vcombine_u8(rq->hi, rq->hi);
+    for (int r = 0; r < 8; r += 2) {
+        const float32x4_t s0 = vld1q_dup_f32(sc + r), s1 = vld1q_dup_f32(sc + r + 1);
+        const int32x4_t r0 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r]), s0));
+        const int32x4_t r1 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 1]), s0));
+        const int32x4_t r2 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 2]), s1));
+        const int32x4_t r3 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 3]), s1));
+        const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r0), r1), rq->zero);
+        const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r2), r3), rq->zero);
+        const uint64x2_t u = vreinterpretq_u64_u8(
+            vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h0), h1), lo), hi));
+        vst1q_lane_u64((uint64_t *)(void *)y, u, 0);
+        y += ys;
+        vst1q_lane_u64((uint64_t *)(void *)y, u, 1);
+        y += ys;
+    }
+}
+#endif
+
 /**
  * Requantize and store one QRT__GEMM_OC x 8 tile, output channel oc0 + r at acc[2r] (t..t+3),
  * acc[2r+1];
@@ -101,21 +130,7 @@ qrt__gemm_store_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void
     const float *sc = q->scale + oc0;
     if (oc0 + QRT__GEMM_OC <= oce && small) { /* constant trip counts: the tile stays in registers */
 #if defined(__aarch64__)
-        /* two channels a step: one sqadd / sqxtun(2) / umax / umin for 16 bytes */
-        const uint8x16_t lo = vcombine_u8(rq->lo, rq->lo), hi = vcombine_u8(rq->hi, rq->hi);
-        const int16x8_t z = rq->zero;
-        for (int r = 0; r < QRT__GEMM_OC; r += 2) {
-            const float32x4_t s0 = vdupq_n_f32(sc[r]), s1 = vdupq_n_f32(sc[r + 1]);
-            const int32x4_t r0 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r]), s0));
-            const int32x4_t r1 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 1]), s0));
-            const int32x4_t r2 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 2]), s1));
-            const int32x4_t r3 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 3]), s1));
-            const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r0), r1), z);
-            const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r2), r3), z);
-            const uint8x16_t u = vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h0), h1), lo), hi);
-            vst1_u8(y + r * ys, vget_low_u8(u));
-            vst1_u8(y + (r + 1) * ys, vget_high_u8(u));
-        }
+        qrt__gemm_store_fast(y, ys, sc, acc, rq);
 #else
         for (int r = 0; r < QRT__GEMM_OC; ++r)
             vst1_u8(y + r * ys,

@@ -136,49 +136,29 @@ qrt__gemm_dot_quad16(uint8x16_t r0, uint8x16_t r1, uint8x16_t r2, uint8x16_t r3,
 /**
  * Pack one block of positions t .. t + 16 (np = 16) or t .. t + 8 (np = 8) of the input as
  * x' = x ^ 0x80 in [c_in / 4][16 positions][4 channels] order (64 bytes per 4-channel group;
- * an 8-position block fills the first 32), channels past c_in zero (the groups past the last
- * partial one stay zero from the call's start).  With `sums`, sx[k] holds sum_ci x' of
- * positions 4k .. 4k + 3 (lanes).
+ * an 8-position block holds zeros at positions 8..15), channels past c_in zero (the groups past
+ * the last partial one stay zero from the call's start).  With `sums`, sx[k] holds sum_ci x'
+ * of positions 4k .. 4k + 3 (lanes).
  */
 QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
 qrt__gemm_dot_pack(const uint8_t *xn, int64_t xs, int64_t ci_n, int64_t t, int np, int sums,
                    int8_t *xp, int32x4_t sx[4]) {
-    const int8x16_t ones = vdupq_n_s8(1);
     const uint8x16_t flip = vdupq_n_u8(0x80);
     for (int k = 0; k < 4; ++k) sx[k] = vdupq_n_s32(0);
-    int64_t g = 0;
     const uint8_t *xr = xn + t;
-    if (np == 16) {
-        for (; g * 4 + 4 <= ci_n; ++g, xr += 4 * xs)
-            qrt__gemm_dot_quad16(veorq_u8(vld1q_u8(xr), flip), veorq_u8(vld1q_u8(xr + xs), flip),
-                                 veorq_u8(vld1q_u8(xr + 2 * xs), flip),
-                                 veorq_u8(vld1q_u8(xr + 3 * xs), flip), xp + 64 * g, sums, sx);
-        if (g * 4 < ci_n) { /* the last, partial group: its missing channels are 0 */
-            uint8x16_t r[4];
-            for (int k = 0; k < 4; ++k)
-                r[k] = g * 4 + k < ci_n ? veorq_u8(vld1q_u8(xr + k * xs), flip) : vdupq_n_u8(0);
-            qrt__gemm_dot_quad16(r[0], r[1], r[2], r[3], xp + 64 * g, sums, sx);
-        }
-        return;
+#define QRT__ROW(k)                                                                                \
+    (np == 16 ? veorq_u8(vld1q_u8(xr + (k) * xs), flip)                                            \
+              : vcombine_u8(veor_u8(vld1_u8(xr + (k) * xs), vget_low_u8(flip)), vdup_n_u8(0)))
+    int64_t g = 0;
+    for (; g * 4 + 4 <= ci_n; ++g, xr += 4 * xs)
+        qrt__gemm_dot_quad16(QRT__ROW(0), QRT__ROW(1), QRT__ROW(2), QRT__ROW(3), xp + 64 * g,
+                             sums, sx);
+    if (g * 4 < ci_n) { /* the last, partial group: its missing channels are 0 */
+        uint8x16_t r[4];
+        for (int k = 0; k < 4; ++k) r[k] = g * 4 + k < ci_n ? QRT__ROW(k) : vdupq_n_u8(0);
+        qrt__gemm_dot_quad16(r[0], r[1], r[2], r[3], xp + 64 * g, sums, sx);
     }
-    const uint8x8_t flip8 = vdup_n_u8(0x80);
-    for (; g * 4 < ci_n; ++g, xr += 4 * xs) {
-        uint8x8_t r[4];
-        for (int k = 0; k < 4; ++k)
-            r[k] = g * 4 + k < ci_n ? veor_u8(vld1_u8(xr + k * xs), flip8) : vdup_n_u8(0);
-        const uint16x8_t ab = vreinterpretq_u16_u8(vcombine_u8(vzip1_u8(r[0], r[1]),
-                                                               vzip2_u8(r[0], r[1])));
-        const uint16x8_t cd = vreinterpretq_u16_u8(vcombine_u8(vzip1_u8(r[2], r[3]),
-                                                               vzip2_u8(r[2], r[3])));
-        const int8x16_t q0 = vreinterpretq_s8_u16(vzip1q_u16(ab, cd));
-        const int8x16_t q1 = vreinterpretq_s8_u16(vzip2q_u16(ab, cd));
-        vst1q_s8(xp + 64 * g, q0);
-        vst1q_s8(xp + 64 * g + 16, q1);
-        if (sums) {
-            sx[0] = vdotq_s32(sx[0], q0, ones);
-            sx[1] = vdotq_s32(sx[1], q1, ones);
-        }
-    }
+#undef QRT__ROW
 }
 
 /** The tile's requantization off its fast path (channels past oce, or a scale that needs the
@@ -194,8 +174,8 @@ qrt__gemm_dot_store_slow(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, 
  * One 8 x 8 tile: output channels oc0 .. oc0 + 7 (panel weights at wq, [c16 / 16][8][16]) by
  * the 8 packed positions at xq (groups 64 bytes apart), output positions t .. t + 7; `half`
  * (a constant): ceil8(c_in) = c16 - 8, whose last 8 channels are zero on both sides and
- * skipped.  kt: the
- * channels' (128 - xz) sum w + bias; sxa, sxb: positions' sum (x - xz) (used when wz8 != 0).
+ * skipped.  kt: the channels' (128 - xz) sum w + bias; sxa, sxb: positions' sum (x - xz)
+ * (used when wz8 != 0).
  */
 QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
 qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *out, int64_t n,
@@ -241,27 +221,9 @@ qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *
         qrt__gemm_dot_store_slow(p, q, out, n, oc0, oce, t, a, rq);
         return;
     }
-    /* all 8 channels stored and small (qrt__neon_small_y): qrt__gemm_store_tile's fast path,
-     * two channels a step, each row's 8 bytes stored by a lane store */
-    uint8_t *y = (uint8_t *)out + n * p->y_stride_n + oc0 * p->y_stride_c + t;
-    const int64_t ys = p->y_stride_c;
-    const float *sc = q->scale + oc0;
-    const uint8x16_t lo = vcombine_u8(rq->lo, rq->lo), hi = vcombine_u8(rq->hi, rq->hi);
-    for (int r = 0; r < 8; r += 2) {
-        const float32x4_t s0 = vld1q_dup_f32(sc + r), s1 = vld1q_dup_f32(sc + r + 1);
-        const int32x4_t r0 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r]), s0));
-        const int32x4_t r1 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 1]), s0));
-        const int32x4_t r2 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 2]), s1));
-        const int32x4_t r3 = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc[2 * r + 3]), s1));
-        const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r0), r1), rq->zero);
-        const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(r2), r3), rq->zero);
-        const uint64x2_t u = vreinterpretq_u64_u8(
-            vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(h0), h1), lo), hi));
-        vst1q_lane_u64((uint64_t *)(void *)y, u, 0);
-        y += ys;
-        vst1q_lane_u64((uint64_t *)(void *)y, u, 1);
-        y += ys;
-    }
+    /* all 8 channels stored and small (qrt__neon_small_y): qrt__gemm_store_tile's fast path */
+    qrt__gemm_store_fast((uint8_t *)out + n * p->y_stride_n + oc0 * p->y_stride_c + t,
+                         p->y_stride_c, q->scale + oc0, acc, rq);
 }
 
 /**
@@ -270,8 +232,8 @@ qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *
  * channels 8 x 16 bytes): the plan's (q->wpack_dot), or packed here on the stack for a chunk
  * of channels at a time.  Per block of 16 positions (8 for a row's last few) the input is
  * packed once as x' = x ^ 0x80 = x - 128 (int8) in [ci/4][16 pos][4] order, zero past c_in up
- * to a multiple of 16, with sum_ci (x - xz) per position when some w_zero != 0.  Each 8 x 8
- * tile then runs 8 indexed sdots per 4-channel group and position quad:
+ * to a multiple of 16, with sum_ci (x - xz) per position when a w_zero of the chunk is not 0.
+ * Each 8 x 8 tile then runs 8 indexed sdots per 4-channel group and position quad:
  *   sum (x - xz)(w - wz) = sum x' w + (128 - xz) sum w - wz sum (x - xz)   (mod 2^32).
  * Blocks tile a row as 16s, then a last block of 16 or 8 ending at the row's end (it overlaps
  * the one before and rewrites the same bytes).
@@ -291,8 +253,6 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
     const int32_t xz = p->input_zero;
     qrt__gemm_rq rq;
     qrt__gemm_rq_init(p, &rq);
-    int wzlayer = 0; /* the position sums are needed only for nonzero w_zero */
-    for (int64_t oc = 0; oc < co_n; ++oc) wzlayer |= q->weight_zero[oc] != 0;
     for (int64_t i = (ci_n / 4) * 64; i < c16 * 16; ++i) xp[i] = 0; /* past the full groups */
     /* channels per pass: the plan's panels, or as many as the stack holds (at least one panel:
      * c16 <= QRT__GEMM_MAX_CIN) */
@@ -312,6 +272,8 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
             if (q->weight_zero[oc] != 0) wzany[b] = 1;
         }
         for (int64_t oc = oce; oc < oce + 8; ++oc) kc[oc - ocb] = 0; /* rows not stored */
+        int wzchunk = 0; /* the position sums are needed only for a nonzero w_zero */
+        for (int64_t b = 0; b < (oce - ocb + 7) / 8; ++b) wzchunk |= wzany[b];
         const int32x4_t off = vdupq_n_s32((int32_t)((uint32_t)(128 - xz) * (uint32_t)ci_n));
         for (int64_t n = 0; n < p->n; ++n) {
             const uint8_t *xn = x + n * p->x_stride_n;
@@ -321,7 +283,10 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
                 const int64_t t = t0 + np <= len ? t0 : len - np;
                 t0 = t + np;
                 int32x4_t sx[4];
-                qrt__gemm_dot_pack(xn, xs, ci_n, t, np, wzlayer, xp, sx);
+                if (np == 16) /* constant block widths for the inlined packing */
+                    qrt__gemm_dot_pack(xn, xs, ci_n, t, 16, wzchunk, xp, sx);
+                else
+                    qrt__gemm_dot_pack(xn, xs, ci_n, t, 8, wzchunk, xp, sx);
                 /* sum (x - xz) = sum x' + (128 - xz) c_in, mod 2^32 */
                 for (int k = 0; k < 4; ++k) sx[k] = vaddq_s32(sx[k], off);
 #define QRT__TILES(HALF)                                                                           \

@@ -63,6 +63,11 @@ static inline int qrt__conv1d_dw_ok(const qrt_conv1d_params *p) {
 void qrt__conv1d_dw__neon(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                           const qrt_conv1d_quant *q, uint8_t *out);
 
+/** @brief Whether p (checked) is the kernel-1 GEMM case that the NEON and NEON-dot variants run
+ *         as register tiles (src/neon/conv1d_neon_gemm.h, qrt__conv1d_gemm_ok): the layers
+ *         whose NEON-dot tile reads weight panels (qrt_conv1d_u8_uses_dot_panels). */
+int qrt_conv1d_u8__neon_gemm_ok(const qrt_conv1d_params *p);
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(); NEON inner products.  Bit-exact with _ref.
  * @param[in]  p   geometry, strides, zero points (checked here by qrt_conv1d_check)
