@@ -642,6 +642,8 @@ cdef extern from "qrt/dwconv2d.h" nogil:
     int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant)
     int qrt_dwconv2d_permute_path(const qrt_dwconv2d_params *p, int variant, int cl)
     int qrt_dwconv2d_permute
+    int qrt_dwconv2d_dot_path(const qrt_dwconv2d_params *p, int variant, int cl)
+    int qrt_dwconv2d_dot
     void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                               const int32_t *weight_zero, int32_t *out)
 
@@ -667,6 +669,15 @@ def _set_dw_permute(bint on):
     global qrt_dwconv2d_permute
     old = qrt_dwconv2d_permute != 0
     qrt_dwconv2d_permute = 1 if on else 0
+    return old
+
+
+def _set_dw_dot(bint on):
+    """Let aarch64 NEON depthwise calls on dot-product CPUs run their byte planes with sdot or
+    not (the paths a CPU without the dot product takes); returns the old setting."""
+    global qrt_dwconv2d_dot
+    old = qrt_dwconv2d_dot != 0
+    qrt_dwconv2d_dot = 1 if on else 0
     return old
 
 
@@ -808,6 +819,13 @@ cdef class DwPlan:
         and aarch64 NEON)."""
         return (self.q.wpack_cl != NULL and not self.permute_path and
                 qrt_dwconv2d_cl_path(&self.p, self.variant) != 0)
+
+    @property
+    def dot_path(self):
+        """True when a call runs the byte planes with sdot (aarch64 CPUs with the dot product:
+        the byte-plane geometry over 64 outputs a plane, or any without the channels-in-lanes
+        weight); byte_path is then true as well."""
+        return qrt_dwconv2d_dot_path(&self.p, self.variant, self.q.wpack_cl != NULL) != 0
 
     @property
     def byte_path(self):

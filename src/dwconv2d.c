@@ -23,6 +23,7 @@
 #endif
 double qrt_dwconv2d_mt_min_work = QRT_DWCONV2D_MT_MIN_WORK;
 int qrt_dwconv2d_permute = 1;
+int qrt_dwconv2d_dot = 1;
 
 int qrt_dwconv2d_isa(void) {
 #ifdef QRT_HAVE_X86
@@ -156,7 +157,8 @@ int qrt_dwconv2d_cl_path(const qrt_dwconv2d_params *p, int variant) {
     case QRT_ISA_AVX512VNNI: return 1;
     case QRT_ISA_AVX2: return (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_AVX2;
 #if defined(__aarch64__)
-    case QRT_ISA_NEON: return (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_NEON;
+    case QRT_ISA_NEON:
+        return (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_NEON && !qrt__dwpd_take(p, 1);
 #endif
     default: return 0;
     }
@@ -171,6 +173,16 @@ int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant) {
 #endif
     default: return 0;
     }
+}
+
+int qrt_dwconv2d_dot_path(const qrt_dwconv2d_params *p, int variant, int cl) {
+#if defined(QRT_HAVE_ARM) && defined(__aarch64__)
+    return qrt_dwconv2d_check(p) == QRT_OK && qrt_dwconv2d_variant(variant) == QRT_ISA_NEON &&
+           qrt__dwpd_take(p, cl);
+#else
+    (void)p, (void)variant, (void)cl;
+    return 0;
+#endif
 }
 
 int qrt_dwconv2d_permute_path(const qrt_dwconv2d_params *p, int variant, int cl) {

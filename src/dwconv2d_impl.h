@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "qrt/cpu.h"
 #include "qrt/dwconv2d.h"
 
 #define QRT__DW_TAIL 64 /* elements after each slab and the staging row: kernel vector over-read */
@@ -277,6 +278,12 @@ static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
 #ifndef QRT__DWCL_MAXOUT_NEON
 #define QRT__DWCL_MAXOUT_NEON 256
 #endif
+/* On dot-product CPUs the sdot byte planes (src/neon/dwconv2d_neondot.c) take the planes over
+ * this many outputs from the channels-in-lanes path: per channel they pay ~250 instructions of
+ * set-up and two row copies per row, which 14x14 planes amortise (MobileNetV2 384 ch 14x14:
+ * 0.645 -> 0.59 M executed instructions under qemu cortex-a76) and 7x7 ones do not (960 ch:
+ * 0.522 -> 0.72 M) */
+#define QRT__DWPD_MINOUT 64
 #define QRT__DWCL_MAXIN 1024  /* input positions per channel */
 
 typedef struct {
@@ -353,6 +360,15 @@ static inline int qrt__dwp_ok(const qrt_dwconv2d_params *p) {
     return p->sh == p->sw && p->sh <= 2 && p->dh == 1 && p->dw == 1 && p->kh <= 16 &&
            p->kw <= 16 && p->pad_top < p->kh && p->pad_left < p->kw && p->x_stride_w == 1;
 }
+
+#if defined(QRT_HAVE_ARM) && defined(__aarch64__)
+/* the sdot byte planes (src/neon/dwconv2d_neondot.c) take p on this CPU; cl: the call has
+ * the channels-in-lanes weight */
+static inline int qrt__dwpd_take(const qrt_dwconv2d_params *p, int cl) {
+    return qrt_dwconv2d_dot && (qrt_cpu_features() & QRT_CPU_DOTPROD) && qrt__dwp_ok(p) &&
+           ((uint64_t)p->ho * p->wo > QRT__DWPD_MINOUT || !cl || !qrt__dwcl_geom_ok(p));
+}
+#endif
 
 static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
     qrt__dwp_geom g;

@@ -11,7 +11,7 @@ import pytest
 
 import qrt
 import qrt.nn as qnn
-from qrt import _conv1d
+from qrt import _conv1d, _cpu
 
 from test_conv2d import _case, _torch
 
@@ -272,6 +272,7 @@ def test_dw_channels_in_lanes_small_planes(seed):
     vnni = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx512vnni"
     avx2 = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "avx2"
     neon64 = _conv1d.ISA_NAMES[_conv1d.dw_isa()] == "neon" and platform.machine() == "aarch64"
+    dot = neon64 and _cpu.features()["dotprod"]
     taken = 0
     for i in range(40):
         s = int(rng.integers(1, 3))
@@ -286,14 +287,14 @@ def test_dw_channels_in_lanes_small_planes(seed):
                         wzp=i % 4 >= 2)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, k, s, p)
-        for permute in (True, False):
-            old = _conv1d._set_dw_permute(permute)
+        for alt in (True, False):  # False: without the byte-permute path and sdot planes
+            old = _conv1d._set_dw_permute(alt), _conv1d._set_dw_dot(alt)
             try:
                 for v in DW_VARIANTS:
                     np.testing.assert_array_equal(_run(case, v), want,
-                                                  err_msg=f"{v} {cfg} permute {permute}")
+                                                  err_msg=f"{v} {cfg} permute / dot {alt}")
             finally:
-                _conv1d._set_dw_permute(old)
+                _conv1d._set_dw_permute(old[0]), _conv1d._set_dw_dot(old[1])
         ho = (h + p[0] + p[1] - k[0]) // s + 1
         wo = (w + p[2] + p[3] - k[1]) // s + 1
         wt = np.zeros((c, k[0] * k[1]), np.int8)
@@ -306,9 +307,11 @@ def test_dw_channels_in_lanes_small_planes(seed):
             cl_path = plan.cl_path
         finally:
             _conv1d._set_dw_permute(old)
-        # QRT__DWCL_MAXOUT, _AVX2, _NEON (src/dwconv2d_impl.h): 256, 64 and 256 outputs
-        assert cl_path == (((vnni or neon64) and ho * wo <= 256) or
-                                (avx2 and ho * wo <= 64)), cfg
+        # QRT__DWCL_MAXOUT, _AVX2, _NEON (src/dwconv2d_impl.h): 256, 64 and 256 outputs; on
+        # dot-product CPUs the sdot byte planes take those over 64 (QRT__DWPD_MINOUT)
+        assert cl_path == (((vnni or neon64) and ho * wo <= (64 if dot else 256)) or
+                           (avx2 and ho * wo <= 64)), cfg
+        assert not cl_path or not plan.dot_path, cfg
         assert not _conv1d.DwPlan(wt, z, z, f, (1, c, h, w), (c * h * w, h * w, w, 1), k,
                                   (s, s), (1, 1), (p[0], p[2]), (ho, wo), cl=False).cl_path
         taken += cl_path
@@ -320,7 +323,8 @@ def test_dw_byte_planes(seed):
     """The byte-plane path of AVX-512 VNNI and aarch64 NEON (stride 1 or 2, dilation 1, NCHW
     rows: MobileNet's 112x112 .. 28x28 layers, and the smaller ones with a channel multiplier
     or kernels over 7): vpdpbusd on the input bytes / NEON's int8 tap pairs (smull + smlal on
-    x ^ 0x80), the input zero point in the bias == the im2col reference, every variant, on its
+    x ^ 0x80) / on dot-product CPUs sdot quads of a kernel row (run with and without them), the
+    input zero point in the bias == the im2col reference, every variant, on its
     edges: flat outputs around its 16 / 64 / 128 steps, rows whose reads reach the padding on
     either side, asymmetric and one-sided padding, 3x3 / 5x5 (compiled apart) and other
     kernels, weight zero points that put w - wz outside int8 (AVX-512: split into two or three
@@ -330,7 +334,8 @@ def test_dw_byte_planes(seed):
     rng = np.random.default_rng(8100 + seed)
     isa = _conv1d.ISA_NAMES[_conv1d.dw_isa()]
     vnni = isa == "avx512vnni" or (isa == "neon" and platform.machine() == "aarch64")
-    taken = 0
+    dot = isa == "neon" and platform.machine() == "aarch64" and _cpu.features()["dotprod"]
+    taken = dotted = 0
     for i in range(36):
         s = 1 + i % 2
         k = [(3, 3), (5, 5), (3, 3), (1, 1), (2, 4), (7, 7), (3, 5), (9, 9), (4, 1)][i % 9]
@@ -359,8 +364,13 @@ def test_dw_byte_planes(seed):
                 qrt.qint8)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, case["co"], k, s, p)
-        for v in DW_VARIANTS:
-            np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg}")
+        for on in (True, False):  # False: the int8 tap pairs a CPU without the dot product runs
+            old = _conv1d._set_dw_dot(on)
+            try:
+                for v in DW_VARIANTS:
+                    np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg} {on}")
+            finally:
+                _conv1d._set_dw_dot(old)
         ho = (h + p[0] + p[1] - k[0]) // s + 1
         wo = (w + p[2] + p[3] - k[1]) // s + 1
         wt = np.zeros((c * mult, k[0] * k[1]), np.int8)
@@ -369,7 +379,11 @@ def test_dw_byte_planes(seed):
                               (1, 1), (p[0], p[2]), (ho, wo))
         taken += plan.byte_path
         assert plan.byte_path == (vnni and not plan.cl_path and not plan.permute_path), cfg
+        # the sdot byte planes: every byte-plane call on a dot-product CPU (aarch64)
+        assert plan.dot_path == (dot and plan.byte_path), cfg
+        dotted += plan.dot_path
     assert taken > 12 or not vnni
+    assert dotted == (taken if dot else 0)
 
 
 def _has_vbmi():

@@ -104,9 +104,20 @@ int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant);
  *  except the stride-1 planes of at most 64 outputs that the channels-in-lanes path takes. */
 int qrt_dwconv2d_permute_path(const qrt_dwconv2d_params *p, int variant, int cl);
 
+/** Whether `variant` (-1: the best) runs its byte planes with sdot for p (aarch64 CPUs with the
+ *  dot product while qrt_dwconv2d_dot is set: the byte-plane geometry over 64 output positions,
+ *  or any when the channels-in-lanes weight (`cl`) is absent or does not apply); those calls
+ *  take neither the channels-in-lanes nor the int8 tap-pair kernels. */
+int qrt_dwconv2d_dot_path(const qrt_dwconv2d_params *p, int variant, int cl);
+
 /** Non-zero (the default): AVX-512 VNNI calls take the byte-permute path where it applies
  *  (tests clear it to reach the channels-in-lanes path a CPU without VBMI takes). */
 extern int qrt_dwconv2d_permute;
+
+/** Non-zero (the default): on aarch64 CPUs with the dot product the NEON variant runs its byte
+ *  planes with sdot (qrt/neon/dwconv2d_neondot.h) wherever they apply (tests clear it to reach
+ *  the paths a CPU without the dot product takes). */
+extern int qrt_dwconv2d_dot;
 
 /** Work (multiply-accumulates) under which qrt_dwconv2d_u8 stays on the calling thread. */
 extern double qrt_dwconv2d_mt_min_work;

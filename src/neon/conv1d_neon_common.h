@@ -86,6 +86,18 @@ typedef struct {
     uint8x16_t lo, hi; /**< clamp */
 } qrt__neon_rq;
 
+/** The requantization constants of one output channel, each broadcast. */
+QRT_NEON_FN static inline qrt__neon_rq qrt__neon_rq_of(int32_t bias, float scale, int32_t zp,
+                                                      int32_t lo, int32_t hi) {
+    qrt__neon_rq c;
+    c.bias = vdupq_n_s32(bias);
+    c.scale = vdupq_n_f32(scale);
+    c.zero = vdupq_n_s16((int16_t)zp);
+    c.lo = vdupq_n_u8((uint8_t)lo);
+    c.hi = vdupq_n_u8((uint8_t)hi);
+    return c;
+}
+
 /**
  * 16 accumulators (bias included) -> 16 uint8, bit-exact with
  * qrt_requant_fp32_u8(wrap(acc + bias), ...): the int32 lanes wrap modulo 2^32 like the

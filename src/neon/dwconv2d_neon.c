@@ -12,7 +12,9 @@
 
 #include "../dwconv2d_impl.h"
 #include "conv1d_neon_common.h"
+#include "dwconv2d_neon_planes.h"
 #include "qrt/neon/dwconv2d_neon.h"
+#include "qrt/neon/dwconv2d_neondot.h"
 #include "qrt/requant.h"
 
 #if defined(__aarch64__)
@@ -20,19 +22,6 @@
 #else
 #define QRT_DWN_FN __attribute__((target("fpu=neon")))
 #endif
-
-/* the 16-output requantization of every kernel here: qrt__neon_requant16 (conv1d_neon_common.h,
- * bit-exact with requant.h), the range select skipped where qrt__neon_small_y holds */
-static inline QRT_DWN_FN qrt__neon_rq qrt__dwn_rq_of(int32_t bias, float scale, int32_t zp,
-                                                     int32_t lo, int32_t hi) {
-    qrt__neon_rq c;
-    c.bias = vdupq_n_s32(bias);
-    c.scale = vdupq_n_f32(scale);
-    c.zero = vdupq_n_s16((int16_t)zp);
-    c.lo = vdupq_n_u8((uint8_t)lo);
-    c.hi = vdupq_n_u8((uint8_t)hi);
-    return c;
-}
 
 /* the general (non-flat) path's kernel: the sums start at the bias (vmlal wraps; the order of
  * modular adds does not matter) */
@@ -59,7 +48,7 @@ static QRT_DWN_FN void qrt__dwn_kernel(const int16_t *const *src, const int16_t 
                                        int32_t bias, float scale, int32_t zp, int32_t lo,
                                        int32_t hi, uint8_t *stage) {
     (void)wp;
-    const qrt__neon_rq c = qrt__dwn_rq_of(bias, scale, zp, lo, hi);
+    const qrt__neon_rq c = qrt__neon_rq_of(bias, scale, zp, lo, hi);
     if (qrt__neon_small_y(taps, bias, scale))
         qrt__dwn_body(src, wt, taps, count, &c, stage, 1);
     else
@@ -186,7 +175,7 @@ static QRT_DWN_FN void qrt__dwn_kernel_m(const int16_t *const *src, const int16_
                                          int64_t count, int32_t bias, float scale, int32_t zp,
                                          int32_t lo, int32_t hi, uint8_t *stage) {
     (void)wp;
-    const qrt__neon_rq c = qrt__dwn_rq_of(bias, scale, zp, lo, hi);
+    const qrt__neon_rq c = qrt__neon_rq_of(bias, scale, zp, lo, hi);
     const int small = qrt__neon_small_y(taps, bias, scale);
     if (taps == 9 && small && !mk[1] && !mk[4] && !mk[7] && mk[3] == mk[0] && mk[6] == mk[0] &&
         mk[5] == mk[2] && mk[8] == mk[2]) {
@@ -611,28 +600,6 @@ qrt__dwpn_pairs(const int8_t *const *tp, const int8_t *wt, int64_t taps, const i
     }
 }
 
-/* any weights (w16[t] = w - wz in -255..255): x - xz = x' - xzf widened per tap, then smlal */
-static void qrt__dwpn_wide(const int8_t *const *tp, const int16_t *w16, int64_t taps, int64_t S,
-                           int64_t count, int8_t xzf, const qrt__neon_rq *c, int small,
-                           uint8_t *stage) {
-    const int8x16_t vz = vdupq_n_s8(xzf);
-    for (int64_t f = 0; f < count; f += 16) {
-        int32x4_t a0 = c->bias, a1 = a0, a2 = a0, a3 = a0;
-        for (int64_t t = 0; t < taps; ++t) {
-            const int8_t *sa = tp[t] + S * f;
-            const int8x16_t xa = S == 1 ? vld1q_s8(sa) : vld2q_s8(sa).val[0];
-            const int16x8_t lo = vsubl_s8(vget_low_s8(xa), vget_low_s8(vz));
-            const int16x8_t hi = vsubl_high_s8(xa, vz);
-            const int16_t wv = w16[t];
-            a0 = vmlal_n_s16(a0, vget_low_s16(lo), wv);
-            a1 = vmlal_high_n_s16(a1, lo, wv);
-            a2 = vmlal_n_s16(a2, vget_low_s16(hi), wv);
-            a3 = vmlal_high_n_s16(a3, hi, wv);
-        }
-        vst1q_u8(stage + f, qrt__neon_requant16(a0, a1, a2, a3, c, small));
-    }
-}
-
 static void qrt__dwpn_k33_any(const int8_t *r0, const int8_t *r1, const int8_t *r2,
                               const int8_t *wt, int64_t S, int64_t count, const qrt__neon_rq *c,
                               int small, uint8_t *stage) {
@@ -659,116 +626,32 @@ static void qrt__dwpn_pairs_any(const int8_t *const *tp, const int8_t *wt, int64
         qrt__dwpn_pairs(tp, wt, taps, 2, count, c, 0, stage);
 }
 
-/* d[0 .. n) = s[0 .. n) ^ 0x80: reads and writes nothing outside them */
-static inline void qrt__dwpn_copy(int8_t *d, const uint8_t *s, int64_t n) {
-    const uint8x16_t flip = vdupq_n_u8(0x80);
-    if (n >= 16) {
-        int64_t j = 0;
-        for (; j + 16 <= n; j += 16)
-            vst1q_s8(d + j, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + j), flip)));
-        if (j < n) /* the last 16, overlapping: the same bytes again */
-            vst1q_s8(d + n - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + n - 16), flip)));
-    } else if (n >= 8) { /* two 8-byte copies, overlapping */
-        const uint8x8_t f8 = vget_low_u8(flip);
-        vst1_s8(d, vreinterpret_s8_u8(veor_u8(vld1_u8(s), f8)));
-        vst1_s8(d + n - 8, vreinterpret_s8_u8(veor_u8(vld1_u8(s + n - 8), f8)));
-    } else {
-        for (int64_t j = 0; j < n; ++j) d[j] = (int8_t)(s[j] ^ 0x80u);
-    }
+/* the int8 tap-pair kernels as the driver's k8 (3x3 with its weights in registers) */
+static void qrt__dwpn_k8(const int8_t *const *tp, const int8_t *wc, int64_t kh, int64_t kw,
+                         int64_t s, int64_t count, const qrt__neon_rq *c, int small,
+                         uint8_t *stage) {
+    if (kh == 3 && kw == 3)
+        qrt__dwpn_k33_any(tp[0], tp[3], tp[6], wc, s, count, c, small, stage);
+    else
+        qrt__dwpn_pairs_any(tp, wc, kh * kw, s, count, c, small, stage);
 }
 
-/* d[0 .. n) = s[0 .. n): 16-byte copies, the last overlapping (n >= 16), else bytes (a
- * stage row: for 28 .. 112 bytes fewer instructions than libc's memcpy call) */
-static inline void qrt__dwpn_row(uint8_t *d, const uint8_t *s, int64_t n) {
-    if (n >= 16) {
-        int64_t j = 0;
-        for (; j + 16 <= n; j += 16) vst1q_u8(d + j, vld1q_u8(s + j));
-        if (j < n) vst1q_u8(d + n - 16, vld1q_u8(s + n - 16));
-    } else if (n >= 8) { /* two 8-byte copies, overlapping */
-        vst1_u8(d, vld1_u8(s));
-        vst1_u8(d + n - 8, vld1_u8(s + n - 8));
-    } else {
-        for (int64_t j = 0; j < n; ++j) d[j] = s[j];
-    }
-}
-
-/* units [u0, u1): per input channel its row-phase planes (the padding written once per run),
- * then per output channel its weights, folded bias and kernel into the stage, and the kept
- * outputs into y (as qrt__dwp_run of the AVX-512 VNNI variant) */
 static void qrt__dwpn_run(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
                           const qrt_conv1d_quant *q, uint8_t *y, void *scratch, int64_t u0,
                           int64_t u1) {
-    const qrt__dwp_geom g = qrt__dwp_geom_of(p);
-    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
-    int8_t *pl[2] = {(int8_t *)base, (int8_t *)base + g.pst};
-    uint8_t *stage = base + g.off_stage;
-    const int64_t s = g.s, kh = p->kh, kw = p->kw, rs = g.rs, rw = g.rw;
-    const int64_t taps = kh * kw, H = p->h, W = p->w, pt = p->pad_top, ho = p->ho, wo = p->wo;
-    const int32_t xz = p->input_zero;
-    memset(base, xz ^ 0x80, (size_t)(g.pst * s));
-    const int8_t *tp[256]; /* kh, kw <= 16 (qrt__dwp_ok) */
-    int8_t w8[256];
-    int16_t w16[256];
-    for (int64_t ky = 0; ky < kh; ++ky)
-        for (int64_t kx = 0; kx < kw; ++kx) tp[ky * kw + kx] = pl[ky % s] + (ky / s) * rw + kx;
-    int64_t iy1 = s * g.nr - pt; /* padded row r = iy + pt: row r / s of plane r % s */
-    if (iy1 > H) iy1 = H;
-    const int k33 = kh == 3 && kw == 3;
-    /* the fields the loops read, in locals: the int8 plane stores may alias *p otherwise */
-    const int64_t xsn = p->x_stride_n, xsc = p->x_stride_c, xsh = p->x_stride_h;
-    const int64_t ysn = p->y_stride_n, ysc = p->y_stride_c, ysh = p->y_stride_h;
-    const int64_t c_in = p->c_in, mult = p->mult, pad_l = p->pad_left;
-    const int32_t zo = p->output_zero, olo = p->output_min, ohi = p->output_max;
-    for (int64_t u = u0; u < u1; ++u) {
-        const int64_t n = u / c_in, ci = u - n * c_in;
-        const uint8_t *xc = x + n * xsn + ci * xsc;
-        if (s == 2) /* (no division per row) */
-            for (int64_t iy = 0; iy < iy1; ++iy) {
-                const int64_t r = iy + pt;
-                qrt__dwpn_copy(pl[r & 1] + (r >> 1) * rw + pad_l, xc + iy * xsh, W);
-            }
-        else
-            for (int64_t iy = 0; iy < iy1; ++iy)
-                qrt__dwpn_copy(pl[0] + (iy + pt) * rw + pad_l, xc + iy * xsh, W);
-        for (int64_t j = 0; j < mult; ++j) {
-            const int64_t oc = ci * mult + j;
-            const int8_t *wc = w + oc * taps;
-            const int32_t wz = q->weight_zero[oc];
-            int pairs = wz == 0;
-            uint32_t wsum = 0;
-            for (int64_t t = 0; t < taps; ++t) wsum += (uint32_t)(int32_t)wc[t];
-            for (int64_t t = 0; pairs && t + 1 < taps; t += 2)
-                if (wc[t] == -128 && wc[t + 1] == -128) pairs = 0;
-            const int32_t bias = q->bias_q[oc];
-            const float sc = q->scale[oc];
-            const int small = qrt__neon_small_y(taps, bias, sc);
-            if (pairs) {
-                const int32_t bf = (int32_t)((uint32_t)bias + (uint32_t)(128 - xz) * wsum);
-                const qrt__neon_rq c = qrt__dwn_rq_of(bf, sc, zo, olo, ohi);
-                if (k33)
-                    qrt__dwpn_k33_any(tp[0], tp[3], tp[6], wc, s, g.count, &c, small, stage);
-                else {
-                    for (int64_t t = 0; t < taps; ++t) w8[t] = wc[t];
-                    qrt__dwpn_pairs_any(tp, w8, taps, s, g.count, &c, small, stage);
-                }
-            } else {
-                for (int64_t t = 0; t < taps; ++t) w16[t] = (int16_t)(wc[t] - wz);
-                const qrt__neon_rq c = qrt__dwn_rq_of(bias, sc, zo, olo, ohi);
-                qrt__dwpn_wide(tp, w16, taps, s, g.count, (int8_t)(xz ^ 0x80), &c, small,
-                               stage);
-            }
-            uint8_t *yc = y + n * ysn + oc * ysc;
-            for (int64_t oy = 0; oy < ho; ++oy) /* the kept outputs: wo of each rs */
-                qrt__dwpn_row(yc + oy * ysh, stage + oy * rs, wo);
-        }
-    }
+    qrt__dwpn_drive(p, x, w, q, y, scratch, u0, u1, qrt__dwpn_k8, 0);
 }
+
 #endif
 
 QRT_DWN_FN void qrt_dwconv2d_u8__neon(const qrt_dwconv2d_params *p, const uint8_t *x,
                                       const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
                                       void *scratch, int64_t u0, int64_t u1) {
 #if defined(__aarch64__)
+    if (qrt__dwpd_take(p, q->wpack_cl != NULL)) {
+        qrt__dwpd_run(p, x, w, q, y, scratch, u0, u1);
+        return;
+    }
     if (q->wpack_cl && qrt__dwcl_geom_ok(p) && (uint64_t)p->ho * p->wo <= QRT__DWCL_MAXOUT_NEON) {
         qrt__dwcl_run_neon(p, x, q, y, scratch, u0, u1);
         return;

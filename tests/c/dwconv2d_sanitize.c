@@ -12,7 +12,8 @@
  *        them); a quarter of the cases are small NCHW planes for the AVX-512 byte-permute
  *        path (any stride and dilation, kernels up to 5x5, weights w - wz inside int8 on most
  *        channels); every variant this CPU runs, on 1 and 3 threads (AVX-512 VNNI with and
- *        without the byte-permute path), == the reference byte for byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
+ *        without the byte-permute path, aarch64 NEON with and without the sdot byte planes on
+ *        dot-product CPUs), == the reference byte for byte.  Built with -fsanitize=address,undefined by tests/test_dwconv2d.py (and under
  *        qemu for the Arm variants).
  *
  * usage: dwconv2d_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
@@ -35,6 +36,7 @@
 #endif
 #ifdef QRT_HAVE_ARM
 #include "../../src/neon/dwconv2d_neon.c"
+#include "../../src/neon/dwconv2d_neondot.c"
 #endif
 
 static uint64_t rs = 88172645463325252ull;
@@ -57,7 +59,7 @@ int main(int argc, char **argv) {
     qrt_dwconv2d_mt_min_work = 0; /* thread every call that has two units */
     static const int isas[] = {QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON};
     uint64_t checked = 0;
-    int done = 0, permuted = 0;
+    int done = 0, permuted = 0, dotted = 0;
     while (done < cases) {
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
@@ -162,14 +164,16 @@ int main(int argc, char **argv) {
             printf("reference refused case %d\n", done);
             return 1;
         }
-        qrt_dwconv2d_permute = 1;
+        qrt_dwconv2d_permute = qrt_dwconv2d_dot = 1;
         permuted += qrt_dwconv2d_permute_path(&p, QRT_ISA_AVX512VNNI, wcl != NULL);
+        dotted += qrt_dwconv2d_dot_path(&p, QRT_ISA_NEON, wcl != NULL);
         for (size_t v = 0; v < sizeof isas / sizeof isas[0]; ++v) {
             if (qrt_dwconv2d_variant(isas[v]) != isas[v]) continue;
             for (int run = 0; run < 4; ++run) {
                 const int threads = 1 + 2 * (run & 1);
-                if (run >= 2 && isas[v] != QRT_ISA_AVX512VNNI) break;
-                qrt_dwconv2d_permute = run < 2; /* runs 2, 3: the paths a CPU without VBMI takes */
+                if (run >= 2 && isas[v] != QRT_ISA_AVX512VNNI && isas[v] != QRT_ISA_NEON) break;
+                /* runs 2, 3: the paths a CPU without VBMI / without the dot product takes */
+                qrt_dwconv2d_permute = qrt_dwconv2d_dot = run < 2;
                 const size_t need = qrt_dwconv2d_u8_scratch_size(&p, isas[v], threads);
                 void *scr = malloc(need ? need : 1);
                 memset(scr, 0x5A, need ? need : 1); /* the kernels write every zero they read */
@@ -182,7 +186,7 @@ int main(int argc, char **argv) {
                     while (at < yn && y0[at] == y1[at]) ++at;
                     printf("mismatch case %d isa %s%s threads %d status %d at %zu: n%u c%u m%u "
                            "%ux%u k%ux%u s%ux%u d%ux%u pad %u,%u -> %ux%u nhwc %d\n",
-                           done, qrt_isa_name(isas[v]), run < 2 ? "" : " (no permute)", threads,
+                           done, qrt_isa_name(isas[v]), run < 2 ? "" : " (no permute / dot)", threads,
                            (int)st, at, p.n, p.c_in,
                            p.mult, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, pt, pl, p.ho,
                            p.wo, nhwc);
@@ -194,6 +198,7 @@ int main(int argc, char **argv) {
         free(x), free(y0), free(y1), free(w), free(wz), free(bq), free(sc), free(wcl);
         ++done;
     }
-    printf("ok %d %llu permute-path %d\n", cases, (unsigned long long)checked, permuted);
+    printf("ok %d %llu permute-path %d dot-path %d\n", cases, (unsigned long long)checked,
+           permuted, dotted);
     return 0;
 }
