@@ -279,11 +279,12 @@ static inline qrt__dwf_geom qrt__dwf_geom_of(const qrt_dwconv2d_params *p) {
 #define QRT__DWCL_MAXOUT_NEON 256
 #endif
 /* On dot-product CPUs the sdot byte planes (src/neon/dwconv2d_neondot.c) take the planes over
- * this many outputs from the channels-in-lanes path: per channel they pay ~250 instructions of
- * set-up and two row copies per row, which 14x14 planes amortise (MobileNetV2 384 ch 14x14:
- * 0.645 -> 0.59 M executed instructions under qemu cortex-a76) and 7x7 ones do not (960 ch:
- * 0.522 -> 0.72 M) */
+ * this many outputs from the channels-in-lanes path: their per-channel set-up and row copies
+ * amortise on 14x14 planes (MobileNetV2 384 ch 14x14: 0.645 -> 0.566 M executed instructions
+ * under qemu cortex-a76) and not on 7x7 ones (960 ch: 0.522 -> 0.654 M with this at 0) */
+#ifndef QRT__DWPD_MINOUT
 #define QRT__DWPD_MINOUT 64
+#endif
 #define QRT__DWCL_MAXIN 1024  /* input positions per channel */
 
 typedef struct {

@@ -41,49 +41,29 @@ static __attribute__((unused)) void qrt__dwpn_wide(const int8_t *const *tp, cons
     }
 }
 
-/* d[0 .. n) = s[0 .. n) ^ 0x80: reads and writes nothing outside them */
-static inline void qrt__dwpn_copy(int8_t *d, const uint8_t *s, int64_t n) {
-    const uint8x16_t flip = vdupq_n_u8(0x80);
+/* d[0 .. n) = s[0 .. n) ^ flip (0x80: a plane row as x - 128; 0: a stage row copied out),
+ * reading and writing nothing outside them: 16-byte copies, the last overlapping, else two
+ * overlapping 8- or 4-byte copies (fewer instructions than libc's memcpy call for 7..112) */
+static inline void qrt__dwpn_bytes(uint8_t *d, const uint8_t *s, int64_t n, const uint8_t flip) {
+    const uint8x16_t f16 = vdupq_n_u8(flip);
     if (n >= 16) {
         int64_t j = 0;
-        for (; j + 16 <= n; j += 16)
-            vst1q_s8(d + j, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + j), flip)));
-        if (j < n) /* the last 16, overlapping: the same bytes again */
-            vst1q_s8(d + n - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(s + n - 16), flip)));
-    } else if (n >= 8) { /* two 8-byte copies, overlapping */
-        const uint8x8_t f8 = vget_low_u8(flip);
-        vst1_s8(d, vreinterpret_s8_u8(veor_u8(vld1_u8(s), f8)));
-        vst1_s8(d + n - 8, vreinterpret_s8_u8(veor_u8(vld1_u8(s + n - 8), f8)));
-    } else if (n >= 4) { /* two 4-byte copies, overlapping (a 7x7 plane's rows) */
+        for (; j + 16 <= n; j += 16) vst1q_u8(d + j, veorq_u8(vld1q_u8(s + j), f16));
+        if (j < n) vst1q_u8(d + n - 16, veorq_u8(vld1q_u8(s + n - 16), f16));
+    } else if (n >= 8) {
+        const uint8x8_t f8 = vget_low_u8(f16);
+        vst1_u8(d, veor_u8(vld1_u8(s), f8));
+        vst1_u8(d + n - 8, veor_u8(vld1_u8(s + n - 8), f8));
+    } else if (n >= 4) {
+        const uint32_t f4 = flip * 0x01010101u;
         uint32_t a, b;
         memcpy(&a, s, 4);
         memcpy(&b, s + n - 4, 4);
-        a ^= 0x80808080u, b ^= 0x80808080u;
+        a ^= f4, b ^= f4;
         memcpy(d, &a, 4);
         memcpy(d + n - 4, &b, 4);
     } else {
-        for (int64_t j = 0; j < n; ++j) d[j] = (int8_t)(s[j] ^ 0x80u);
-    }
-}
-
-/* d[0 .. n) = s[0 .. n): 16-byte copies, the last overlapping (n >= 16), else bytes (a
- * stage row: for 28 .. 112 bytes fewer instructions than libc's memcpy call) */
-static inline void qrt__dwpn_row(uint8_t *d, const uint8_t *s, int64_t n) {
-    if (n >= 16) {
-        int64_t j = 0;
-        for (; j + 16 <= n; j += 16) vst1q_u8(d + j, vld1q_u8(s + j));
-        if (j < n) vst1q_u8(d + n - 16, vld1q_u8(s + n - 16));
-    } else if (n >= 8) { /* two 8-byte copies, overlapping */
-        vst1_u8(d, vld1_u8(s));
-        vst1_u8(d + n - 8, vld1_u8(s + n - 8));
-    } else if (n >= 4) { /* two 4-byte copies, overlapping */
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else {
-        for (int64_t j = 0; j < n; ++j) d[j] = s[j];
+        for (int64_t j = 0; j < n; ++j) d[j] = (uint8_t)(s[j] ^ flip);
     }
 }
 
@@ -130,11 +110,12 @@ qrt__dwpn_drive(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
         if (s == 2) /* (no division per row) */
             for (int64_t iy = 0; iy < iy1; ++iy) {
                 const int64_t r = iy + pt;
-                qrt__dwpn_copy(pl[r & 1] + (r >> 1) * rw + pad_l, xc + iy * xsh, W);
+                qrt__dwpn_bytes((uint8_t *)pl[r & 1] + (r >> 1) * rw + pad_l, xc + iy * xsh, W,
+                                0x80);
             }
         else
             for (int64_t iy = 0; iy < iy1; ++iy)
-                qrt__dwpn_copy(pl[0] + (iy + pt) * rw + pad_l, xc + iy * xsh, W);
+                qrt__dwpn_bytes((uint8_t *)pl[0] + (iy + pt) * rw + pad_l, xc + iy * xsh, W, 0x80);
         for (int64_t j = 0; j < mult; ++j) {
             const int64_t oc = ci * mult + j;
             const int8_t *wc = w + oc * taps;
@@ -165,7 +146,7 @@ qrt__dwpn_drive(const qrt_dwconv2d_params *p, const uint8_t *x, const int8_t *w,
             }
             uint8_t *yc = y + n * ysn + oc * ysc;
             for (int64_t oy = 0; oy < ho; ++oy) /* the kept outputs: wo of each rs */
-                qrt__dwpn_row(yc + oy * ysh, stage + oy * rs, wo);
+                qrt__dwpn_bytes(yc + oy * ysh, stage + oy * rs, wo, 0);
         }
     }
 }
