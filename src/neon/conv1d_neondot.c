@@ -133,10 +133,18 @@ qrt__gemm_dot_quad16(uint8x16_t r0, uint8x16_t r1, uint8x16_t r2, uint8x16_t r3,
     }
 }
 
+/** 4 input bytes at s as x ^ 0x80 in lanes 0..3, zero in the others (a 4-position block). */
+QRT_NEONDOT_FN static inline __attribute__((always_inline)) uint8x16_t
+qrt__gemm_dot_word(const uint8_t *s) {
+    uint32_t v;
+    __builtin_memcpy(&v, s, 4);
+    return vreinterpretq_u8_u32(vsetq_lane_u32(v ^ 0x80808080u, vdupq_n_u32(0), 0));
+}
+
 /**
- * Pack one block of positions t .. t + 16 (np = 16) or t .. t + 8 (np = 8) of the input as
+ * Pack one block of positions t .. t + np (np = 16, 8 or 4) of the input as
  * x' = x ^ 0x80 in [c_in / 4][16 positions][4 channels] order (64 bytes per 4-channel group;
- * an 8-position block holds zeros at positions 8..15), channels past c_in zero (the groups past
+ * a block of 8 or 4 holds zeros at the positions past np), channels past c_in zero (the groups past
  * the last partial one stay zero from the call's start).  With `sums`, sx[k] holds sum_ci x'
  * of positions 4k .. 4k + 3 (lanes).
  */
@@ -147,8 +155,9 @@ qrt__gemm_dot_pack(const uint8_t *xn, int64_t xs, int64_t ci_n, int64_t t, int n
     for (int k = 0; k < 4; ++k) sx[k] = vdupq_n_s32(0);
     const uint8_t *xr = xn + t;
 #define QRT__ROW(k)                                                                                \
-    (np == 16 ? veorq_u8(vld1q_u8(xr + (k) * xs), flip)                                            \
-              : vcombine_u8(veor_u8(vld1_u8(xr + (k) * xs), vget_low_u8(flip)), vdup_n_u8(0)))
+    (np == 16  ? veorq_u8(vld1q_u8(xr + (k) * xs), flip)                                           \
+     : np == 8 ? vcombine_u8(veor_u8(vld1_u8(xr + (k) * xs), vget_low_u8(flip)), vdup_n_u8(0))    \
+               : qrt__gemm_dot_word(xr + (k) * xs))
     int64_t g = 0;
     for (; g * 4 + 4 <= ci_n; ++g, xr += 4 * xs)
         qrt__gemm_dot_quad16(QRT__ROW(0), QRT__ROW(1), QRT__ROW(2), QRT__ROW(3), xp + 64 * g,
@@ -226,6 +235,131 @@ qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *
                          p->y_stride_c, q->scale + oc0, acc, rq);
 }
 
+/* The asm tile's text: the 16 indexed sdots of one 4-channel group g (x at v8, positions 0..3,
+ * and v9, 4..7; channel r's weights at vr), and the requantization steps per accumulator. */
+#define QRT__SD(a, x, r, g) "sdot v" #a ".4s, v" #x ".16b, v" #r ".4b[" #g "]\n\t"
+#define QRT__SD8(x, a0, a1, a2, a3, a4, a5, a6, a7, g)                                            \
+    QRT__SD(a0, x, 0, g) QRT__SD(a1, x, 1, g) QRT__SD(a2, x, 2, g) QRT__SD(a3, x, 3, g)           \
+    QRT__SD(a4, x, 4, g) QRT__SD(a5, x, 5, g) QRT__SD(a6, x, 6, g) QRT__SD(a7, x, 7, g)
+#define QRT__GROUP(g)                                                                              \
+    "ldp q8, q9, [%[x]], #64\n\t"                                    \
+    QRT__SD8(8, 16, 17, 18, 19, 20, 21, 22, 23, g) QRT__SD8(9, 24, 25, 26, 27, 28, 29, 30, 31, g)
+#define QRT__WLOAD                                                                                 \
+    "ldp q0, q1, [%[w]], #32\n\tldp q2, q3, [%[w]], #32\n\t"                                       \
+    "ldp q4, q5, [%[w]], #32\n\tldp q6, q7, [%[w]], #32\n\t"
+#define QRT__EACH16(op)                                                                            \
+    op(16) op(17) op(18) op(19) op(20) op(21) op(22) op(23)                                        \
+    op(24) op(25) op(26) op(27) op(28) op(29) op(30) op(31)
+#define QRT__CVT(a) "scvtf v" #a ".4s, v" #a ".4s\n\t"
+#define QRT__RNE(a) "fcvtns v" #a ".4s, v" #a ".4s\n\t"
+#define QRT__MUL(a, s, l) "fmul v" #a ".4s, v" #a ".4s, v" #s ".s[" #l "]\n\t"
+#define QRT__NARROW(a, b) "sqxtn v" #a ".4h, v" #a ".4s\n\tsqxtn2 v" #a ".8h, v" #b ".4s\n\t"     \
+                          "sqadd v" #a ".8h, v" #a ".8h, %[zero].8h\n\t"
+#define QRT__PAIR(a, b)                                                                            \
+    "sqxtun v" #a ".8b, v" #a ".8h\n\tsqxtun2 v" #a ".16b, v" #b ".8h\n\t"                        \
+    "umax v" #a ".16b, v" #a ".16b, %[lo].16b\n\tumin v" #a ".16b, v" #a ".16b, %[hi].16b\n\t"   \
+    "st1 {v" #a ".d}[0], [%[y]], %[ys]\n\tst1 {v" #a ".d}[1], [%[y]], %[ys]\n\t"
+
+/**
+ * qrt__gemm_dot_tile()'s common case as one asm block: no weight zero point among the panel's
+ * 8 channels, all 8 stored and on the fast requantization (qrt__gemm_store_fast's steps).  Its
+ * instructions are the intrinsic tile's, in registers chosen once: accumulators v16 + r
+ * (channel r, positions 0..3) and v24 + r (4..7), started from kt by four ld4r; per 16 input
+ * channels the panel's 8 weight rows v0..v7 and per 4-channel group the positions v8, v9, with
+ * post-indexed loads; then scvtf, fmul by the scale lane, fcvtns, sqxtn(2), sqadd zero,
+ * sqxtun(2), umax, umin, and per channel one 8-byte lane store.  GCC's allocation of the
+ * intrinsic tile kept kt live across a tile pair and spilled around the requantization: on
+ * the 16 -> 96 layer at 112 x 112 the tile took 233 instructions per 64 outputs, 156 of them
+ * outside the sdot loop; this one 198 and 121 (docs/kernels.md 4h).
+ *   nk: full 16-channel blocks (>= 1); half: one more block whose last 8 channels are zero.
+ */
+QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
+qrt__gemm_dot_tile_asm(const int8_t *xq, const int8_t *wq, int64_t nk, int64_t half,
+                       const uint32_t *kt, const float *sc, uint8_t *y, int64_t ys,
+                       int16x8_t zero, uint8x16_t lo, uint8x16_t hi) {
+    __asm__ volatile(
+        "ld4r {v16.4s, v17.4s, v18.4s, v19.4s}, [%[kt]], #16\n\t"
+        "ld4r {v20.4s, v21.4s, v22.4s, v23.4s}, [%[kt]]\n\t"
+        "sub %[kt], %[kt], #16\n\t"
+        "ld4r {v24.4s, v25.4s, v26.4s, v27.4s}, [%[kt]], #16\n\t"
+        "ld4r {v28.4s, v29.4s, v30.4s, v31.4s}, [%[kt]]\n\t"
+        "1:\n\t" QRT__WLOAD QRT__GROUP(0) QRT__GROUP(1) QRT__GROUP(2) QRT__GROUP(3)
+        "subs %[nk], %[nk], #1\n\t"
+        "b.ne 1b\n\t"
+        "cbz %[half], 2f\n\t" QRT__WLOAD QRT__GROUP(0) QRT__GROUP(1)
+        "2:\n\t"
+        "ldp q0, q1, [%[sc]]\n\t" QRT__EACH16(QRT__CVT)
+        QRT__MUL(16, 0, 0) QRT__MUL(17, 0, 1) QRT__MUL(18, 0, 2) QRT__MUL(19, 0, 3)
+        QRT__MUL(20, 1, 0) QRT__MUL(21, 1, 1) QRT__MUL(22, 1, 2) QRT__MUL(23, 1, 3)
+        QRT__MUL(24, 0, 0) QRT__MUL(25, 0, 1) QRT__MUL(26, 0, 2) QRT__MUL(27, 0, 3)
+        QRT__MUL(28, 1, 0) QRT__MUL(29, 1, 1) QRT__MUL(30, 1, 2) QRT__MUL(31, 1, 3)
+        QRT__EACH16(QRT__RNE)
+        QRT__NARROW(16, 24) QRT__NARROW(17, 25) QRT__NARROW(18, 26) QRT__NARROW(19, 27)
+        QRT__NARROW(20, 28) QRT__NARROW(21, 29) QRT__NARROW(22, 30) QRT__NARROW(23, 31)
+        QRT__PAIR(16, 17) QRT__PAIR(18, 19) QRT__PAIR(20, 21) QRT__PAIR(22, 23)
+        : [x] "+r"(xq), [w] "+r"(wq), [nk] "+r"(nk), [kt] "+r"(kt), [y] "+r"(y)
+        : [half] "r"(half), [sc] "r"(sc), [ys] "r"(ys), [zero] "w"(zero), [lo] "w"(lo),
+          [hi] "w"(hi)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
+          "v29", "v30", "v31");
+}
+
+/**
+ * The 4-position form of qrt__gemm_dot_tile_asm() for a row's last 1..4 positions (a block of
+ * 4 ending at the row's end, where an 8-position block would compute up to 7 positions twice:
+ * 49 = 3 x 16 + 1 on 7 x 7 images): accumulators v16 + r, one 16-byte input load per group,
+ * and channel r's 4 bytes stored by a 4-byte lane store.
+ */
+QRT_NEONDOT_FN static inline __attribute__((always_inline)) void
+qrt__gemm_dot_tile4_asm(const int8_t *xq, const int8_t *wq, int64_t nk, int64_t half,
+                        const uint32_t *kt, const float *sc, uint8_t *y, int64_t ys,
+                        int16x8_t zero, uint8x16_t lo, uint8x16_t hi) {
+#define QRT__GROUP4(g) "ldr q8, [%[x]], #64\n\t" QRT__SD8(8, 16, 17, 18, 19, 20, 21, 22, 23, g)
+#define QRT__NARROW4(a, b) "sqxtn v" #a ".4h, v" #a ".4s\n\tsqxtn2 v" #a ".8h, v" #b ".4s\n\t"   \
+                           "sqadd v" #a ".8h, v" #a ".8h, %[zero].8h\n\t"
+#define QRT__QUAD4(a, b)                                                                           \
+    "sqxtun v" #a ".8b, v" #a ".8h\n\tsqxtun2 v" #a ".16b, v" #b ".8h\n\t"                        \
+    "umax v" #a ".16b, v" #a ".16b, %[lo].16b\n\tumin v" #a ".16b, v" #a ".16b, %[hi].16b\n\t"   \
+    "st1 {v" #a ".s}[0], [%[y]], %[ys]\n\tst1 {v" #a ".s}[1], [%[y]], %[ys]\n\t"                 \
+    "st1 {v" #a ".s}[2], [%[y]], %[ys]\n\tst1 {v" #a ".s}[3], [%[y]], %[ys]\n\t"
+    __asm__ volatile(
+        "ld4r {v16.4s, v17.4s, v18.4s, v19.4s}, [%[kt]], #16\n\t"
+        "ld4r {v20.4s, v21.4s, v22.4s, v23.4s}, [%[kt]]\n\t"
+        "1:\n\t" QRT__WLOAD QRT__GROUP4(0) QRT__GROUP4(1) QRT__GROUP4(2) QRT__GROUP4(3)
+        "subs %[nk], %[nk], #1\n\t"
+        "b.ne 1b\n\t"
+        "cbz %[half], 2f\n\t" QRT__WLOAD QRT__GROUP4(0) QRT__GROUP4(1)
+        "2:\n\t"
+        "ldp q0, q1, [%[sc]]\n\t"
+        QRT__CVT(16) QRT__CVT(17) QRT__CVT(18) QRT__CVT(19)
+        QRT__CVT(20) QRT__CVT(21) QRT__CVT(22) QRT__CVT(23)
+        QRT__MUL(16, 0, 0) QRT__MUL(17, 0, 1) QRT__MUL(18, 0, 2) QRT__MUL(19, 0, 3)
+        QRT__MUL(20, 1, 0) QRT__MUL(21, 1, 1) QRT__MUL(22, 1, 2) QRT__MUL(23, 1, 3)
+        QRT__RNE(16) QRT__RNE(17) QRT__RNE(18) QRT__RNE(19)
+        QRT__RNE(20) QRT__RNE(21) QRT__RNE(22) QRT__RNE(23)
+        QRT__NARROW4(16, 17) QRT__NARROW4(18, 19) QRT__NARROW4(20, 21) QRT__NARROW4(22, 23)
+        QRT__QUAD4(16, 18) QRT__QUAD4(20, 22)
+        : [x] "+r"(xq), [w] "+r"(wq), [nk] "+r"(nk), [kt] "+r"(kt), [y] "+r"(y)
+        : [half] "r"(half), [sc] "r"(sc), [ys] "r"(ys), [zero] "w"(zero), [lo] "w"(lo),
+          [hi] "w"(hi)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v16", "v17",
+          "v18", "v19", "v20", "v21", "v22", "v23");
+#undef QRT__GROUP4
+#undef QRT__NARROW4
+#undef QRT__QUAD4
+}
+#undef QRT__SD
+#undef QRT__SD8
+#undef QRT__GROUP
+#undef QRT__WLOAD
+#undef QRT__EACH16
+#undef QRT__CVT
+#undef QRT__RNE
+#undef QRT__MUL
+#undef QRT__NARROW
+#undef QRT__PAIR
+
 /**
  * The GEMM path of qrt_conv1d_u8__neondot() (p checked, qrt__conv1d_gemm_ok(p)).  The weights
  * come as panels of 8 output channels (qrt_conv1d_pack_dot: their sums, then per 16 input
@@ -236,7 +370,8 @@ qrt__gemm_dot_tile(const qrt_conv1d_params *p, const qrt_conv1d_quant *q, void *
  * Each 8 x 8 tile then runs 8 indexed sdots per 4-channel group and position quad:
  *   sum (x - xz)(w - wz) = sum x' w + (128 - xz) sum w - wz sum (x - xz)   (mod 2^32).
  * Blocks tile a row as 16s, then a last block of 16 or 8 ending at the row's end (it overlaps
- * the one before and rewrites the same bytes).
+ * the one before and rewrites the same bytes), or of 4 for a last 1..4 positions when every
+ * tile of the chunk is an asm tile.
  */
 QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
                                                      const uint8_t *x, const int8_t *w,
@@ -253,6 +388,8 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
     const int32_t xz = p->input_zero;
     qrt__gemm_rq rq;
     qrt__gemm_rq_init(p, &rq);
+    const uint8x16_t lo16 = vcombine_u8(rq.lo, rq.lo), hi16 = vcombine_u8(rq.hi, rq.hi);
+    const int64_t nk = (half ? c16 - 16 : c16) / 16; /* the asm tile's full 16-channel blocks */
     for (int64_t i = (ci_n / 4) * 64; i < c16 * 16; ++i) xp[i] = 0; /* past the full groups */
     /* channels per pass: the plan's panels, or as many as the stack holds (at least one panel:
      * c16 <= QRT__GEMM_MAX_CIN) */
@@ -273,16 +410,30 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
         }
         for (int64_t oc = oce; oc < oce + 8; ++oc) kc[oc - ocb] = 0; /* rows not stored */
         int wzchunk = 0; /* the position sums are needed only for a nonzero w_zero */
-        for (int64_t b = 0; b < (oce - ocb + 7) / 8; ++b) wzchunk |= wzany[b];
+        int allfz = 1;   /* every tile of the chunk is an asm tile */
+        for (int64_t b = 0; b < (oce - ocb + 7) / 8; ++b)
+            wzchunk |= wzany[b], allfz &= fast[b] && !wzany[b];
         const int32x4_t off = vdupq_n_s32((int32_t)((uint32_t)(128 - xz) * (uint32_t)ci_n));
         for (int64_t n = 0; n < p->n; ++n) {
             const uint8_t *xn = x + n * p->x_stride_n;
             for (int64_t t0 = 0; t0 < len;) {
-                /* a block of 16, or the row's last: 16 or 8 ending at len (len >= 8) */
-                const int np = t0 + 16 <= len || (len - t0 > 8 && len >= 16) ? 16 : 8;
+                /* a block of 16, or the row's last: 16 or 8 ending at len (len >= 8), or 4
+                 * ending at len for its last 1..4 positions when every tile is an asm tile */
+                const int np = t0 + 16 <= len || (len - t0 > 8 && len >= 16) ? 16
+                               : len - t0 <= 4 && t0 > 0 && allfz           ? 4
+                                                                            : 8;
                 const int64_t t = t0 + np <= len ? t0 : len - np;
                 t0 = t + np;
                 int32x4_t sx[4];
+                if (np == 4) {
+                    qrt__gemm_dot_pack(xn, xs, ci_n, t, 4, 0, xp, sx);
+                    uint8_t *y = (uint8_t *)out + n * p->y_stride_n + ocb * p->y_stride_c + t;
+                    for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8, y += 8 * p->y_stride_c)
+                        qrt__gemm_dot_tile4_asm(xp, pan + (oc0 - ocb) / 8 * ps + 32, nk, half,
+                                                kc + (oc0 - ocb), q->scale + oc0, y,
+                                                p->y_stride_c, rq.zero, lo16, hi16);
+                    continue;
+                }
                 if (np == 16) /* constant block widths for the inlined packing */
                     qrt__gemm_dot_pack(xn, xs, ci_n, t, 16, wzchunk, xp, sx);
                 else
@@ -293,6 +444,15 @@ QRT_NEONDOT_FN static void qrt__conv1d_gemm__neondot(const qrt_conv1d_params *p,
     for (int64_t oc0 = ocb; oc0 < oce; oc0 += 8) {                                                 \
         const int64_t b = (oc0 - ocb) / 8;                                                         \
         const int8_t *wq = pan + b * ps + 32;                                                      \
+        if (fast[b] && !wzany[b]) {                                                                \
+            uint8_t *y = (uint8_t *)out + n * p->y_stride_n + oc0 * p->y_stride_c + t;             \
+            qrt__gemm_dot_tile_asm(xp, wq, nk, HALF, kc + (oc0 - ocb), q->scale + oc0, y,          \
+                                   p->y_stride_c, rq.zero, lo16, hi16);                            \
+            if (np == 16)                                                                          \
+                qrt__gemm_dot_tile_asm(xp + 32, wq, nk, HALF, kc + (oc0 - ocb), q->scale + oc0,    \
+                                       y + 8, p->y_stride_c, rq.zero, lo16, hi16);                 \
+            continue;                                                                              \
+        }                                                                                          \
         qrt__gemm_dot_tile(p, q, out, n, oc0, oce, t, xp, wq, c16, HALF, kc + (oc0 - ocb),         \
                            wzany[b], fast[b], sx[0], sx[1], &rq);                                  \
         if (np == 16)                                                                              \

@@ -26,7 +26,10 @@
  * sdots (vdotq_laneq_s32: one 4-channel group of one channel against 4 positions), so one
  * sdot does 16 MACs.  The zero-point terms are folded as above, per output channel ((128 -
  * xz) sum w + bias, from the panel's sums once per call) and per position (wz sum (x - xz),
- * skipped when the 8 channels' w_zero are all 0).  See src/neon/conv1d_neondot.c.
+ * skipped when the 8 channels' w_zero are all 0).  A tile with no weight zero point, all 8
+ * channels stored and every scale on the fast requantization (a torch-quantized layer's tiles)
+ * runs as one asm block with the same instructions (qrt__gemm_dot_tile_asm), and a row's last
+ * 1..4 positions as a 4-position asm tile.  See src/neon/conv1d_neondot.c.
  */
 #ifndef QRT_CONV1D_NEONDOT_H
 #define QRT_CONV1D_NEONDOT_H
