@@ -15,8 +15,10 @@
  * call finds its weight cold as a model call does (every layer of a model runs once per call,
  * after layers that filled the caches with their own weights): 8 copies of the big 7x7 layers
  * (0.3-0.4 MB each) are past L2, 64 (26 MB for 1280 <- 320) past this VM's share of L3; small
- * layers need more copies to leave the caches.  copies 1 keeps one hot copy.  The input row is the same for every call (in a model it was
- * just written by the layer before).  Per layer: median (min) microseconds of the thread's CPU
+ * layers need more copies to leave the caches.  copies 1 keeps one hot copy.  The input row
+ * is the same for every call (in a model it was just written by the layer before).  PWL_TAIL=0
+ * runs a 14x14 or 7x7 row's last 1..4 positions as one more 16-position vector instead of the
+ * AVX-512 VNNI row tail (qrt_conv1d_vnni_tail).  Per layer: median (min) microseconds of the thread's CPU
  * time per call, GMAC/s of the median, % of peak_gmacs (default 0: not printed).
  */
 #define _ISOC11_SOURCE
@@ -54,6 +56,8 @@ int main(int argc, char **argv) {
     const double peak = argc > 3 ? atof(argv[3]) : 0.0;
     int copies = argc > 4 ? atoi(argv[4]) : 8;
     copies = copies < 1 ? 1 : copies > MAXC ? MAXC : copies;
+    const char *te = getenv("PWL_TAIL");
+    if (te && atoi(te) == 0) qrt_conv1d_vnni_tail = 0;
     /* c_in, c_out, h*w, relu, count in the model */
     static const unsigned L[19][5] = {
         {32, 16, 112 * 112, 0, 1}, {16, 96, 112 * 112, 1, 1}, {96, 24, 56 * 56, 0, 1},

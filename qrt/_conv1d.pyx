@@ -445,6 +445,12 @@ cdef class Plan:
         return 0
 
     @property
+    def vnni_tail(self):
+        """Whether a one-thread call of this plan runs the AVX-512 VNNI row tail (the last 1..4
+        positions of a 1x1 row past a multiple of 16; include/qrt/conv1d.h)."""
+        return qrt_conv1d_u8_uses_vnni_tail(&self.p, &self.q, self.variant) != 0
+
+    @property
     def dot_panels(self):
         """Whether the plan holds the aarch64 NEON-dot GEMM tile's weight panels
         (qrt_conv1d_pack_dot: a 1x1 layer of the GEMM case on a dot-product CPU)."""
@@ -669,6 +675,16 @@ def _set_dw_permute(bint on):
     global qrt_dwconv2d_permute
     old = qrt_dwconv2d_permute != 0
     qrt_dwconv2d_permute = 1 if on else 0
+    return old
+
+
+def _set_conv_tail(bint on):
+    """Let AVX-512 VNNI 1x1 calls run a row's last 1..4 positions past a multiple of 16 as the
+    row tail (qrt_conv1d_vnni_tail) or as one more 16-position vector; returns the old
+    setting."""
+    global qrt_conv1d_vnni_tail
+    old = qrt_conv1d_vnni_tail != 0
+    qrt_conv1d_vnni_tail = 1 if on else 0
     return old
 
 

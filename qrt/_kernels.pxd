@@ -119,6 +119,9 @@ cdef extern from "qrt/conv1d.h" nogil:
                                       int variant)
     int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant)
     int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant)
+    int qrt_conv1d_vnni_tail
+    int qrt_conv1d_u8_uses_vnni_tail(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                     int variant)
     qrt_status qrt_conv1d_u8(const qrt_conv1d_params *p, const uint8_t *x, const int8_t *w,
                              const int8_t *wpack, const int32_t *wsum, const qrt_conv1d_quant *q,
                              void *out, void *scratch, size_t scratch_size, int variant)

@@ -20,6 +20,8 @@
 #endif
 #endif
 
+int qrt_conv1d_vnni_tail = 1;
+
 int qrt_conv1d_isa(void) {
 #ifdef QRT_HAVE_X86
     if (qrt_cpu_features() & QRT_CPU_AVX512VNNI) /* honours QRT_DISABLE_ISA (cpu.h) */
@@ -90,6 +92,18 @@ int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant) {
         return qrt_conv1d_check(p) == QRT_OK && qrt_conv1d_u8__neon_gemm_ok(p) && p->c_out > 0;
 #endif
     (void)p;
+    (void)variant;
+    return 0;
+}
+
+int qrt_conv1d_u8_uses_vnni_tail(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                 int variant) {
+#ifdef QRT_HAVE_X86
+    if (qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI)
+        return qrt_conv1d_u8__avx512vnni_tail(p, q);
+#endif
+    (void)p;
+    (void)q;
     (void)variant;
     return 0;
 }

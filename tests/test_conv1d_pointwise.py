@@ -180,3 +180,55 @@ def test_pointwise_plan_panels(seed):
                                           err_msg=str(describe(c)))
             np.testing.assert_array_equal(run_pw(c, _conv1d.isa())[:, :, :length],
                                           ref)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_pointwise_vnni_row_tail(seed):
+    """The AVX-512 VNNI row tail (include/qrt/conv1d.h, qrt_conv1d_vnni_tail): a 1x1 row of
+    more than 16 positions whose last 1..4 lie past a multiple of 16 runs them with the lanes
+    over 4 positions x 4 channel quads, when no weight zero point is set and the row is not on
+    the channels-in-lanes path (a plan given wpack_cl, rows of at most 64).  A plan says so
+    exactly then (on a VNNI CPU, switch on) and its bytes equal the reference's with the tail
+    and without it (one more 16-position vector)."""
+    rng = np.random.default_rng(400 + seed)
+    vnni = _conv1d.ISA_NAMES[_conv1d.isa()] == "avx512vnni"
+    cases = [(112, 24, 196), (672, 16, 196), (33, 13, 49), (16, 8, 20), (200, 9, 36),
+             (48, 40, 68), (24, 17, 197), (64, 8, 16), (40, 12, 100), (1000, 8, 65),
+             (17, 96, 33), (96, 5, 52), (96, 24, 100), (48, 12, 196)]
+    for i, (c_in, c_out, length) in enumerate(cases):
+        c = random_pw(rng, c_in=c_in, c_out=c_out, length=length)
+        g = c["groups"] = 1 + i % 3 if c_in % 3 == 0 and c_out % 3 == 0 else 1
+        c["x"] = c["x"][:, :c_in]
+        c["w"] = rng.integers(-128, 128, (c_out, c_in // g, 1), dtype=np.int8)
+        c["wz"] = (c["wz"][:1].repeat(c_out) if i % 4 == 3 else np.zeros(c_out, np.int32))
+        for k in ("bias", "scale"):
+            c[k] = c[k][:1].repeat(c_out).copy()
+        x, w = c["x"], c["w"]
+        n = x.shape[0]
+        wpack = np.empty(_conv1d.packed_weight_size(c_out, c_in // g, 1), np.int8)
+        wsum = np.empty(c_out, np.int32)
+        _conv1d.pack_weights(w, wpack, wsum)
+        cl = None
+        if g == 1 and i % 2 == 0:  # the channels-in-lanes weight, as a plan makes it
+            cl = _conv1d.pack_cl(wpack, c_out, c_in)
+        with np.errstate(all="ignore"):
+            ref = run_pw(c, 0)[:, :, :length]
+        for on in (True, False):
+            old = _conv1d._set_conv_tail(on)
+            try:
+                plan = _conv1d.Plan(w, wpack, wsum, c["wz"], c["bias"], c["scale"],
+                                    np.zeros(c_out, np.float32), (n, c_in, length),
+                                    (c_in * length, length, 1), (n, c_out, length),
+                                    (c_out * length, length, 1), input_zero=c["input_zero"],
+                                    output_zero=c["output_zero"], output_min=c["output_min"],
+                                    output_max=c["output_max"], groups=g, wpack_cl=cl)
+                tail = (vnni and on and length > 16 and 1 <= length % 16 <= 4 and
+                        not c["wz"].any() and (cl is None or length > 64))
+                assert plan.vnni_tail == tail, (c_in, c_out, length, g, on)
+                y = np.zeros(n * c_out * length, np.uint8)
+                with np.errstate(all="ignore"):
+                    plan.run_u8(np.ascontiguousarray(x).reshape(-1), 0, y, 0)
+                np.testing.assert_array_equal(y.reshape(n, c_out, length), ref,
+                                              err_msg=str((describe(c), on)))
+            finally:
+                _conv1d._set_conv_tail(old)

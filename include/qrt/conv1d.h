@@ -40,6 +40,16 @@ int qrt_conv1d_u8_uses_a2_panels(const qrt_conv1d_params *p, int variant);
  *         (qrt_conv1d_pack_dot(), qrt_conv1d_quant.wpack_dot) when given them. */
 int qrt_conv1d_u8_uses_dot_panels(const qrt_conv1d_params *p, int variant);
 
+/** 1 (the default): the AVX-512 VNNI variant runs the last 1..4 positions of a 1x1 row past a
+ *  multiple of 16 as a row tail (lanes over 4 positions x 4 channel quads, 196 = 12 x 16 + 4
+ *  on 14 x 14 images) instead of one more 16-position vector; 0: as that vector.  Tests and
+ *  benchmarks compare both (qrt/_conv1d.pyx `_set_conv_tail`); set it only while no call runs. */
+extern int qrt_conv1d_vnni_tail;
+
+/** @brief Whether a one-thread call of `variant` on this CPU with p and q runs that row tail. */
+int qrt_conv1d_u8_uses_vnni_tail(const qrt_conv1d_params *p, const qrt_conv1d_quant *q,
+                                 int variant);
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(); runs the fastest variant available.
  * @param[in] w       [c_out][c_in/groups][kernel] int8 (read by the reference)

@@ -35,6 +35,17 @@ size_t qrt_conv1d_u8__avx512vnni_scratch_size(const qrt_conv1d_params *p) {
            ((tmp + 63u) & ~(size_t)63u) + 64u;
 }
 
+int qrt_conv1d_u8__avx512vnni_tail(const qrt_conv1d_params *p, const qrt_conv1d_quant *q) {
+    if (!q || qrt_conv1d_check(p) != QRT_OK) return 0;
+    if (qrt__dw_ok(p) || qrt__c1_gemv_ok(p) || qrt__c1_cl_ok(p, q)) return 0; /* the dispatch */
+    const qrt_conv1d_layout l = qrt_conv1d_layout_of(p->c_in / p->groups, p->kernel);
+    int asym = 0;
+    for (uint32_t oc = 0; oc < p->c_out; ++oc) asym |= q->weight_zero[oc] != 0;
+    if (qrt__c1_group_chunk(p, &l) > 1 && !asym) return 0; /* the grouped depthwise tiles */
+    const int k1 = l.kc == 1 && p->out_kind == QRT_CONV1D_OUT_U8 && p->y_stride_t == 1;
+    return qrt__c1_tail_ok(p, k1, asym);
+}
+
 /**
  * @brief Same contract as qrt_conv1d_u8_ref(), reading the packed weight instead of w.
  * @param[in]  wpack   [c_out][Kc][CQ][4] from qrt_conv1d_pack_weights()

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #include <string.h>
 #include "qrt/conv1d_pack.h"
+#include "qrt/conv1d.h" /* qrt_conv1d_vnni_tail */
 #include "qrt/conv1d_params.h"
 #include "qrt/x86/conv1d_avx512vnni.h"
 
@@ -88,6 +89,24 @@ static inline int64_t qrt__c1_row(const qrt_conv1d_params *p, const qrt_conv1d_l
  *  block's tiles (qrt__c1_pack_block): 1x1 layers of unit stride on unit-stride rows. */
 static inline int qrt__c1_blocked(const qrt_conv1d_params *p) {
     return p->kernel == 1 && p->stride == 1 && p->x_stride_t == 1;
+}
+
+/** Channels of a group the row tail's stack buffer holds (4 bytes each). */
+#define QRT__C1_TAIL_MAXC 2048
+
+/**
+ * Whether a call's last len_out % 16 (1..4) positions run qrt__c1_tail_tile() instead of a
+ * 16-position vector of which 12..15 lanes would be padding (196 = 12 x 16 + 4 on 14 x 14
+ * images, 49 = 3 x 16 + 1 on 7 x 7): a blocked 1x1 layer (k1: quint8 NCL output), no weight
+ * zero point, no padding, at least one full vector, and channel rows the gather can index;
+ * while qrt_conv1d_vnni_tail is set.
+ */
+static inline int qrt__c1_tail_ok(const qrt_conv1d_params *p, int k1, int asym) {
+    const int64_t rem = p->len_out % 16, cg = p->c_in / p->groups;
+    return qrt_conv1d_vnni_tail && k1 && qrt__c1_blocked(p) && !asym && p->pad_left == 0 &&
+           p->len_out > 16 &&
+           rem >= 1 && rem <= 4 && p->len_out <= p->len_in && cg <= QRT__C1_TAIL_MAXC &&
+           p->x_stride_c > 0 && p->x_stride_c <= INT32_MAX / 16;
 }
 
 /** Groups packed together when each group has one output channel (depthwise-like), else 1. */

@@ -641,6 +641,119 @@ static inline QRT_VNNI void qrt__c1_pack_block(const qrt_conv1d_params *p,
     }
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The last 1..4 positions of a 1x1 row, with the lanes over 4 positions x 4 channel quads     */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * Pack the 4 positions t .. t + 3 of the cg channels from x0 (channel 0, position t; rows
+ * xsc apart) as [cg / 16][4 positions][16 channels] bytes at xt: per 16 channels one
+ * vpgatherdd of each row's 4 bytes ([channel][position]), an in-lane 4 x 4 byte transpose
+ * and a dword permute ([position][channel]).  Channels past cg are 0.
+ */
+static inline QRT_VNNI void qrt__c1_tail_pack(const uint8_t *x0, int64_t xsc, uint32_t cg,
+                                              uint8_t *xt) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32((int32_t)xsc));
+    const __m512i tr = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m512i dp = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (uint32_t c = 0; c < cg; c += 16, xt += 64) {
+        const __mmask16 m = cg - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (cg - c)) - 1u);
+        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx,
+                                                      (const void *)(x0 + (int64_t)c * xsc), 1);
+        _mm512_store_si512((void *)xt, _mm512_permutexvar_epi32(dp, _mm512_shuffle_epi8(v, tr)));
+    }
+}
+
+/**
+ * The row tail of output channels oc0 .. oc0 + nr - 1 (nr <= 8) at positions t .. t + 3, from
+ * qrt__c1_tail_pack's xt: lane (position p, quad j) of channel r's accumulator sums the
+ * products of quads 4i + j, so one vpdpbusd of the 64 packed bytes by channel r's 16 weight
+ * bytes (broadcast to the four 128-bit lanes) does 4 positions x 16 channels, the work of four
+ * vpdpbusd of a 16-position vector here.  Two rounds of unpacks and adds (wrapping, so the
+ * sums equal the tiles' mod 2^32) leave per 4 channels one vector of [position][channel];
+ * then qrt__c1_tile1's epilogue instructions per lane (the constant c0, cvtdq2ps, mulps,
+ * cvtps2dq, packssdw, paddsw, packuswb, the byte clamp), and a byte transpose to 4 bytes per
+ * channel row.  t + 3 < len_out; the positions before it may overlap the last full vector's
+ * (the same bytes written again).
+ */
+static inline __attribute__((always_inline)) QRT_VNNI void
+qrt__c1_tail_tile(const qrt__c1_ctx *c, const uint8_t *xt, int64_t oc0, int64_t t, const int nr) {
+    const uint32_t cq = c->cq;
+    const int64_t wo = c->w_oc * 4; /* bytes per output channel's packed row */
+    const int8_t *w0 = (const int8_t *)(c->w + oc0 * c->w_oc);
+    __m512i acc[8];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) acc[r] = _mm512_setzero_si512();
+    uint32_t q = 0;
+    for (; q + 4 <= cq; q += 4) {
+        const __m512i xv = _mm512_load_si512((const void *)(xt + 16 * q));
+#pragma GCC unroll 8
+        for (int r = 0; r < nr; ++r)
+            acc[r] = qrt__c1_dp(acc[r], xv,
+                                _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                    (const __m128i *)(const void *)(w0 + r * wo + 4 * q))));
+    }
+    if (q < cq) { /* the last 1..3 quads: the next row's bytes are not read */
+        const __mmask8 m = (__mmask8)((1u << (cq - q)) - 1u);
+        const __m512i xv = _mm512_load_si512((const void *)(xt + 16 * q));
+#pragma GCC unroll 8
+        for (int r = 0; r < nr; ++r)
+            acc[r] = qrt__c1_dp(
+                acc[r], xv,
+                _mm512_broadcast_i32x4(_mm_maskz_loadu_epi32(m, (const void *)(w0 + r * wo + 4 * q))));
+    }
+    uint32_t c0[8] = {0};
+    float sc[8] = {0};
+    for (int r = 0; r < nr; ++r) {
+        const int64_t oc = oc0 + r; /* weight_zero is 0 (qrt__c1_tail_ok) */
+        c0[r] = (uint32_t)c->bias_q[oc] - (uint32_t)c->xz * (uint32_t)c->wsum[oc];
+        sc[r] = c->scale[oc];
+    }
+    __m512i f[2];
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        const __m512i *a = acc + 4 * h;
+        const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]),
+                                             _mm512_unpackhi_epi32(a[0], a[1]));
+        const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2], a[3]),
+                                             _mm512_unpackhi_epi32(a[2], a[3]));
+        __m512i v = _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23),
+                                     _mm512_unpackhi_epi64(s01, s23)); /* [p][channel 4h + k] */
+        v = _mm512_add_epi32(v, _mm512_broadcast_i32x4(
+                                    _mm_loadu_si128((const __m128i *)(const void *)(c0 + 4 * h))));
+        f[h] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(v),
+                                                _mm512_broadcast_f32x4(_mm_loadu_ps(sc + 4 * h))));
+    }
+    /* per 128-bit lane p: the 8 channels' words, then bytes (twice) */
+    const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(f[0], f[1]),
+                                        _mm512_set1_epi16((short)c->oz));
+    __m512i b = _mm512_packus_epi16(h, h);
+    if (c->lo > 0) b = _mm512_max_epu8(b, _mm512_set1_epi8((char)c->lo));
+    if (c->hi < 255) b = _mm512_min_epu8(b, _mm512_set1_epi8((char)c->hi));
+    /* [p][channels 0..3] then [p][channels 4..7] as dwords, then [channel][p] bytes */
+    b = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+    b = _mm512_shuffle_epi8(b, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2,
+                                                                     6, 10, 14, 3, 7, 11, 15)));
+    uint32_t o[8];
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm512_castsi512_si256(b));
+    uint8_t *y = c->y + oc0 * c->ysc + t;
+    for (int r = 0; r < nr; ++r) memcpy(y + r * c->ysc, o + r, 4);
+}
+
+static QRT_VNNI void qrt__c1_tail_tile8(const qrt__c1_ctx *c, const uint8_t *xt, int64_t oc0,
+                                        int64_t t) {
+    qrt__c1_tail_tile(c, xt, oc0, t, 8);
+}
+
+static QRT_VNNI void qrt__c1_tail_tilen(const qrt__c1_ctx *c, const uint8_t *xt, int64_t oc0,
+                                        int64_t t, int nr) {
+    qrt__c1_tail_tile(c, xt, oc0, t, nr);
+}
+
 /**
  * @brief The packed-quad path ("lanes over time", the file comment of conv1d_avx512vnni.c):
  *        every call the depthwise four-phase path does not serve.  p is checked.
@@ -668,6 +781,7 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
 
     int asym = 0;
     for (uint32_t oc = 0; oc < p->c_out; ++oc) asym |= q->weight_zero[oc] != 0;
+    uint8_t xtail[QRT__C1_TAIL_MAXC * 4] __attribute__((aligned(64))); /* qrt__c1_tail_pack */
     for (uint32_t k = 0; k < l.kc; ++k) {
         const int64_t sh = l.im2col ? 0 : (int64_t)k * p->dilation;
         koff[k] = (sh % p->stride) * U + sh / p->stride;
@@ -750,9 +864,11 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
             }
             /* 3. tiles: positions outer (the packed input block stays in L1), channels inner;
              * blocks of 4 vectors run 6-row tiles, narrower ones 8-row tiles, and the rows of
-             * a group are shared evenly between its tiles (no thin last tile) */
-            const int64_t nv = (p->len_out + 15) / 16;
+             * a group are shared evenly between its tiles (no thin last tile); a last 1..4
+             * positions of a 1x1 row run the tail tiles (qrt__c1_tail_ok) */
             const int k1 = l.kc == 1 && p->out_kind == QRT_CONV1D_OUT_U8 && p->y_stride_t == 1;
+            const int tail = qrt__c1_tail_ok(p, k1, asym);
+            const int64_t nv = tail ? p->len_out / 16 : (p->len_out + 15) / 16;
             for (int64_t v = 0, mt; v < nv; v += mt) {
                 mt = qrt__c1_block(v, nv);
                 int64_t t0 = 16 * v;
@@ -779,6 +895,17 @@ QRT_VNNI qrt_status qrt__conv1d_vnni_packed(const qrt_conv1d_params *p, const ui
                             &c, (int64_t)g * og + ob, t0);
                     ob += nr;
                 }
+            }
+            if (tail) {
+                c.y = yn;
+                const int64_t t = p->len_out - 4;
+                qrt__c1_tail_pack(xn + (int64_t)g * cg * p->x_stride_c + t, p->x_stride_c, cg,
+                                  xtail);
+                uint32_t ob = 0;
+                for (; ob + 8 <= og; ob += 8)
+                    qrt__c1_tail_tile8(&c, xtail, (int64_t)g * og + ob, t);
+                if (ob < og)
+                    qrt__c1_tail_tilen(&c, xtail, (int64_t)g * og + ob, t, (int)(og - ob));
             }
             if (blocked) { /* the next group's tiles see the whole call again */
                 c.cq_stride = phases * U;

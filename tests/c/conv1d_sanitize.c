@@ -45,11 +45,13 @@ int main(int argc, char **argv) {
     for (int c = 0; c < cases; ++c) {
         qrt_conv1d_params p;
         memset(&p, 0, sizeof p);
-        const int kind = (int)rnd(5); /* 4: a dense 1x1 layer on a short row (channels in lanes) */
-        p.groups = kind == 0 ? EDGE[rnd(8)] : kind == 1 ? 1 + rnd(3) : 1;
-        const uint32_t cg = kind == 0 ? 1 : kind == 4 ? 1 + rnd(200) : EDGE[rnd(NEDGE - 3)];
+        /* 4: a dense 1x1 layer on a short row (channels in lanes); 5: a 1x1 layer (groups 1..3)
+         * on a long row ending in 1..4 positions past a multiple of 16 (the VNNI row tail) */
+        const int kind = (int)rnd(6);
+        p.groups = kind == 0 ? EDGE[rnd(8)] : kind == 1 || kind == 5 ? 1 + rnd(3) : 1;
+        const uint32_t cg = kind == 0 ? 1 : kind >= 4 ? 1 + rnd(200) : EDGE[rnd(NEDGE - 3)];
         const uint32_t og = kind == 0   ? 1 + rnd(2)
-                            : kind == 4 ? 1 + rnd(130)
+                            : kind >= 4 ? 1 + rnd(130)
                                         : EDGE[rnd(NEDGE - 2)];
         p.c_in = cg * p.groups;
         p.c_out = og * p.groups;
@@ -68,9 +70,16 @@ int main(int argc, char **argv) {
             span = 1;
             p.len_in = 1 + rnd(QRT_CONV1D_CL_MAX_LEN + 1);
         }
+        if (kind == 5) {
+            p.kernel = p.stride = p.dilation = 1;
+            p.pad_left = 0;
+            pad_r = 0;
+            span = 1;
+            p.len_in = 16 * (1 + rnd(13)) + (rnd(4) ? 1 + rnd(4) : rnd(16));
+        }
         if (p.len_in + p.pad_left + pad_r < span) p.len_in = span;
         p.len_out = (p.len_in + p.pad_left + pad_r - span) / p.stride + 1;
-        const int nlc = kind == 4 ? 0 : (int)rnd(2); /* channels-last input (strided) */
+        const int nlc = kind >= 4 ? 0 : (int)rnd(2); /* channels-last input (strided) */
         p.x_stride_t = nlc ? p.c_in : 1;
         p.x_stride_c = nlc ? 1 : p.len_in;
         p.x_stride_n = (int64_t)p.c_in * p.len_in;
@@ -123,6 +132,7 @@ int main(int argc, char **argv) {
             qrt_conv1d_pack_a2(p.c_out, cg, p.kernel, p.groups, w, wz, wa2);
         }
         const qrt_conv1d_quant q = {wz, bq, sc, bf, wcl, wa2};
+        qrt_conv1d_vnni_tail = rnd(4) != 0; /* the VNNI row tail, or one more vector */
         if (qrt_conv1d_u8_ref(&p, x, w, &q, want) != QRT_OK) {
             printf("ref rejected case %d\n", c);
             return 1;

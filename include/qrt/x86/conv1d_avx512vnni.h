@@ -25,4 +25,8 @@ qrt_status qrt_conv1d_u8__avx512vnni(const qrt_conv1d_params *p, const uint8_t *
                                      const int8_t *wpack, const int32_t *wsum,
                                      const qrt_conv1d_quant *q, void *out, void *scratch);
 
+/** @brief Whether qrt_conv1d_u8__avx512vnni(p, ..., q, ...) runs the row tail of a 1x1 row
+ *         (qrt_conv1d_vnni_tail, src/x86/conv1d_avx512vnni_packed.c); 0 for an invalid p. */
+int qrt_conv1d_u8__avx512vnni_tail(const qrt_conv1d_params *p, const qrt_conv1d_quant *q);
+
 #endif /* QRT_CONV1D_AVX512VNNI_H */
