@@ -17,9 +17,10 @@
  * (0.3-0.4 MB each) are past L2, 64 (26 MB for 1280 <- 320) past this VM's share of L3; small
  * layers need more copies to leave the caches.  copies 1 keeps one hot copy.  The input row
  * is the same for every call (in a model it was just written by the layer before).  PWL_TAIL=0
- * runs a 14x14 or 7x7 row's last 1..4 positions as one more 16-position vector instead of the
- * AVX-512 VNNI row tail (qrt_conv1d_vnni_tail).  Per layer: median (min) microseconds of the thread's CPU
- * time per call, GMAC/s of the median, % of peak_gmacs (default 0: not printed).
+ * runs a 14x14 row's last 4 positions (196 = 12 x 16 + 4; 7x7 rows take the channels-in-lanes
+ * path) as one more 16-position vector instead of the AVX-512 VNNI row tail
+ * (qrt_conv1d_vnni_tail).  Per layer: median (min) microseconds of the
+ * thread's CPU time per call, GMAC/s of the median, % of peak_gmacs (default 0: not printed).
  */
 #define _ISOC11_SOURCE
 #define _POSIX_C_SOURCE 200809L

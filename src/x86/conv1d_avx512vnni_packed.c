@@ -701,9 +701,9 @@ qrt__c1_tail_tile(const qrt__c1_ctx *c, const uint8_t *xt, int64_t oc0, int64_t 
         const __m512i xv = _mm512_load_si512((const void *)(xt + 16 * q));
 #pragma GCC unroll 8
         for (int r = 0; r < nr; ++r)
-            acc[r] = qrt__c1_dp(
-                acc[r], xv,
-                _mm512_broadcast_i32x4(_mm_maskz_loadu_epi32(m, (const void *)(w0 + r * wo + 4 * q))));
+            acc[r] = qrt__c1_dp(acc[r], xv,
+                                _mm512_broadcast_i32x4(_mm_maskz_loadu_epi32(
+                                    m, (const void *)(w0 + r * wo + 4 * q))));
     }
     uint32_t c0[8] = {0};
     float sc[8] = {0};
