@@ -392,8 +392,9 @@ cdef class Plan:
             self.q.wpack_dot = &dp[0]
         self.threads = qrt_pool_get_threads()
         self.need = qrt_conv1d_u8_mt_scratch_size(&self.p, &self.q, variant, self.threads)
-        if self.need and <size_t>wpack.shape[0] != qrt_conv1d_packed_weight_size(
-                c_out, c_in // groups, kernel):
+        # only the AVX-512 VNNI variant reads the packed weight (elsewhere it may be empty)
+        if qrt_conv1d_variant(variant) == QRT_ISA_AVX512VNNI and <size_t>wpack.shape[0] != \
+                qrt_conv1d_packed_weight_size(c_out, c_in // groups, kernel):
             raise ValueError("conv1d: packed weight does not match the geometry")
         import numpy as np
         self.scratch = np.empty(max(<Py_ssize_t>self.need, 1), np.uint8)

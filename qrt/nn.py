@@ -20,7 +20,9 @@ Every layer class offers:
     ``weight``               int8     [c_out, c_in/g, K]     raw weight integers (linear: [out,
                                                              in]), read by the reference kernel
     ``weight_packed``        int8     [c_out * Kc * CQ * 4]  "quad-v1" layout (conv1d_pack.h),
-                                                             read by the dot-product kernels
+                                                             read by the AVX-512 VNNI kernels
+                                                             (elsewhere a layer keeps none and
+                                                             this method packs it on demand)
     ``weight_sum``           int32    [c_out]                sum of each channel's weights
     ``weight_scale``         float64  [c_out]                weight scales (per-tensor: repeated)
     ``weight_zero_point``    int32    [c_out]                weight zero points (likewise)
@@ -72,6 +74,31 @@ __all__ = ["Conv1d", "ConvReLU1d", "Conv2d", "ConvReLU2d", "Linear", "LinearReLU
 
 PACKING = "quad-v1"
 _INT32_MIN = -(2**31)
+
+_NO_PACK = np.empty(0, np.int8)  # the packed weight a plan gets where its kernel reads none
+
+
+def _packed_needed():
+    """Whether this CPU's conv1d kernels read the quad-packed weight: only the AVX-512 VNNI
+    variant does (the NEON, NEON-dot, AVX2 and reference kernels read the raw weight, plus
+    their own per-layer forms), so elsewhere a layer keeps no copy of it (qrt.nn._Base._packed
+    makes one if asked: packed_arrays(), a forced VNNI variant)."""
+    return any(_conv1d.ISA_NAMES[v] == "avx512vnni" for v in _conv1d.variants())
+
+
+def _pack(w3, c_out, cg, k):
+    """(packed weight or None, weight sums) of a [c_out, cg, k] int8 weight: the packed weight
+    and the sums in one allocation where _packed_needed(), else the sums alone (int32, as
+    pack_weights sums them)."""
+    if not _packed_needed():
+        return None, w3.reshape(c_out, -1).sum(axis=1, dtype=np.int32)
+    n = _conv1d.packed_weight_size(c_out, cg, k)
+    head = -(-n // 64) * 64
+    buf = np.empty(head + 4 * c_out, np.uint8)
+    wpack = buf[:n].view(np.int8)
+    wsum = buf[head:].view(np.int32)
+    _conv1d.pack_weights(w3, wpack, wsum)
+    return wpack, wsum
 
 
 class _Unsupported(NotImplementedError, ValueError):
@@ -213,15 +240,21 @@ class _Base:
     def _install_raw(self, w3, wscale, wzp, bias, qscheme):
         """Adopt raw weights read in place (validated by the caller) and pack them once, into
         one allocation holding the packed weight and the weight sums (what a loaded model
-        does: blobs store each weight once, raw)."""
-        n = _conv1d.packed_weight_size(self._c_out, self._cg, self._k)
-        head = -(-n // 64) * 64
-        buf = np.empty(head + 4 * self._c_out, np.uint8)
-        wpack = buf[:n].view(np.int8)
-        wsum = buf[head:].view(np.int32)
-        _conv1d.pack_weights(w3, wpack, wsum)
+        does: blobs store each weight once, raw).  Where no kernel reads the packed weight
+        (_packed_needed), only the sums are made."""
+        wpack, wsum = _pack(w3, self._c_out, self._cg, self._k)
         self._adopt(w3, wpack, wsum, wscale, wzp, bias, qscheme)
         return self
+
+    def _packed(self):
+        """The quad-packed weight ("weight_packed"), made now if the layer was installed on a
+        CPU whose kernels do not read it (see _packed_needed)."""
+        if self._wpack is None:
+            wpack = np.empty(_conv1d.packed_weight_size(self._c_out, self._cg, self._k),
+                             np.int8)
+            _conv1d.pack_weights(self._w, wpack, np.empty(self._c_out, np.int32))
+            self._wpack = wpack
+        return self._wpack
 
     def _set(self, qweight, bias, ndim):
         ints, sc, zp, qs = _weight_parts(qweight, ndim)
@@ -231,9 +264,7 @@ class _Base:
             raise ValueError(f"weight has shape {qweight.shape}, expected "
                              f"{want if ndim == 3 else want[:2]}")
         b = _bias_array(bias, self._c_out)
-        wpack = np.empty(_conv1d.packed_weight_size(self._c_out, self._cg, self._k), np.int8)
-        wsum = np.empty(self._c_out, np.int32)
-        _conv1d.pack_weights(w3, wpack, wsum)
+        wpack, wsum = _pack(w3, self._c_out, self._cg, self._k)
         self._adopt(w3, wpack, wsum, sc, zp, b, qs)
 
     # ---- accessors ---------------------------------------------------------------------------
@@ -264,7 +295,7 @@ class _Base:
         self._need_weight()
         d = {"weight": self._w if self._wshape_ndim == 3 else
              self._w.reshape(self._c_out, self._c_in),
-             "weight_packed": self._wpack, "weight_sum": self._wsum,
+             "weight_packed": self._packed(), "weight_sum": self._wsum,
              "weight_scale": self._wscale, "weight_zero_point": self._wzp}
         if self._bias is not None:
             d["bias"] = self._bias
@@ -362,7 +393,9 @@ class _Base:
         # One output position: the stride never moves the window, and the kernels' scratch
         # grows with the stride (a crafted stride of 2^20 took seconds per call): use 1.
         stride = 1 if y_shape[-1] == 1 else self._s
-        return _conv1d.Plan(self._w, self._wpack, self._wsum, self._wzp, bq, rs, self._bias_f(),
+        vnni = _conv1d.ISA_NAMES.get(_conv1d.variant(self._variant)) == "avx512vnni"
+        return _conv1d.Plan(self._w, self._packed() if vnni else _NO_PACK, self._wsum, self._wzp,
+                            bq, rs, self._bias_f(),
                             x_shape, x_strides, y_shape, y_strides, stride=stride,
                             dilation=self._d, pad_left=self._pl, groups=self._g,
                             input_zero=in_zp, output_zero=oz, output_min=lo, output_max=hi,
@@ -379,7 +412,7 @@ class _Base:
                 _conv1d.ISA_NAMES.get(_conv1d.variant(self._variant)) != "avx512vnni"):
             return None
         wcl = getattr(self, "_wpack_cl", None)
-        if wcl is None or wcl[0] is not self._wpack:
+        if wcl is None or wcl[0] is not self._packed():
             wcl = (self._wpack, _conv1d.pack_cl(self._wpack, self._c_out, self._c_in))
             self._wpack_cl = wcl
         return wcl[1]
@@ -665,9 +698,7 @@ class Conv2d(_Base):
             raise ValueError(f"weight has shape {qweight.shape}, expected {self._wshape()}")
         b = _bias_array(bias, self._c_out)
         w3 = ints.reshape(self._c_out, self._cg, self._k)
-        wpack = np.empty(_conv1d.packed_weight_size(self._c_out, self._cg, self._k), np.int8)
-        wsum = np.empty(self._c_out, np.int32)
-        _conv1d.pack_weights(w3, wpack, wsum)
+        wpack, wsum = _pack(w3, self._c_out, self._cg, self._k)
         self._adopt(w3, wpack, wsum, sc, zp, b, qs)
 
     def weight(self) -> QTensor:

@@ -226,3 +226,42 @@ def test_nn_dynamic_linear_reuses_plan_across_inputs():
                                             w.q_per_channel_zero_points(), b)
         np.testing.assert_array_equal(m(xf).view(np.int32), want.view(np.int32))
     assert len(m._plans) == 1
+
+
+def test_nn_packed_weight_only_where_read():
+    """Only the AVX-512 VNNI conv1d kernels read the quad-packed weight, so a layer keeps one
+    only where that variant runs (on an Arm or AVX2-only CPU the plan gets an empty one and no
+    copy of the weight is made); packed_arrays() still gives it, packed on demand, equal to
+    pack_weights' bytes, and the sums equal pack_weights' sums.  Run here and again with
+    QRT_DISABLE_ISA=avx512vnni in a child process (the kernels without it)."""
+    import os
+    import subprocess
+    import sys
+    code = """if 1:
+    import numpy as np, qrt
+    from qrt import _conv1d, nn
+    import test_nn
+    rng = np.random.default_rng(5)
+    vnni = any(_conv1d.ISA_NAMES[v] == "avx512vnni" for v in _conv1d.variants())
+    for layer, shape in test_nn._layers(rng):
+        assert (layer._wpack is not None) == vnni, type(layer)
+        x = test_nn._input(rng, layer, shape)
+        got = test_nn._result(layer(x)).copy()
+        w3 = layer._w
+        wp = np.empty(_conv1d.packed_weight_size(w3.shape[0], w3.shape[1], w3.shape[2]),
+                      np.int8)
+        ws = np.empty(w3.shape[0], np.int32)
+        _conv1d.pack_weights(w3, wp, ws)
+        np.testing.assert_array_equal(layer._wsum, ws)
+        arrays = layer.packed_arrays()
+        np.testing.assert_array_equal(arrays["weight_packed"], wp)
+        layer._variant = 0  # the reference kernel
+        np.testing.assert_array_equal(test_nn._result(layer(x)), got)
+    print("ok", vnni)
+"""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for env in ({}, {"QRT_DISABLE_ISA": "avx512vnni"}):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**os.environ, **env, "PYTHONPATH": here + os.pathsep +
+                                os.environ.get("PYTHONPATH", "")}, timeout=300)
+        assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr[-2000:]
