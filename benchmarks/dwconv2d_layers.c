@@ -21,7 +21,8 @@
  * timing the flat path alone.  DWL_C=n runs every layer with n channels instead of its own
  * (a few channels keep a layer's planes in L1: the same GMAC/s there as with all of them says
  * the layer is not bound by memory).  DWL_PERM=0 turns the AVX-512 VBMI byte-permute path off
- * (qrt_dwconv2d_permute = 0: the paths a CPU without VBMI takes).  DWL_DOT=0 turns the aarch64
+ * (qrt_dwconv2d_permute = 0: the paths a CPU without VBMI takes).  DWL_ROWS=0 runs the
+ * AVX-512 VNNI stride-2 layers through the byte planes instead of their image rows in place.  DWL_DOT=0 turns the aarch64
  * sdot byte planes off (qrt_dwconv2d_dot = 0: the paths a CPU without the dot product takes).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -79,6 +80,8 @@ int main(int argc, char **argv) {
     const unsigned K0 = ke && atoi(ke) > 0 ? (unsigned)atoi(ke) : 3;
     const char *pe = getenv("DWL_PERM"); /* 0: without the byte-permute path */
     if (pe && atoi(pe) == 0) qrt_dwconv2d_permute = 0;
+    const char *re = getenv("DWL_ROWS"); /* 0: stride 2 through the byte planes (x86) */
+    if (re && atoi(re) == 0) qrt_dwconv2d_rows = 0;
     const char *de = getenv("DWL_DOT"); /* 0: without the sdot byte planes (aarch64) */
     if (de && atoi(de) == 0) qrt_dwconv2d_dot = 0;
     printf("isa %s threads %d\n", qrt_isa_name(qrt_dwconv2d_isa()), threads);

@@ -651,6 +651,8 @@ cdef extern from "qrt/dwconv2d.h" nogil:
     int qrt_dwconv2d_permute
     int qrt_dwconv2d_dot_path(const qrt_dwconv2d_params *p, int variant, int cl)
     int qrt_dwconv2d_dot
+    int qrt_dwconv2d_rows_path(const qrt_dwconv2d_params *p, int variant)
+    int qrt_dwconv2d_rows
     void qrt_dwconv2d_pack_cl(uint32_t c, uint32_t kh, uint32_t kw, const int8_t *w,
                               const int32_t *weight_zero, int32_t *out)
 
@@ -686,6 +688,15 @@ def _set_conv_tail(bint on):
     global qrt_conv1d_vnni_tail
     old = qrt_conv1d_vnni_tail != 0
     qrt_conv1d_vnni_tail = 1 if on else 0
+    return old
+
+
+def _set_dw_rows(bint on):
+    """Let AVX-512 VNNI depthwise calls at stride 2 read the image rows in place (the default) or
+    run the byte planes; returns the old setting."""
+    global qrt_dwconv2d_rows
+    old = qrt_dwconv2d_rows != 0
+    qrt_dwconv2d_rows = 1 if on else 0
     return old
 
 
@@ -850,6 +861,12 @@ cdef class DwPlan:
         2, NCHW rows)."""
         return (not self.cl_path and not self.permute_path and
                 qrt_dwconv2d_byte_path(&self.p, self.variant) != 0)
+
+    @property
+    def rows_path(self):
+        """True when a byte-plane call reads the image rows in place (AVX-512 VNNI, stride 2,
+        17 or more output columns: no plane copies); byte_path is then true as well."""
+        return self.byte_path and qrt_dwconv2d_rows_path(&self.p, self.variant) != 0
 
     def bind_u8(self, xbuf, Py_ssize_t xoff, ybuf, Py_ssize_t yoff):
         """run_u8 on these buffers and offsets as a call of no arguments (see Plan.bind_u8)."""

@@ -24,6 +24,7 @@
 double qrt_dwconv2d_mt_min_work = QRT_DWCONV2D_MT_MIN_WORK;
 int qrt_dwconv2d_permute = 1;
 int qrt_dwconv2d_dot = 1;
+int qrt_dwconv2d_rows = 1;
 
 int qrt_dwconv2d_isa(void) {
 #ifdef QRT_HAVE_X86
@@ -173,6 +174,16 @@ int qrt_dwconv2d_byte_path(const qrt_dwconv2d_params *p, int variant) {
 #endif
     default: return 0;
     }
+}
+
+int qrt_dwconv2d_rows_path(const qrt_dwconv2d_params *p, int variant) {
+#ifdef QRT_HAVE_X86
+    return qrt_dwconv2d_byte_path(p, variant) && qrt_dwconv2d_rows && qrt__dwr_ok(p) &&
+           qrt_dwconv2d_variant(variant) == QRT_ISA_AVX512VNNI;
+#else
+    (void)p, (void)variant;
+    return 0;
+#endif
 }
 
 int qrt_dwconv2d_dot_path(const qrt_dwconv2d_params *p, int variant, int cl) {

@@ -404,6 +404,42 @@ static inline qrt__dwp_geom qrt__dwp_geom_of(const qrt_dwconv2d_params *p) {
     return g;
 }
 
+/* ---- Stride-2 rows (src/x86/dwconv2d_avx512vnni.c): the byte planes' sums without planes ----
+ * At stride 2 the byte planes copy four input bytes per output, about 40 % of a 112 -> 56
+ * layer's time.  This form reads the image rows in place: an item is 32 outputs of one output
+ * row (unit u: outputs 32u .. 32u + 31), and for kernel row ky (input row iy = 2*oy - pad_top +
+ * ky; a row outside the image reads a row of input_zero bytes) and tap quad q the 64 bytes at
+ * column 64u - pad_left + 4q hold in lane j the taps of output 32u + 2j, those 2 bytes on the
+ * taps of output 32u + 2j + 1: two vpdpbusd per quad and kernel row, as the planes.  A byte
+ * whose column leaves the row where a kept output's nonzero-weight tap reads it takes
+ * input_zero by a blend (a mask per unit, parity and quad, built once per run: MobileNet's
+ * rows need it on their first unit only); other bytes outside the row meet zero weights or
+ * dropped outputs.  A channel whose reads could leave the tensor (the first and last planes)
+ * takes the byte planes. */
+#define QRT__DWR_MINWO 17 /* output columns (a row of at most 16 leaves half an item unused) */
+
+typedef struct {
+    int64_t nu, G;
+    size_t off_z, off_mk, bytes;
+} qrt__dwr_geom;
+
+static inline int qrt__dwr_ok(const qrt_dwconv2d_params *p) {
+    return qrt__dwp_ok(p) && p->sh == 2 && p->kw <= 8 && p->wo >= QRT__DWR_MINWO &&
+           p->wo <= 4096;
+}
+
+/* after the byte planes' scratch (a channel that cannot read in place runs them) */
+static inline qrt__dwr_geom qrt__dwr_geom_of(const qrt_dwconv2d_params *p) {
+    qrt__dwr_geom g;
+    const size_t b = qrt__dwp_geom_of(p).bytes;
+    g.nu = ((int64_t)p->wo + 31) / 32;
+    g.G = ((int64_t)p->kw + 3) / 4;
+    g.off_z = qrt__dw_align(b);                      /* 64 + 64 nu + 64 bytes of input_zero */
+    g.off_mk = g.off_z + qrt__dw_align((uint64_t)(64 * g.nu + 128));
+    g.bytes = b ? g.off_mk + (size_t)(g.nu * 2 * g.G) * 8u + 64u : 0;
+    return g;
+}
+
 /* ---- The byte-permute path (src/x86/dwconv2d_avx512vbmi.c): small planes, int8 weights ----
  * Over the flat output f = oy*wo + ox of an NCHW plane, group g is outputs [16g, 16g + 16),
  * one per 32-bit lane.  Tap t = ky*kw + kx of output f reads the flat input position
@@ -482,6 +518,12 @@ static inline size_t qrt__dw_bytes(const qrt_dwconv2d_params *p) {
     if (b && qrt__dwp_ok(p)) { /* the AVX-512 VNNI / aarch64 NEON byte planes (0: too large) */
         const size_t c = qrt__dwp_geom_of(p).bytes;
         if (!c) return 0;
+        if (c > b) b = c;
+    }
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+    if (b && qrt__dwr_ok(p)) {
+        const size_t c = qrt__dwr_geom_of(p).bytes;
         if (c > b) b = c;
     }
 #endif

@@ -388,6 +388,51 @@ def test_dw_byte_planes(seed):
     assert dotted == (taken if dot else 0)
 
 
+def test_dw_stride2_rows():
+    """AVX-512 VNNI stride-2 calls that read the image rows in place (the byte planes' sums
+    without the plane copies): MobileNetV2's and V3-Large's 112 -> 56 and 56 -> 28 layers and
+    random wide rows around the 32-output items (17 .. 200 output columns: one item, an odd
+    count, a spill past the row), padding on either side and none, kernels up to 8 wide (3x3 and
+    5x5 compiled apart), weight zero points outside int8 (the split terms), multipliers,
+    batches, relu / clamp == the im2col reference, with the rows on and off; the first and
+    last planes of a tensor take the byte planes; DwPlan.rows_path exactly there."""
+    rng = np.random.default_rng(8200)
+    isa = _conv1d.ISA_NAMES[_conv1d.dw_isa()]
+    cases = [((3, 3), 112, 112, (1, 1, 1, 1), 1), ((3, 3), 56, 56, (1, 1, 1, 1), 1),
+             ((5, 5), 56, 56, (2, 2, 2, 2), 1)]
+    widths = [34, 130, 36, 131, 63, 64, 65, 66, 67, 96, 127, 190, 256, 400]
+    for i in range(28):  # every width with two kernels and paddings (1..7 items a row)
+        k = [(3, 3), (5, 5), (3, 3), (1, 7), (4, 8), (2, 2), (3, 3)][i % 7]
+        p = [tuple(kk // 2 for kk in (k[0], k[0], k[1], k[1])), (0, 0, 0, 0),
+             (k[0] - 1, 0, 0, k[1] - 1), (0, k[0] - 1, k[1] - 1, 0)][i % 4]
+        cases.append((k, int(rng.integers(k[0] + 2, 24)), widths[i % 14], p, 1 + (i % 5 == 2)))
+    taken = 0
+    for i, (k, h, w, p, mult) in enumerate(cases):
+        c = 3 if h * w > 10000 else int(rng.choice([1, 2, 5]))
+        case = _dw_case(rng, 1 + (i % 4 == 1), c, mult, h, w, k, (2, 2), p, (1, 1),
+                        per_channel=bool(i & 1), act=("none", "relu", "clamp")[i % 3],
+                        wzp=i % 3 == 2)
+        want = _run(case, 0, direct=False)
+        cfg = (case["x"].shape, case["co"], k, p)
+        for on in (True, False):
+            old = _conv1d._set_dw_rows(on)
+            try:
+                for v in DW_VARIANTS:
+                    np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg} {on}")
+            finally:
+                _conv1d._set_dw_rows(old)
+        ho = (h + p[0] + p[1] - k[0]) // 2 + 1
+        wo = (w + p[2] + p[3] - k[1]) // 2 + 1
+        co = c * mult
+        z, f = np.zeros(co, np.int32), np.full(co, 1e-3, np.float32)
+        plan = _conv1d.DwPlan(np.zeros((co, k[0] * k[1]), np.int8), z, z, f, (1, c, h, w),
+                              (c * h * w, h * w, w, 1), k, (2, 2), (1, 1), (p[0], p[2]), (ho, wo))
+        want_rows = (isa == "avx512vnni" and plan.byte_path and wo >= 17 and k[1] <= 8)
+        assert plan.rows_path == want_rows, cfg
+        taken += plan.rows_path
+    assert taken >= 12 or isa != "avx512vnni"
+
+
 def _has_vbmi():
     """AVX-512 VBMI from the kernel's cpuinfo flags (x86 Linux; qrt's feature bit is private)."""
     try:

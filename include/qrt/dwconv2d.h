@@ -114,6 +114,17 @@ int qrt_dwconv2d_dot_path(const qrt_dwconv2d_params *p, int variant, int cl);
  *  (tests clear it to reach the channels-in-lanes path a CPU without VBMI takes). */
 extern int qrt_dwconv2d_permute;
 
+/** Whether `variant` (-1: the best) reads a stride-2 call's image rows in place where it takes
+ *  the byte-plane path for p (the channels-in-lanes and byte-permute paths come first): the
+ *  AVX-512 VNNI variant while qrt_dwconv2d_rows is set, stride 2 on both axes, kernels up to 8
+ *  wide, 17 .. 4096 output columns (src/dwconv2d_impl.h); a call's first and last input planes
+ *  may still run the byte planes. */
+int qrt_dwconv2d_rows_path(const qrt_dwconv2d_params *p, int variant);
+
+/** Non-zero (the default): AVX-512 VNNI calls at stride 2 read the image rows in place where
+ *  they would take the byte planes (tests clear it to reach the byte planes). */
+extern int qrt_dwconv2d_rows;
+
 /** Non-zero (the default): on aarch64 CPUs with the dot product the NEON variant runs its byte
  *  planes with sdot (qrt/neon/dwconv2d_neondot.h) wherever they apply (tests clear it to reach
  *  the paths a CPU without the dot product takes). */

@@ -300,34 +300,49 @@ static inline __attribute__((always_inline)) QRT_AVX512VNNI void qrt__dwv_widen2
 
 /* ---- the byte-plane path (src/dwconv2d_impl.h, qrt__dwp_geom): stride 1 or 2 ---- */
 
+/* cvtps2dq of acc * scale (requant.h), then QNNPACK's sequence on the packed words (packssdw,
+ * paddsw of the zero point, packuswb, the byte clamp): clamp(r + zp, lo, hi) for zp, lo, hi in
+ * 0..255, as requant.h's int32 clamp (a saturated r is beyond every bound either way) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i qrt__dwp_cvt(__m512i a,
+                                                                                 __m512 vs) {
+    return _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), vs));
+}
+
+static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i
+qrt__dwp_bytes(__m512i p0, __m512i p1, __m512i voz, __m512i vlo, __m512i vhi) {
+    const __m512i v = _mm512_packus_epi16(_mm512_adds_epi16(p0, voz), _mm512_adds_epi16(p1, voz));
+    return _mm512_min_epu8(_mm512_max_epu8(v, vlo), vhi);
+}
+
 /* stride 2: e0 / o0 lane j = outputs 2j / 2j + 1, e1 / o1 the same + 32 -> 64 bytes in order
  * (vpunpck{l,h}dq: outputs 8L + 0..3 / 8L + 4..7 in 128-bit lane L, vpackssdw puts them in
- * order, the qword permute the two halves' lanes); values 0..255, so the packs are exact */
+ * order, the qword permute the two halves' lanes); voz: the zero point in 16-bit lanes, vlo /
+ * vhi the clamp bytes */
 static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i
-qrt__dwp_out2(__m512i e0, __m512i o0, __m512i e1, __m512i o1, __m512 vs, __m512i vlo,
-              __m512i vhi, __m512i vz) {
+qrt__dwp_out2(__m512i e0, __m512i o0, __m512i e1, __m512i o1, __m512 vs, __m512i voz,
+              __m512i vlo, __m512i vhi) {
     const __m512i perm = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
-    e0 = qrt__dwv_rq1(e0, vs, vlo, vhi, vz), o0 = qrt__dwv_rq1(o0, vs, vlo, vhi, vz);
-    e1 = qrt__dwv_rq1(e1, vs, vlo, vhi, vz), o1 = qrt__dwv_rq1(o1, vs, vlo, vhi, vz);
+    e0 = qrt__dwp_cvt(e0, vs), o0 = qrt__dwp_cvt(o0, vs);
+    e1 = qrt__dwp_cvt(e1, vs), o1 = qrt__dwp_cvt(o1, vs);
     const __m512i p0 =
         _mm512_packs_epi32(_mm512_unpacklo_epi32(e0, o0), _mm512_unpackhi_epi32(e0, o0));
     const __m512i p1 =
         _mm512_packs_epi32(_mm512_unpacklo_epi32(e1, o1), _mm512_unpackhi_epi32(e1, o1));
-    return _mm512_permutexvar_epi64(perm, _mm512_packus_epi16(p0, p1));
+    return _mm512_permutexvar_epi64(perm, qrt__dwp_bytes(p0, p1, voz, vlo, vhi));
 }
 
 /* stride 1: r_d lane j = output 4j + d -> 64 bytes in order (the dword / qword unpacks give
  * outputs 16L + 0..3, 4..7, 8..11, 12..15 of 128-bit lane L, the packs keep that order) */
 static inline __attribute__((always_inline)) QRT_AVX512VNNI __m512i
-qrt__dwp_out1(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512 vs, __m512i vlo,
-              __m512i vhi, __m512i vz) {
-    r0 = qrt__dwv_rq1(r0, vs, vlo, vhi, vz), r1 = qrt__dwv_rq1(r1, vs, vlo, vhi, vz);
-    r2 = qrt__dwv_rq1(r2, vs, vlo, vhi, vz), r3 = qrt__dwv_rq1(r3, vs, vlo, vhi, vz);
+qrt__dwp_out1(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512 vs, __m512i voz,
+              __m512i vlo, __m512i vhi) {
+    r0 = qrt__dwp_cvt(r0, vs), r1 = qrt__dwp_cvt(r1, vs);
+    r2 = qrt__dwp_cvt(r2, vs), r3 = qrt__dwp_cvt(r3, vs);
     const __m512i a = _mm512_unpacklo_epi32(r0, r1), b = _mm512_unpacklo_epi32(r2, r3);
     const __m512i c = _mm512_unpackhi_epi32(r0, r1), d = _mm512_unpackhi_epi32(r2, r3);
     const __m512i p0 = _mm512_packs_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
     const __m512i p1 = _mm512_packs_epi32(_mm512_unpacklo_epi64(c, d), _mm512_unpackhi_epi64(c, d));
-    return _mm512_packus_epi16(p0, p1);
+    return qrt__dwp_bytes(p0, p1, voz, vlo, vhi);
 }
 
 /* stage[f] for f < count (128 per step, then <= 64): NR row runs, run k's at rp[k] + S*f with
@@ -336,8 +351,8 @@ static inline __attribute__((always_inline)) QRT_AVX512VNNI void
 qrt__dwp_kern(const uint8_t *const *rp, const int32_t *wq, int64_t S, int64_t NR, int64_t G,
               int64_t count, int32_t bias, float scale, int32_t zp, int32_t lo, int32_t hi,
               uint8_t *stage) {
-    const __m512i vb = _mm512_set1_epi32(bias), vlo = _mm512_set1_epi32(lo - zp),
-                  vhi = _mm512_set1_epi32(hi - zp), vz = _mm512_set1_epi32(zp);
+    const __m512i vb = _mm512_set1_epi32(bias), vlo = _mm512_set1_epi8((char)lo),
+                  vhi = _mm512_set1_epi8((char)hi), vz = _mm512_set1_epi16((short)zp);
     const __m512 vs = _mm512_set1_ps(scale);
     /* load d of a 64-output half: byte offset S == 2 ? (d & 1) * 2 + (d >> 1) * 64 : d + ... */
 #define QRT__DWP_OFF(d) (S == 2 ? ((d) & 1) * 2 + ((d) >> 1) * 64 : ((d) & 3) + ((d) >> 2) * 64)
@@ -357,9 +372,9 @@ qrt__dwp_kern(const uint8_t *const *rp, const int32_t *wq, int64_t S, int64_t NR
         _Pragma("GCC unroll 2") for (int h_ = 0; h_ < NV / 4; ++h_) _mm512_storeu_si512(          \
             stage + f + 64 * h_,                                                                  \
             S == 2 ? qrt__dwp_out2(a_[4 * h_], a_[4 * h_ + 1], a_[4 * h_ + 2], a_[4 * h_ + 3], vs, \
-                                   vlo, vhi, vz)                                                  \
+                                   vz, vlo, vhi)                                                  \
                    : qrt__dwp_out1(a_[4 * h_], a_[4 * h_ + 1], a_[4 * h_ + 2], a_[4 * h_ + 3], vs, \
-                                   vlo, vhi, vz));                                                \
+                                   vz, vlo, vhi));                                                \
     } while (0)
     int64_t f = 0;
     for (; f + 64 < count; f += 128) QRT__DWP_STEP(8); /* eight independent sums */
@@ -412,6 +427,52 @@ qrt__dwp_copy(uint8_t *d, const uint8_t *s, int64_t n) {
     }
 }
 
+/* output channel oc's int8 weight terms wq[(ky * nt + t) * g4 + q] (4 taps a dword, 0 past
+ * the row) and its bias with the input zero point folded in (*bq); returns nt, the terms per
+ * weight (1 where every w - wz fits int8) */
+static inline __attribute__((always_inline)) int64_t
+qrt__dwp_wprep(const qrt_dwconv2d_params *p, const int8_t *w, const qrt_conv1d_quant *q,
+               int64_t oc, int32_t *wq, int32_t *bq) {
+    const int64_t kh = p->kh, kw = p->kw, taps = kh * kw, g4 = (kw + 3) / 4;
+    const int8_t *wc = w + oc * taps;
+    const int32_t wz = q->weight_zero[oc];
+    uint32_t wsum = 0;
+    int32_t vmin = 0, vmax = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+        const int32_t v = wc[t] - wz;
+        wsum += (uint32_t)v;
+        vmin = v < vmin ? v : vmin, vmax = v > vmax ? v : vmax;
+    }
+    /* int8 terms of each w - wz in [-255, 255]: clamp, then the rest (255 needs 3) */
+    const int64_t nt = vmin >= -128 && vmax <= 127 ? 1 : vmax <= 254 ? 2 : 3;
+    if (nt == 1) /* every symmetric weight: the bytes as they are (no clamp loop; the
+                  * per-channel prep is measurable on 28x28 layers) */
+        for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t qi = 0; qi < g4; ++qi) {
+                uint32_t v = 0;
+                for (int64_t b = 0; b < 4 && 4 * qi + b < kw; ++b)
+                    v |= (uint32_t)(uint8_t)(int8_t)(wc[ky * kw + 4 * qi + b] - wz) << (8 * b);
+                wq[ky * g4 + qi] = (int32_t)v;
+            }
+    else
+        for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t qi = 0; qi < g4; ++qi) {
+                uint32_t tv[3] = {0, 0, 0};
+                for (int64_t b = 0; b < 4; ++b) {
+                    const int64_t kx = 4 * qi + b;
+                    int32_t v = kx < kw ? wc[ky * kw + kx] - wz : 0;
+                    for (int64_t t = 0; t < nt; ++t) {
+                        const int32_t e = v < -128 ? -128 : v > 127 ? 127 : v;
+                        tv[t] |= (uint32_t)(uint8_t)(int8_t)e << (8 * b);
+                        v -= e;
+                    }
+                }
+                for (int64_t t = 0; t < nt; ++t) wq[(ky * nt + t) * g4 + qi] = (int32_t)tv[t];
+            }
+    *bq = (int32_t)((uint32_t)q->bias_q[oc] - (uint32_t)p->input_zero * wsum);
+    return nt;
+}
+
 /* units [u0, u1): per input channel its row-phase planes (the padding around the image is
  * written once per run), then per output channel its int8 weight terms and folded bias, the
  * kernel into the stage and the kept outputs into y: rows as 64-byte copies where a copy's
@@ -427,7 +488,7 @@ static QRT_AVX512VNNI void qrt__dwp_run(const qrt_dwconv2d_params *p, const uint
     const uint8_t **rq = (const uint8_t **)(void *)(base + g.off_rp);
     uint8_t *stage = base + g.off_stage;
     const int64_t s = g.s, kh = p->kh, kw = p->kw, g4 = g.g4, rs = g.rs, rw = g.rw;
-    const int64_t taps = kh * kw, H = p->h, W = p->w, pt = p->pad_top, ho = p->ho, wo = p->wo;
+    const int64_t H = p->h, W = p->w, pt = p->pad_top, ho = p->ho, wo = p->wo;
     memset(base, p->input_zero, (size_t)(g.pst * s));
     const uint8_t *rp[16];
     for (int64_t ky = 0; ky < kh; ++ky) rp[ky] = pl[ky % s] + (ky / s) * rw;
@@ -450,44 +511,8 @@ static QRT_AVX512VNNI void qrt__dwp_run(const qrt_dwconv2d_params *p, const uint
                 qrt__dwp_copy(pl[0] + (iy + pt) * rw + p->pad_left, xc + iy * p->x_stride_h, W);
         for (int64_t j = 0; j < p->mult; ++j) {
             const int64_t oc = ci * p->mult + j;
-            const int8_t *wc = w + oc * taps;
-            const int32_t wz = q->weight_zero[oc];
-            uint32_t wsum = 0;
-            int32_t vmin = 0, vmax = 0;
-            for (int64_t t = 0; t < taps; ++t) {
-                const int32_t v = wc[t] - wz;
-                wsum += (uint32_t)v;
-                vmin = v < vmin ? v : vmin, vmax = v > vmax ? v : vmax;
-            }
-            /* int8 terms of each w - wz in [-255, 255]: clamp, then the rest (255 needs 3) */
-            const int64_t nt = vmin >= -128 && vmax <= 127 ? 1 : vmax <= 254 ? 2 : 3;
-            if (nt == 1) /* every symmetric weight: the bytes as they are (no clamp loop; the
-                          * per-channel prep is measurable on 28x28 layers) */
-                for (int64_t ky = 0; ky < kh; ++ky)
-                    for (int64_t qi = 0; qi < g4; ++qi) {
-                        uint32_t v = 0;
-                        for (int64_t b = 0; b < 4 && 4 * qi + b < kw; ++b)
-                            v |= (uint32_t)(uint8_t)(int8_t)(wc[ky * kw + 4 * qi + b] - wz)
-                                 << (8 * b);
-                        wq[ky * g4 + qi] = (int32_t)v;
-                    }
-            else
-            for (int64_t ky = 0; ky < kh; ++ky)
-                for (int64_t qi = 0; qi < g4; ++qi) {
-                    uint32_t tv[3] = {0, 0, 0};
-                    for (int64_t b = 0; b < 4; ++b) {
-                        const int64_t kx = 4 * qi + b;
-                        int32_t v = kx < kw ? wc[ky * kw + kx] - wz : 0;
-                        for (int64_t t = 0; t < nt; ++t) {
-                            const int32_t e = v < -128 ? -128 : v > 127 ? 127 : v;
-                            tv[t] |= (uint32_t)(uint8_t)(int8_t)e << (8 * b);
-                            v -= e;
-                        }
-                    }
-                    for (int64_t t = 0; t < nt; ++t) wq[(ky * nt + t) * g4 + qi] = (int32_t)tv[t];
-                }
-            const int32_t bq =
-                (int32_t)((uint32_t)q->bias_q[oc] - (uint32_t)p->input_zero * wsum);
+            int32_t bq;
+            const int64_t nt = qrt__dwp_wprep(p, w, q, oc, wq, &bq);
             const float sc = q->scale[oc];
             const int32_t zo = p->output_zero, lo = p->output_min, hi = p->output_max;
             if (nt == 1 && k33)
@@ -512,12 +537,289 @@ static QRT_AVX512VNNI void qrt__dwp_run(const qrt_dwconv2d_params *p, const uint
     }
 }
 
+/* ---- stride-2 rows (src/dwconv2d_impl.h, qrt__dwr_geom): the image rows in place ---- */
+
+/* the rows of an item: kernel row ky = k / nt reads image row iy0 + ky, at xb + ky * xsh
+ * (xb = xc + iy0 * xsh) where every row lies in the image (EDGE 0), else a row outside it
+ * reads zrow's input_zero bytes */
+typedef struct {
+    const uint8_t *xb, *zrow;
+    int64_t xsh, iy0, H, nt;
+} qrt__dwr_rows;
+
+static inline __attribute__((always_inline)) const uint8_t *
+qrt__dwr_row(const qrt__dwr_rows *r, int64_t k, const int EDGE) {
+    const int64_t ky = k / r->nt;
+    if (!EDGE) return r->xb + ky * r->xsh;
+    return (uint64_t)(r->iy0 + ky) < (uint64_t)r->H ? r->xb + ky * r->xsh : r->zrow;
+}
+
+/* one item's sums at column c of its unit; BL: input_zero into the bytes of mk (per parity,
+ * then quad) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_sums(const qrt__dwr_rows *r, int64_t c, const __m512i *w4, const uint64_t *mk,
+              __m512i vb, __m512i vxz, int64_t NR, int64_t G, const int BL, const int EDGE,
+              __m512i *e, __m512i *o) {
+    __m512i a = vb, b = vb;
+#pragma GCC unroll 48
+    for (int64_t k = 0; k < NR; ++k) {
+        const uint8_t *rk = qrt__dwr_row(r, k, EDGE) + c;
+#pragma GCC unroll 2
+        for (int64_t qi = 0; qi < G; ++qi) {
+            __m512i x0 = _mm512_loadu_si512(rk + 4 * qi);
+            __m512i x1 = _mm512_loadu_si512(rk + 4 * qi + 2);
+            if (BL) {
+                x0 = _mm512_mask_blend_epi8((__mmask64)mk[qi], x0, vxz);
+                x1 = _mm512_mask_blend_epi8((__mmask64)mk[G + qi], x1, vxz);
+            }
+            a = _mm512_dpbusd_epi32(a, x0, w4[k * G + qi]);
+            b = _mm512_dpbusd_epi32(b, x1, w4[k * G + qi]);
+        }
+    }
+    *e = a, *o = b;
+}
+
+/* 32 bytes at d: all of them where plain, else none at or past lim */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_put(uint8_t *d, int plain, const uint8_t *lim, __m256i v) {
+    if (plain || d + 32 <= lim)
+        _mm256_storeu_si256((__m256i *)d, v);
+    else
+        _mm256_mask_storeu_epi8(d, (__mmask32)((1ull << (lim - d)) - 1u), v);
+}
+
+/* the constants of one output channel */
+typedef struct {
+    __m512i vb, vxz, voz, vlo, vhi;
+    __m512 vs;
+    const uint8_t *xc, *zrow, *ylim;
+    const uint64_t *mk;
+    uint8_t *yc;
+    int64_t nu, ho, wo, H, xsh, pt, pl, ysh, nt;
+    int rr; /* contiguous output rows: bytes past a row land on later rows */
+} qrt__dwr_ch;
+
+static inline __attribute__((always_inline)) qrt__dwr_rows qrt__dwr_rows_of(const qrt__dwr_ch *h,
+                                                                             int64_t oy) {
+    qrt__dwr_rows r;
+    r.iy0 = 2 * oy - h->pt;
+    r.xb = h->xc + r.iy0 * h->xsh, r.zrow = h->zrow, r.xsh = h->xsh, r.H = h->H, r.nt = h->nt;
+    return r;
+}
+
+/* rows oy .. oy + n - 1 (n <= 4) of a plane of one item a row */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_rows4(const qrt__dwr_ch *h, const __m512i *w4, int64_t oy, int64_t n, int64_t NR,
+               int64_t G, const int FA, const int EDGE) {
+    const qrt__dwr_rows ra = qrt__dwr_rows_of(h, oy), rb = qrt__dwr_rows_of(h, n > 1 ? oy + 1 : oy),
+                        rc = qrt__dwr_rows_of(h, n > 2 ? oy + 2 : oy),
+                        rd = qrt__dwr_rows_of(h, n > 3 ? oy + 3 : oy);
+    __m512i a0, a1, b0, b1, c0, c1, d0, d1;
+    const int64_t c = -h->pl;
+    qrt__dwr_sums(&ra, c, w4, h->mk, h->vb, h->vxz, NR, G, FA, EDGE, &a0, &a1);
+    qrt__dwr_sums(&rb, c, w4, h->mk, h->vb, h->vxz, NR, G, FA, EDGE, &b0, &b1);
+    qrt__dwr_sums(&rc, c, w4, h->mk, h->vb, h->vxz, NR, G, FA, EDGE, &c0, &c1);
+    qrt__dwr_sums(&rd, c, w4, h->mk, h->vb, h->vxz, NR, G, FA, EDGE, &d0, &d1);
+    const __m512i v0 = qrt__dwp_out2(a0, a1, b0, b1, h->vs, h->voz, h->vlo, h->vhi);
+    const __m512i v1 = qrt__dwp_out2(c0, c1, d0, d1, h->vs, h->voz, h->vlo, h->vhi);
+    const __m256i q[4] = {_mm512_castsi512_si256(v0), _mm512_extracti64x4_epi64(v0, 1),
+                          _mm512_castsi512_si256(v1), _mm512_extracti64x4_epi64(v1, 1)};
+    for (int64_t i = 0; i < n; ++i) {
+        uint8_t *d = h->yc + (oy + i) * h->ysh;
+        qrt__dwr_put(d, h->rr && oy + i + 1 < h->ho, h->rr ? h->ylim : d + h->wo, q[i]);
+    }
+}
+
+/* rows oy and oy + 1 (two: else oy alone), units in pairs (u, u + 1; the last alone) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_rows2(const qrt__dwr_ch *h, const __m512i *w4, int64_t oy, int two, int64_t NR,
+               int64_t G, const int FA, const int FB, const int EDGE) {
+    const int64_t o2 = two ? oy + 1 : oy, nu = h->nu, wo = h->wo, G2 = 2 * G;
+    const qrt__dwr_rows ra = qrt__dwr_rows_of(h, oy), rb = qrt__dwr_rows_of(h, o2);
+    uint8_t *ya = h->yc + oy * h->ysh, *yb = h->yc + o2 * h->ysh;
+    const int pa = h->rr && oy + 1 < h->ho, pb = h->rr && o2 + 1 < h->ho; /* spill rewritten */
+    const uint8_t *la = h->rr ? h->ylim : ya + wo, *lb = h->rr ? h->ylim : yb + wo;
+    __m512i a0, a1, b0, b1, c0, c1, d0, d1;
+    for (int64_t u = 0; u < nu; u += 2) {
+        const int64_t u1 = u + 1 < nu ? u + 1 : u, ca = 64 * u - h->pl, cb = 64 * u1 - h->pl;
+        const uint64_t *ma = h->mk + u * G2, *mb = h->mk + u1 * G2;
+        if (u == 0) {
+            qrt__dwr_sums(&ra, ca, w4, ma, h->vb, h->vxz, NR, G, FA, EDGE, &a0, &a1);
+            qrt__dwr_sums(&ra, cb, w4, mb, h->vb, h->vxz, NR, G, FB, EDGE, &b0, &b1);
+            qrt__dwr_sums(&rb, ca, w4, ma, h->vb, h->vxz, NR, G, FA, EDGE, &c0, &c1);
+            qrt__dwr_sums(&rb, cb, w4, mb, h->vb, h->vxz, NR, G, FB, EDGE, &d0, &d1);
+        } else {
+            qrt__dwr_sums(&ra, ca, w4, ma, h->vb, h->vxz, NR, G, 1, EDGE, &a0, &a1);
+            qrt__dwr_sums(&ra, cb, w4, mb, h->vb, h->vxz, NR, G, 1, EDGE, &b0, &b1);
+            qrt__dwr_sums(&rb, ca, w4, ma, h->vb, h->vxz, NR, G, 1, EDGE, &c0, &c1);
+            qrt__dwr_sums(&rb, cb, w4, mb, h->vb, h->vxz, NR, G, 1, EDGE, &d0, &d1);
+        }
+        const __m512i v0 = qrt__dwp_out2(a0, a1, b0, b1, h->vs, h->voz, h->vlo, h->vhi);
+        const __m512i v1 = qrt__dwp_out2(c0, c1, d0, d1, h->vs, h->voz, h->vlo, h->vhi);
+        /* row oy's spill lands on row oy + 1's first bytes: rewritten only after unit 0 */
+        const int pu = pa && u == 0;
+        const uint8_t *lu = u == 0 || !two ? la : ya + wo;
+        if (u1 > u && (pu || 32 * u + 64 <= wo)) {
+            _mm512_storeu_si512(ya + 32 * u, v0);
+        } else {
+            qrt__dwr_put(ya + 32 * u, pu, lu, _mm512_castsi512_si256(v0));
+            if (u1 > u) qrt__dwr_put(ya + 32 * u1, pu, lu, _mm512_extracti64x4_epi64(v0, 1));
+        }
+        if (!two) continue;
+        if (u1 > u && (pb || 32 * u + 64 <= wo)) {
+            _mm512_storeu_si512(yb + 32 * u, v1);
+        } else {
+            qrt__dwr_put(yb + 32 * u, pb, lb, _mm512_castsi512_si256(v1));
+            if (u1 > u) qrt__dwr_put(yb + 32 * u1, pb, lb, _mm512_extracti64x4_epi64(v1, 1));
+        }
+    }
+}
+
+/* One output channel.  Rows of one item (17 .. 32 outputs) go four rows at a time; wider rows
+ * two rows at a time, a pair of units (eight independent sums) from each: units 0 and 1 with
+ * the blends FA / FB (the channel's constants: one compiled loop per pair of flags, so that no
+ * branch on them sits among the loads), later units blending through their masks (zero where
+ * nothing leaves the row).  Row groups whose input rows all lie in the image address them from
+ * one base (EDGE 0); the others select zrow per row.  An item's 32 bytes run on past its row
+ * onto the next one (written after it) when the rows are contiguous; ylim: where the
+ * channel's stores must end (past its own bytes where the spill lands on a later channel of
+ * the run). */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_chan(const qrt_dwconv2d_params *p, const qrt__dwr_geom *g, const uint8_t *xc,
+              const uint8_t *zrow, const uint64_t *mk, const int32_t *wq, int64_t NR, int64_t G,
+              int64_t nt, int32_t bias, float scale, uint8_t *yc, const uint8_t *ylim,
+              const int FA, const int FB) {
+    qrt__dwr_ch h;
+    h.vb = _mm512_set1_epi32(bias), h.vxz = _mm512_set1_epi8((char)p->input_zero);
+    h.voz = _mm512_set1_epi16((short)p->output_zero);
+    h.vlo = _mm512_set1_epi8((char)p->output_min), h.vhi = _mm512_set1_epi8((char)p->output_max);
+    h.vs = _mm512_set1_ps(scale);
+    h.xc = xc, h.zrow = zrow, h.ylim = ylim, h.mk = mk, h.yc = yc;
+    h.nu = g->nu, h.ho = p->ho, h.wo = p->wo, h.H = p->h, h.xsh = p->x_stride_h;
+    h.pt = p->pad_top, h.pl = p->pad_left, h.ysh = p->y_stride_h, h.nt = nt;
+    h.rr = h.ysh == h.wo;
+    __m512i w4[48 * 2];
+#pragma GCC unroll 10
+    for (int64_t k = 0; k < NR * G; ++k) w4[k] = _mm512_set1_epi32(wq[k]);
+    const int64_t ho = h.ho, kh = p->kh, pt = h.pt, H = h.H;
+    /* output rows [r0, r1) read image rows only: 2 oy - pt >= 0, 2 oy - pt + kh - 1 < H */
+    int64_t r0 = (pt + 1) / 2, r1 = H - kh + pt >= 0 ? (H - kh + pt) / 2 + 1 : 0;
+    if (r1 > ho) r1 = ho;
+    if (r0 > r1) r0 = r1;
+    int64_t oy = 0;
+    if (h.nu == 1) {
+        for (; oy < ho; oy += 4) {
+            const int64_t n = ho - oy < 4 ? ho - oy : 4;
+            if (oy >= r0 && oy + n <= r1)
+                qrt__dwr_rows4(&h, w4, oy, n, NR, G, FA, 0);
+            else
+                qrt__dwr_rows4(&h, w4, oy, n, NR, G, FA, 1);
+        }
+        return;
+    }
+    for (; oy < ho; oy += 2) {
+        const int two = oy + 1 < ho;
+        if (oy >= r0 && oy + 1 + two <= r1)
+            qrt__dwr_rows2(&h, w4, oy, two, NR, G, FA, FB, 0);
+        else
+            qrt__dwr_rows2(&h, w4, oy, two, NR, G, FA, FB, 1);
+    }
+}
+
+typedef void (*qrt__dwr_chan_fn)(const qrt_dwconv2d_params *p, const qrt__dwr_geom *g,
+                                 const uint8_t *xc, const uint8_t *zrow, const uint64_t *mk,
+                                 const int32_t *wq, int64_t nt, int32_t bias, float scale,
+                                 uint8_t *yc, const uint8_t *ylim);
+
+/* the kernel shapes compiled apart (3x3, 5x5 with nt = 1; the rest at run time) x the blend
+ * flags of units 0 and 1 */
+#define QRT__DWR_C(name, NR_, G_, FA_, FB_)                                                   \
+    static QRT_AVX512VNNI void name(const qrt_dwconv2d_params *p, const qrt__dwr_geom *g,    \
+                                    const uint8_t *xc, const uint8_t *zrow,                  \
+                                    const uint64_t *mk, const int32_t *wq, int64_t nt,       \
+                                    int32_t bias, float scale, uint8_t *yc,                  \
+                                    const uint8_t *ylim) {                                   \
+        qrt__dwr_chan(p, g, xc, zrow, mk, wq, (NR_) ? (NR_) : p->kh * nt, (G_) ? (G_) : g->G, \
+                      (NR_) ? 1 : nt, bias, scale, yc, ylim, FA_, FB_);                      \
+    }
+#define QRT__DWR_C4(name, NR_, G_)                                                            \
+    QRT__DWR_C(name##_00, NR_, G_, 0, 0)                                                      \
+    QRT__DWR_C(name##_10, NR_, G_, 1, 0)                                                      \
+    QRT__DWR_C(name##_01, NR_, G_, 0, 1)                                                      \
+    QRT__DWR_C(name##_11, NR_, G_, 1, 1)                                                      \
+    static const qrt__dwr_chan_fn name[4] = {name##_00, name##_10, name##_01, name##_11};
+QRT__DWR_C4(qrt__dwr_c33, 3, 1)
+QRT__DWR_C4(qrt__dwr_c55, 5, 2)
+QRT__DWR_C4(qrt__dwr_cany, 0, 0)
+#undef QRT__DWR_C4
+#undef QRT__DWR_C
+
+/* units [u0, u1): the blend masks once per run, then per output channel its weight terms and
+ * its items; a channel whose loads could leave the input tensor runs the byte planes */
+static QRT_AVX512VNNI void qrt__dwr_run(const qrt_dwconv2d_params *p, const uint8_t *x,
+                                        const int8_t *w, const qrt_conv1d_quant *q, uint8_t *y,
+                                        void *scratch, int64_t u0, int64_t u1) {
+    const qrt__dwr_geom g = qrt__dwr_geom_of(p);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
+    uint8_t *zrow = base + g.off_z + 64;
+    uint64_t *mk = (uint64_t *)(void *)(base + g.off_mk);
+    int32_t *wq = (int32_t *)(void *)(base + qrt__dwp_geom_of(p).off_wp);
+    const int64_t nu = g.nu, G = g.G, kh = p->kh, kw = p->kw, W = p->w, wo = p->wo;
+    const int64_t pl = p->pad_left, C = p->c_in, M = p->mult, npo = (int64_t)p->ho * wo;
+    memset(zrow - 64, p->input_zero, (size_t)(64 * nu + 128));
+    int fl[2] = {0, 0};
+    for (int64_t u = 0; u < nu; ++u) /* byte b of load (e, q): lane b / 4, tap 4q + b % 4 */
+        for (int64_t e = 0; e < 2; ++e)
+            for (int64_t qi = 0; qi < G; ++qi) {
+                uint64_t m = 0;
+                for (int64_t b = 0; b < 64; ++b) {
+                    const int64_t ox = 32 * u + 2 * (b / 4) + e, kx = 4 * qi + b % 4;
+                    const int64_t col = 64 * u - pl + 2 * e + 4 * qi + b;
+                    if (ox < wo && kx < kw && (col < 0 || col >= W)) m |= 1ull << b;
+                }
+                mk[u * 2 * G + e * G + qi] = m;
+                if (u < 2 && m) fl[u] = 1;
+            }
+    if (nu == 1) fl[1] = fl[0];
+    /* a channel's loads read [xo - pl, xo + (H - 1) xsh + 64 nu + 4 G + 2 - pl) */
+    const int64_t xend = ((int64_t)p->n - 1) * p->x_stride_n + (C - 1) * p->x_stride_c +
+                         ((int64_t)p->h - 1) * p->x_stride_h + W;
+    const int64_t reach = ((int64_t)p->h - 1) * p->x_stride_h + 64 * nu + 4 * G + 2 - pl;
+    const int direct = p->y_stride_h == wo && p->y_stride_c == npo &&
+                       p->y_stride_n == C * M * npo;
+    const int64_t yend = u1 * M * npo; /* this run's output ends at y + yend */
+    const int fi = fl[0] + 2 * fl[1];
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t n = u / C, ci = u - n * C;
+        const int64_t xo = n * p->x_stride_n + ci * p->x_stride_c;
+        if (xo - pl < 0 || xo + reach > xend) {
+            qrt__dwp_run(p, x, w, q, y, scratch, u, u + 1);
+            continue;
+        }
+        for (int64_t j = 0; j < M; ++j) {
+            const int64_t oc = ci * M + j;
+            int32_t bq;
+            const int64_t nt = qrt__dwp_wprep(p, w, q, oc, wq, &bq);
+            uint8_t *yc = y + n * p->y_stride_n + oc * p->y_stride_c;
+            /* contiguous output: a spill past the channel lands on a later channel of the run */
+            const uint8_t *ylim = yc + ((int64_t)p->ho - 1) * p->y_stride_h + wo +
+                                  (direct && (u * M + j + 1) * npo + 32 <= yend ? 32 : 0);
+            const qrt__dwr_chan_fn *f = nt == 1 && kh == 3 && kw == 3   ? qrt__dwr_c33
+                                        : nt == 1 && kh == 5 && kw == 5 ? qrt__dwr_c55
+                                                                        : qrt__dwr_cany;
+            f[fi](p, &g, x + xo, zrow, mk, wq, nt, bq, q->scale[oc], yc, ylim);
+        }
+    }
+}
+
 QRT_AVX512VNNI void qrt_dwconv2d_u8__avx512vnni(const qrt_dwconv2d_params *p, const uint8_t *x,
                                                 const int8_t *w, const qrt_conv1d_quant *q,
                                                 uint8_t *y, void *scratch, int64_t u0,
                                                 int64_t u1) {
     if (q->wpack_cl && qrt__dwcl_geom_ok(p))
         qrt__dwcl_run(p, x, q, y, scratch, u0, u1);
+    else if (qrt_dwconv2d_rows && qrt__dwr_ok(p))
+        qrt__dwr_run(p, x, w, q, y, scratch, u0, u1);
     else if (qrt__dwp_ok(p))
         qrt__dwp_run(p, x, w, q, y, scratch, u0, u1);
     else if (qrt__dwf_ok(p))

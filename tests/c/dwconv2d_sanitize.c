@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     qrt_dwconv2d_mt_min_work = 0; /* thread every call that has two units */
     static const int isas[] = {QRT_ISA_AVX2, QRT_ISA_AVX512VNNI, QRT_ISA_NEON};
     uint64_t checked = 0;
-    int done = 0, permuted = 0, dotted = 0;
+    int done = 0, permuted = 0, dotted = 0, rowed = 0;
     while (done < cases) {
         qrt_dwconv2d_params p;
         memset(&p, 0, sizeof p);
@@ -97,20 +97,29 @@ int main(int argc, char **argv) {
             p.dw = 1 + (rnd(4) == 0);
             p.c_in = 1 + rnd(40);
         }
+        const int rws = !clk && !pmk && rnd(3) == 0; /* AVX-512 stride-2 rows: wide rows */
+        if (rws) {
+            p.sh = p.sw = 2;
+            p.dh = p.dw = 1;
+            p.kh = 1 + rnd(6);
+            p.kw = rnd(2) ? p.kh : 1 + rnd(8);
+            p.c_in = 1 + rnd(12);
+        }
         const uint32_t reach_h = p.dh * (p.kh - 1) + 1, reach_w = p.dw * (p.kw - 1) + 1;
         const uint32_t pt = rnd(reach_h + 1), pb = rnd(reach_h + 1), pl = rnd(reach_w + 1),
                        pr = rnd(reach_w + 1);
         p.h = 1 + rnd(big ? 70 : 12);
         p.w = 1 + rnd(big ? 140 : 40);
         if (clk) p.h = 1 + rnd(16), p.w = 1 + rnd(16);
+        if (rws) p.h = 1 + rnd(rnd(4) == 0 ? 20 : 50), p.w = 36 + rnd(rnd(4) == 0 ? 300 : 120);
         if (pmk) p.h = 1 + rnd(34), p.w = 1 + rnd(34);
-        p.pad_top = pt;
-        p.pad_left = pl;
-        p.ho = out_len(p.h, p.kh, p.sh, pt, pb, p.dh);
-        p.wo = out_len(p.w, p.kw, p.sw, pl, pr, p.dw);
+        p.pad_top = rws ? pt % p.kh : pt; /* rows: padding under the kernel */
+        p.pad_left = rws ? pl % p.kw : pl;
+        p.ho = out_len(p.h, p.kh, p.sh, p.pad_top, pb, p.dh);
+        p.wo = out_len(p.w, p.kw, p.sw, p.pad_left, pr, p.dw);
         if (!p.ho || !p.wo) continue;
         const uint32_t c_out = p.c_in * p.mult;
-        const int nhwc = !clk && !pmk && rnd(3) == 0;
+        const int nhwc = !clk && !pmk && !rws && rnd(3) == 0;
         if (nhwc) {
             p.x_stride_c = 1;
             p.x_stride_w = p.c_in;
@@ -122,15 +131,17 @@ int main(int argc, char **argv) {
             p.x_stride_c = (int64_t)p.h * p.w;
             p.x_stride_n = (int64_t)p.c_in * p.h * p.w;
         }
-        p.y_stride_h = p.wo;
-        p.y_stride_c = (int64_t)p.ho * p.wo;
-        p.y_stride_n = (int64_t)c_out * p.ho * p.wo;
+        /* output rows with a gap after each (as into a wider tensor) in some cases */
+        const uint32_t gap = rnd(8) == 0 ? 1 + rnd(40) : 0;
+        p.y_stride_h = p.wo + gap;
+        p.y_stride_c = (int64_t)p.ho * p.y_stride_h;
+        p.y_stride_n = (int64_t)c_out * p.y_stride_c;
         p.input_zero = (int32_t)rnd(256);
         p.output_zero = (int32_t)rnd(256);
         const int act = (int)rnd(3);
         p.output_min = act == 1 ? p.output_zero : act == 2 ? (int32_t)rnd(128) : 0;
         p.output_max = act == 2 ? 128 + (int32_t)rnd(128) : 255;
-        const size_t xn = (size_t)p.n * p.c_in * p.h * p.w, yn = (size_t)p.n * c_out * p.ho * p.wo;
+        const size_t xn = (size_t)p.n * p.c_in * p.h * p.w, yn = (size_t)p.n * p.y_stride_n;
         const size_t kk = (size_t)p.kh * p.kw;
         uint8_t *x = malloc(xn), *y0 = malloc(yn), *y1 = malloc(yn);
         int8_t *w = malloc(c_out * kk);
@@ -160,20 +171,27 @@ int main(int argc, char **argv) {
             qrt_dwconv2d_pack_cl(p.c_in, p.kh, p.kw, w, wz, wcl);
         }
         qrt_conv1d_quant q = {wz, bq, sc, NULL, (const int8_t *)wcl};
+        memset(y0, 0xA5, yn); /* the gaps keep it */
         if (qrt_dwconv2d_u8_ref(&p, x, w, &q, y0) != QRT_OK) {
             printf("reference refused case %d\n", done);
             return 1;
         }
-        qrt_dwconv2d_permute = qrt_dwconv2d_dot = 1;
+        qrt_dwconv2d_permute = qrt_dwconv2d_dot = qrt_dwconv2d_rows = 1;
         permuted += qrt_dwconv2d_permute_path(&p, QRT_ISA_AVX512VNNI, wcl != NULL);
+        rowed += !qrt_dwconv2d_permute_path(&p, QRT_ISA_AVX512VNNI, wcl != NULL) &&
+                 !(wcl && qrt_dwconv2d_cl_path(&p, QRT_ISA_AVX512VNNI)) &&
+                 qrt_dwconv2d_rows_path(&p, QRT_ISA_AVX512VNNI);
         dotted += qrt_dwconv2d_dot_path(&p, QRT_ISA_NEON, wcl != NULL);
         for (size_t v = 0; v < sizeof isas / sizeof isas[0]; ++v) {
             if (qrt_dwconv2d_variant(isas[v]) != isas[v]) continue;
-            for (int run = 0; run < 4; ++run) {
+            for (int run = 0; run < 6; ++run) {
                 const int threads = 1 + 2 * (run & 1);
                 if (run >= 2 && isas[v] != QRT_ISA_AVX512VNNI && isas[v] != QRT_ISA_NEON) break;
-                /* runs 2, 3: the paths a CPU without VBMI / without the dot product takes */
-                qrt_dwconv2d_permute = qrt_dwconv2d_dot = run < 2;
+                if (run >= 4 && isas[v] != QRT_ISA_AVX512VNNI) break;
+                /* runs 2, 3: the paths a CPU without VBMI / without the dot product takes;
+                 * runs 4, 5: stride 2 through the byte planes rather than the rows in place */
+                qrt_dwconv2d_permute = qrt_dwconv2d_dot = run < 2 || run >= 4;
+                qrt_dwconv2d_rows = run < 4;
                 const size_t need = qrt_dwconv2d_u8_scratch_size(&p, isas[v], threads);
                 void *scr = malloc(need ? need : 1);
                 memset(scr, 0x5A, need ? need : 1); /* the kernels write every zero they read */
@@ -188,7 +206,7 @@ int main(int argc, char **argv) {
                            "%ux%u k%ux%u s%ux%u d%ux%u pad %u,%u -> %ux%u nhwc %d\n",
                            done, qrt_isa_name(isas[v]), run < 2 ? "" : " (no permute / dot)", threads,
                            (int)st, at, p.n, p.c_in,
-                           p.mult, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, pt, pl, p.ho,
+                           p.mult, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pad_top, p.pad_left, p.ho,
                            p.wo, nhwc);
                     return 1;
                 }
@@ -198,7 +216,7 @@ int main(int argc, char **argv) {
         free(x), free(y0), free(y1), free(w), free(wz), free(bq), free(sc), free(wcl);
         ++done;
     }
-    printf("ok %d %llu permute-path %d dot-path %d\n", cases, (unsigned long long)checked,
-           permuted, dotted);
+    printf("ok %d %llu permute-path %d dot-path %d rows-path %d\n", cases,
+           (unsigned long long)checked, permuted, dotted, rowed);
     return 0;
 }
