@@ -675,6 +675,62 @@ qrt__dwr_rows2(const qrt__dwr_ch *h, const __m512i *w4, int64_t oy, int two, int
     }
 }
 
+/* rows [oy, oe) of a plane of two units a row (33 .. 64 outputs), all their image rows inside,
+ * contiguous output rows and row oe not the last: the loop with only its pointers live (the
+ * channel's state in registers spilled in the general loop) */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_fast2(const qrt__dwr_ch *h, const __m512i *w4, int64_t oy, int64_t oe, int64_t NR,
+               int64_t G, const int FA, const int FB) {
+    const int64_t xsh = h->xsh, ysh = h->ysh, G2 = 2 * G;
+    const __m512i vb = h->vb, vxz = h->vxz, voz = h->voz, vlo = h->vlo, vhi = h->vhi;
+    const __m512 vs = h->vs;
+    const uint64_t *m0 = h->mk, *m1 = h->mk + G2;
+    qrt__dwr_rows ra, rb;
+    ra.xb = h->xc + (2 * oy - h->pt) * xsh - h->pl, ra.zrow = h->zrow, ra.xsh = xsh;
+    ra.iy0 = 0, ra.H = h->H, ra.nt = h->nt;
+    rb = ra;
+    uint8_t *ya = h->yc + oy * ysh;
+    for (; oy + 2 <= oe; oy += 2, ra.xb += 4 * xsh, ya += 2 * ysh) {
+        __m512i a0, a1, b0, b1, c0, c1, d0, d1;
+        rb.xb = ra.xb + 2 * xsh;
+        qrt__dwr_sums(&ra, 0, w4, m0, vb, vxz, NR, G, FA, 0, &a0, &a1);
+        qrt__dwr_sums(&ra, 64, w4, m1, vb, vxz, NR, G, FB, 0, &b0, &b1);
+        qrt__dwr_sums(&rb, 0, w4, m0, vb, vxz, NR, G, FA, 0, &c0, &c1);
+        qrt__dwr_sums(&rb, 64, w4, m1, vb, vxz, NR, G, FB, 0, &d0, &d1);
+        _mm512_storeu_si512(ya, qrt__dwp_out2(a0, a1, b0, b1, vs, voz, vlo, vhi));
+        _mm512_storeu_si512(ya + ysh, qrt__dwp_out2(c0, c1, d0, d1, vs, voz, vlo, vhi));
+    }
+}
+
+/* the same for a plane of one unit a row (17 .. 32 outputs): four rows a step */
+static inline __attribute__((always_inline)) QRT_AVX512VNNI void
+qrt__dwr_fast1(const qrt__dwr_ch *h, const __m512i *w4, int64_t oy, int64_t oe, int64_t NR,
+               int64_t G, const int FA) {
+    const int64_t xsh = h->xsh, ysh = h->ysh;
+    const __m512i vb = h->vb, vxz = h->vxz, voz = h->voz, vlo = h->vlo, vhi = h->vhi;
+    const __m512 vs = h->vs;
+    const uint64_t *m0 = h->mk;
+    qrt__dwr_rows ra, rb, rc, rd;
+    ra.xb = h->xc + (2 * oy - h->pt) * xsh - h->pl, ra.zrow = h->zrow, ra.xsh = xsh;
+    ra.iy0 = 0, ra.H = h->H, ra.nt = h->nt;
+    rb = rc = rd = ra;
+    uint8_t *ya = h->yc + oy * ysh;
+    for (; oy + 4 <= oe; oy += 4, ra.xb += 8 * xsh, ya += 4 * ysh) {
+        __m512i a0, a1, b0, b1, c0, c1, d0, d1;
+        rb.xb = ra.xb + 2 * xsh, rc.xb = ra.xb + 4 * xsh, rd.xb = ra.xb + 6 * xsh;
+        qrt__dwr_sums(&ra, 0, w4, m0, vb, vxz, NR, G, FA, 0, &a0, &a1);
+        qrt__dwr_sums(&rb, 0, w4, m0, vb, vxz, NR, G, FA, 0, &b0, &b1);
+        qrt__dwr_sums(&rc, 0, w4, m0, vb, vxz, NR, G, FA, 0, &c0, &c1);
+        qrt__dwr_sums(&rd, 0, w4, m0, vb, vxz, NR, G, FA, 0, &d0, &d1);
+        const __m512i v0 = qrt__dwp_out2(a0, a1, b0, b1, vs, voz, vlo, vhi);
+        const __m512i v1 = qrt__dwp_out2(c0, c1, d0, d1, vs, voz, vlo, vhi);
+        _mm256_storeu_si256((__m256i *)ya, _mm512_castsi512_si256(v0));
+        _mm256_storeu_si256((__m256i *)(ya + ysh), _mm512_extracti64x4_epi64(v0, 1));
+        _mm256_storeu_si256((__m256i *)(ya + 2 * ysh), _mm512_castsi512_si256(v1));
+        _mm256_storeu_si256((__m256i *)(ya + 3 * ysh), _mm512_extracti64x4_epi64(v1, 1));
+    }
+}
+
 /* One output channel.  Rows of one item (17 .. 32 outputs) go four rows at a time; wider rows
  * two rows at a time, a pair of units (eight independent sums) from each: units 0 and 1 with
  * the blends FA / FB (the channel's constants: one compiled loop per pair of flags, so that no
@@ -709,6 +765,14 @@ qrt__dwr_chan(const qrt_dwconv2d_params *p, const qrt__dwr_geom *g, const uint8_
     int64_t oy = 0;
     if (h.nu == 1) {
         for (; oy < ho; oy += 4) {
+            if (h.rr && oy >= r0) { /* the interior rows in one loop */
+                const int64_t oe = r1 < ho - 1 ? r1 : ho - 1;
+                if (oy + 4 <= oe) {
+                    qrt__dwr_fast1(&h, w4, oy, oe, NR, G, FA);
+                    oy += (oe - oy) / 4 * 4 - 4;
+                    continue;
+                }
+            }
             const int64_t n = ho - oy < 4 ? ho - oy : 4;
             if (oy >= r0 && oy + n <= r1)
                 qrt__dwr_rows4(&h, w4, oy, n, NR, G, FA, 0);
@@ -719,6 +783,14 @@ qrt__dwr_chan(const qrt_dwconv2d_params *p, const qrt__dwr_geom *g, const uint8_
     }
     for (; oy < ho; oy += 2) {
         const int two = oy + 1 < ho;
+        if (h.nu == 2 && h.rr && oy >= r0) { /* the interior rows in one loop */
+            const int64_t oe = r1 < ho - 1 ? r1 : ho - 1;
+            if (oy + 2 <= oe) {
+                qrt__dwr_fast2(&h, w4, oy, oe, NR, G, FA, FB);
+                oy += (oe - oy) / 2 * 2 - 2;
+                continue;
+            }
+        }
         if (oy >= r0 && oy + 1 + two <= r1)
             qrt__dwr_rows2(&h, w4, oy, two, NR, G, FA, FB, 0);
         else

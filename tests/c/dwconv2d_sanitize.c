@@ -131,10 +131,10 @@ int main(int argc, char **argv) {
             p.x_stride_c = (int64_t)p.h * p.w;
             p.x_stride_n = (int64_t)p.c_in * p.h * p.w;
         }
-        /* output rows with a gap after each (as into a wider tensor) in some cases */
-        const uint32_t gap = rnd(8) == 0 ? 1 + rnd(40) : 0;
+        /* output rows / planes with a gap after each (as into a wider tensor) in some cases */
+        const uint32_t gap = rnd(8) == 0 ? 1 + rnd(40) : 0, cgap = rnd(8) == 0 ? 1 + rnd(40) : 0;
         p.y_stride_h = p.wo + gap;
-        p.y_stride_c = (int64_t)p.ho * p.y_stride_h;
+        p.y_stride_c = (int64_t)p.ho * p.y_stride_h + cgap;
         p.y_stride_n = (int64_t)c_out * p.y_stride_c;
         p.input_zero = (int32_t)rnd(256);
         p.output_zero = (int32_t)rnd(256);
