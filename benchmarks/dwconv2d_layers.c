@@ -22,7 +22,11 @@
  * (a few channels keep a layer's planes in L1: the same GMAC/s there as with all of them says
  * the layer is not bound by memory).  DWL_PERM=0 turns the AVX-512 VBMI byte-permute path off
  * (qrt_dwconv2d_permute = 0: the paths a CPU without VBMI takes).  DWL_ROWS=0 runs the
- * AVX-512 VNNI stride-2 layers through the byte planes instead of their image rows in place.  DWL_DOT=0 turns the aarch64
+ * AVX-512 VNNI stride-2 layers through the byte planes instead of their image rows in place.
+ * DWL_BW=1 (x86 with AVX-512 VNNI) adds per layer its memory floor (one streaming pass that reads
+ * the layer's input and writes its output, best of 200), the number of vpdpbusd its
+ * multiply-adds alone take (kh * ceil(kw/4) per 16 outputs: at one a cycle, the compute floor
+ * before any load or requantization) and the layer's time over its memory floor.  DWL_DOT=0 turns the aarch64
  * sdot byte planes off (qrt_dwconv2d_dot = 0: the paths a CPU without the dot product takes).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -53,6 +57,25 @@ static double now(void) {
     clock_gettime(g_wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &t); /* shared host */
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
+
+#ifdef QRT_HAVE_X86
+/* DWL_BW=1: the layer's memory floor, one streaming pass that reads x and writes y (the same
+ * buffers the timed calls use, so they sit where the calls leave them: L2 / L3 here) */
+__attribute__((target("avx512f"), noinline)) static int stream(const uint8_t *x, size_t n,
+                                                               uint8_t *y, size_t m) {
+    __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        a = _mm512_add_epi32(a, _mm512_loadu_si512(x + i));
+        b = _mm512_add_epi32(b, _mm512_loadu_si512(x + i + 64));
+        c = _mm512_add_epi32(c, _mm512_loadu_si512(x + i + 128));
+        d = _mm512_add_epi32(d, _mm512_loadu_si512(x + i + 192));
+    }
+    const __m512i v = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
+    for (i = 0; i + 64 <= m; i += 64) _mm512_storeu_si512(y + i, v);
+    return _mm_cvtsi128_si32(_mm512_castsi512_si128(v));
+}
+#endif
 
 static int cmp(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -124,6 +147,25 @@ int main(int argc, char **argv) {
         printf("%2d %4u x %3u k%u s%u -> %3u  %8.1f (%8.1f) us  %6.1f GMAC/s\n", l, C, H, K, s,
                p.ho, t[r / 2] * 1e6, t[0] * 1e6, macs / t[r / 2] * 1e-9);
         tot += t[r / 2], macs_all += macs;
+#ifdef QRT_HAVE_X86
+        const char *bw = getenv("DWL_BW");
+        if (bw && atoi(bw) && (qrt_cpu_features() & QRT_CPU_AVX512VNNI)) {
+            const size_t xb = (size_t)C * H * H, yb = (size_t)C * p.ho * p.wo;
+            double best = 1e9;
+            int sink = 0;
+            for (int i = 0; i < 200; ++i) {
+                const double t0 = now();
+                sink += stream(x, xb, y, yb);
+                const double dt = now() - t0;
+                best = dt < best ? dt : best;
+            }
+            /* the multiply-adds alone: kh * ceil(kw / 4) vpdpbusd per 16 outputs and channel */
+            const double dp = (double)C * ((p.ho * p.wo + 15) / 16) * K * ((K + 3) / 4);
+            printf("   memory floor %.1f us (%.0f GB/s, %d)  vpdpbusd %.3f M  time / floor %.2f\n",
+                   best * 1e6, (double)(xb + yb) / best * 1e-9, sink & 1, dp * 1e-6,
+                   t[r / 2] / best);
+        }
+#endif
         free(x), free(y), free(w), free(wz), free(bq), free(sc), free(scr), free(wcl);
     }
     printf("total %.1f us  %.1f GMAC/s\n", tot * 1e6, macs_all / tot * 1e-9);
