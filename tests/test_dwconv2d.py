@@ -320,6 +320,17 @@ def test_dw_channels_in_lanes_small_planes(seed):
     assert taken > (4 if avx2 else 10) or not (vnni or avx2 or neon64)
 
 
+def _each_variant_on_off(setter, case, want, cfg):
+    """Every variant == want with a path switch (_conv1d._set_dw_*) on, then off."""
+    for on in (True, False):
+        old = setter(on)
+        try:
+            for v in DW_VARIANTS:
+                np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg} {on}")
+        finally:
+            setter(old)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_dw_byte_planes(seed):
     """The byte-plane path of AVX-512 VNNI and aarch64 NEON (stride 1 or 2, dilation 1, NCHW
@@ -366,13 +377,8 @@ def test_dw_byte_planes(seed):
                 qrt.qint8)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, case["co"], k, s, p)
-        for on in (True, False):  # False: the int8 tap pairs a CPU without the dot product runs
-            old = _conv1d._set_dw_dot(on)
-            try:
-                for v in DW_VARIANTS:
-                    np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg} {on}")
-            finally:
-                _conv1d._set_dw_dot(old)
+        # off: the int8 tap pairs a CPU without the dot product runs
+        _each_variant_on_off(_conv1d._set_dw_dot, case, want, cfg)
         ho = (h + p[0] + p[1] - k[0]) // s + 1
         wo = (w + p[2] + p[3] - k[1]) // s + 1
         wt = np.zeros((c * mult, k[0] * k[1]), np.int8)
@@ -414,13 +420,7 @@ def test_dw_stride2_rows():
                         wzp=i % 3 == 2)
         want = _run(case, 0, direct=False)
         cfg = (case["x"].shape, case["co"], k, p)
-        for on in (True, False):
-            old = _conv1d._set_dw_rows(on)
-            try:
-                for v in DW_VARIANTS:
-                    np.testing.assert_array_equal(_run(case, v), want, err_msg=f"{v} {cfg} {on}")
-            finally:
-                _conv1d._set_dw_rows(old)
+        _each_variant_on_off(_conv1d._set_dw_rows, case, want, cfg)
         ho = (h + p[0] + p[1] - k[0]) // 2 + 1
         wo = (w + p[2] + p[3] - k[1]) // 2 + 1
         co = c * mult
