@@ -26,7 +26,9 @@
  * DWL_BW=1 (x86 with AVX-512 VNNI) adds per layer its memory floor (one streaming pass that reads
  * the layer's input and writes its output, best of 200), the number of vpdpbusd its
  * multiply-adds alone take (kh * ceil(kw/4) per 16 outputs: at one a cycle, the compute floor
- * before any load or requantization) and the layer's time over its memory floor.  DWL_DOT=0 turns the aarch64
+ * before any load or requantization; timed here at this core's vpdpbusd throughput), the layer's
+ * time over its memory floor, and its time over its roofline floor (the larger of the two:
+ * "compute side" where the vpdpbusd alone outlast the data's trip).  DWL_DOT=0 turns the aarch64
  * sdot byte planes off (qrt_dwconv2d_dot = 0: the paths a CPU without the dot product takes).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -75,6 +77,31 @@ __attribute__((target("avx512f"), noinline)) static int stream(const uint8_t *x,
     for (i = 0; i + 64 <= m; i += 64) _mm512_storeu_si512(y + i, v);
     return _mm_cvtsi128_si32(_mm512_castsi512_si128(v));
 }
+
+/* DWL_BW=1: seconds per vpdpbusd zmm at this core's throughput (12 independent chains, as
+ * benchmarks/vnni_peak.c; best of 20), so a layer's multiply-adds alone have a time */
+__attribute__((target("avx512f,avx512vnni"), noinline)) static double dp_seconds(void) {
+    double best = 1e9;
+    for (int r = 0; r < 20; ++r) {
+        __m512i a[12];
+        for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_epi32(i);
+        const __m512i u = _mm512_set1_epi8(3), v = _mm512_set1_epi8(-2);
+        const long n = 100000;
+        const double t0 = now();
+        for (long k = 0; k < n; ++k)
+            for (int i = 0; i < 12; ++i) {
+                a[i] = _mm512_dpbusd_epi32(a[i], u, v);
+                __asm__ volatile("" : "+v"(a[i]));
+            }
+        const double dt = (now() - t0) / (12.0 * n);
+        __m512i z = a[0];
+        for (int i = 1; i < 12; ++i) z = _mm512_add_epi32(z, a[i]);
+        volatile int sink = _mm_cvtsi128_si32(_mm512_castsi512_si128(z));
+        (void)sink;
+        best = dt < best ? dt : best;
+    }
+    return best;
+}
 #endif
 
 static int cmp(const void *a, const void *b) {
@@ -98,7 +125,7 @@ int main(int argc, char **argv) {
         {16, 112, 1, 3},  {64, 112, 2, 3},  {72, 56, 1, 3},  {72, 56, 2, 5},  {120, 28, 1, 5},
         {120, 28, 1, 5},  {240, 28, 2, 3},  {200, 14, 1, 3}, {184, 14, 1, 3}, {184, 14, 1, 3},
         {480, 14, 1, 3},  {672, 14, 1, 3},  {672, 14, 2, 5}, {960, 7, 1, 5},  {960, 7, 1, 5}};
-    double tot = 0, macs_all = 0;
+    double tot = 0, macs_all = 0, roof_all = 0, mem_all = 0, cf_all = 0;
     const char *ke = getenv("DWL_K"), *cn = getenv("DWL_C");
     const unsigned K0 = ke && atoi(ke) > 0 ? (unsigned)atoi(ke) : 3;
     const char *pe = getenv("DWL_PERM"); /* 0: without the byte-permute path */
@@ -161,13 +188,22 @@ int main(int argc, char **argv) {
             }
             /* the multiply-adds alone: kh * ceil(kw / 4) vpdpbusd per 16 outputs and channel */
             const double dp = (double)C * ((p.ho * p.wo + 15) / 16) * K * ((K + 3) / 4);
-            printf("   memory floor %.1f us (%.0f GB/s, %d)  vpdpbusd %.3f M  time / floor %.2f\n",
-                   best * 1e6, (double)(xb + yb) / best * 1e-9, sink & 1, dp * 1e-6,
-                   t[r / 2] / best);
+            static double tdp;
+            if (tdp == 0) tdp = dp_seconds();
+            /* the roofline: the larger of the two floors bounds any exact int8 kernel */
+            const double cf = dp * tdp, roof = cf > best ? cf : best;
+            printf("   memory floor %.1f us (%.0f GB/s, %d)  vpdpbusd %.3f M = %.1f us  time / "
+                   "memory floor %.2f  time / roofline %.2f (%s side)\n",
+                   best * 1e6, (double)(xb + yb) / best * 1e-9, sink & 1, dp * 1e-6, cf * 1e6,
+                   t[r / 2] / best, t[r / 2] / roof, cf > best ? "compute" : "memory");
+            roof_all += roof, mem_all += best, cf_all += cf;
         }
 #endif
         free(x), free(y), free(w), free(wz), free(bq), free(sc), free(scr), free(wcl);
     }
     printf("total %.1f us  %.1f GMAC/s\n", tot * 1e6, macs_all / tot * 1e-9);
+    if (roof_all > 0)
+        printf("floors: memory %.1f us, vpdpbusd %.1f us, roofline %.1f us; time / roofline %.2f\n",
+               mem_all * 1e6, cf_all * 1e6, roof_all * 1e6, tot / roof_all);
     return 0;
 }
