@@ -82,3 +82,10 @@ def rnn_float_run(mode: int, batch: int, hidden: int, proj: int, w_hh: np.ndarra
                   y_sb: int, h: np.ndarray, c: np.ndarray | None, gh: np.ndarray,
                   hf: np.ndarray | None, steps: int, reverse: bool,
                   variant: int = ...) -> None: ...
+
+class Pool2dPlan:
+    def __init__(self, kind: str, signed: bool, shape: tuple, strides: tuple, out_hw: tuple,
+                 kernel: tuple, stride: tuple, pad: tuple, dilation: tuple,
+                 zero_point: int = ..., *, qnnpack: bool = ..., scale: float = ...,
+                 count_include_pad: bool = ..., divisor: int = ...) -> None: ...
+    def run(self, xbuf: np.ndarray, xoff: int, ybuf: np.ndarray, yoff: int) -> None: ...

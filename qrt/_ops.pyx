@@ -323,6 +323,91 @@ def adaptive_avg_pool1d(const q8_t[:, ::1] x, q8_t[:, ::1] out, int variant=-1):
     _check(st, "adaptive_avg_pool1d")
 
 
+cdef class Pool2dPlan:
+    """A direct 2-d max / average pooling call (include/qrt/pool2d.h) for a fixed geometry:
+    ``run(xbuf, xoff, ybuf, yoff)`` reads the [N, C, H, W] codes at xbuf[xoff + ...] (element
+    strides, non-negative) and writes the contiguous [N, C, Ho, Wo] output at ybuf[yoff:].
+    ``kind``: "max" or "avg"; ``signed``: qint8 codes; average: ``qnnpack`` (QNNPACK's
+    formula with ``scale``) or ATen's generic one (``count_include_pad``, ``divisor``)."""
+    cdef qrt_pool2d_params p
+    cdef bint avg, signed, busy
+    cdef Py_ssize_t x_hi, y_n
+    cdef object scratch
+
+    def __init__(self, str kind, bint signed, tuple shape, tuple strides, tuple out_hw,
+                 tuple kernel, tuple stride, tuple pad, tuple dilation, int zero_point=0, *,
+                 bint qnnpack=False, float scale=0.0, bint count_include_pad=True,
+                 int divisor=0):
+        if kind not in ("max", "avg"):
+            raise ValueError(f"pool2d: kind must be 'max' or 'avg', got {kind!r}")
+        if len(shape) != 4 or len(strides) != 4 or len(out_hw) != 2:
+            raise ValueError("pool2d: shape and strides need 4 entries, out_hw 2")
+        for t in (kernel, stride, pad, dilation):
+            if len(t) != 2:
+                raise ValueError("pool2d: kernel, stride, pad and dilation need 2 entries")
+        lim = 1 << 31
+        for v in shape + out_hw + kernel + stride + pad + dilation:
+            if not 0 <= v < lim:
+                raise ValueError(f"pool2d: size {v} out of range")
+        for v in strides:
+            if not 0 <= v < (1 << 40):
+                raise ValueError(f"pool2d: stride {v} out of range")
+        self.avg, self.signed = kind == "avg", signed
+        self.p.n, self.p.c, self.p.h, self.p.w = shape
+        self.p.ho, self.p.wo = out_hw
+        self.p.xs_n, self.p.xs_c, self.p.xs_h, self.p.xs_w = strides
+        self.p.kh, self.p.kw = kernel
+        self.p.sh, self.p.sw = stride
+        self.p.ph, self.p.pw = pad
+        self.p.dh, self.p.dw = dilation
+        self.p.qmin, self.p.qmax = (-128, 127) if signed else (0, 255)
+        self.p.zero = zero_point
+        self.p.mode = QRT_AVG_POOL_QNNP if qnnpack else QRT_AVG_POOL_GENERIC
+        self.p.count_include_pad = count_include_pad
+        self.p.divisor = divisor
+        self.p.scale = scale
+        _check(qrt_pool2d_check(&self.p), "pool2d")
+        if self.avg and (dilation != (1, 1) or (qnnpack and (signed or not scale > 0))):
+            raise ValueError("pool2d: average pooling takes no dilation, and QNNPACK's formula "
+                             "quint8 codes with a positive scale")
+        self.x_hi = sum((e - 1) * st for e, st in zip(shape, strides))
+        self.y_n = shape[0] * shape[1] * out_hw[0] * out_hw[1]
+        import numpy as np
+        self.scratch = np.empty(qrt_pool2d_scratch_size(&self.p), np.uint8)
+
+    def run(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
+            Py_ssize_t yoff):
+        if xoff < 0 or xoff + self.x_hi >= xbuf.shape[0]:
+            raise ValueError("pool2d: input buffer too small for its shape and strides")
+        if yoff < 0 or yoff + self.y_n > ybuf.shape[0]:
+            raise ValueError("pool2d: output buffer too small")
+        cdef bint mine = not self.busy
+        cdef uint8_t[::1] scr
+        if mine:
+            self.busy = True
+            scr = self.scratch
+        else:  # the same plan is running in another thread: a private scratch
+            import numpy as np
+            scr = np.empty(self.scratch.shape[0], np.uint8)
+        cdef qrt_status st
+        cdef const uint8_t *x = &xbuf[xoff]
+        cdef uint8_t *y = &ybuf[yoff]
+        cdef size_t nb = scr.shape[0]
+        with nogil:
+            if self.avg:
+                if self.signed:
+                    st = qrt_avg_pool2d_s8(&self.p, <const int8_t *>x, <int8_t *>y, &scr[0], nb)
+                else:
+                    st = qrt_avg_pool2d_u8(&self.p, x, y, &scr[0], nb)
+            elif self.signed:
+                st = qrt_max_pool2d_s8(&self.p, <const int8_t *>x, <int8_t *>y, &scr[0], nb)
+            else:
+                st = qrt_max_pool2d_u8(&self.p, x, y, &scr[0], nb)
+        if mine:
+            self.busy = False
+        _check(st, "pool2d")
+
+
 # ---- cat -------------------------------------------------------------------------------------
 def requant_copy(const q8_t[:, :] x, q8_t[:, :] out, float in_scale, int in_zero,
                  float out_scale, int out_zero, int variant=-1):

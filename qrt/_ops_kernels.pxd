@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,cat}.h
+# Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,pool2d,cat}.h
 # and include/qrt/{embedding.h,qarith.h,ref/qarith_ref.h}.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
@@ -87,6 +87,24 @@ cdef extern from "qrt/pool1d.h" nogil:
     qrt_status qrt_adaptive_avg_pool1d_s8(const qrt_pool1d_params *p, const int8_t *inp,
                                           int8_t *out, int variant)
     int qrt_pool1d_isa()
+
+cdef extern from "qrt/pool2d.h" nogil:
+    ctypedef struct qrt_pool2d_params:
+        int64_t n, c, h, w, ho, wo
+        int64_t xs_n, xs_c, xs_h, xs_w
+        int32_t kh, kw, sh, sw, ph, pw, dh, dw
+        int32_t zero, qmin, qmax, mode, count_include_pad, divisor
+        float scale
+    qrt_status qrt_pool2d_check(const qrt_pool2d_params *p)
+    size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p)
+    qrt_status qrt_max_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
+                                 void *scratch, size_t scratch_bytes)
+    qrt_status qrt_max_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
+                                 void *scratch, size_t scratch_bytes)
+    qrt_status qrt_avg_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
+                                 void *scratch, size_t scratch_bytes)
+    qrt_status qrt_avg_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
+                                 void *scratch, size_t scratch_bytes)
 
 cdef extern from "qrt/cat.h" nogil:
     ctypedef struct qrt_requant_copy_params:

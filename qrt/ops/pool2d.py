@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """2-d pooling on NCHW codes: max_pool2d, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d.
 
-Like conv2d, the windows are laid out by the im2col step (qrt/_conv1d.pyx ``Im2col``,
-include/qrt/im2col.h: [N, C, Ho*Wo*kh*kw], padding filled with a chosen code) and reduced by
-the 1-d pooling kernels (kernel = stride = kh*kw), so the 2-d pools share the 1-d kernels'
-arithmetic (include/qrt/ref/pool1d_ref.h):
+max_pool2d, avg_pool2d and the QNNPACK case of adaptive_avg_pool2d run the direct 2-d kernel
+(include/qrt/pool2d.h, src/pool2d.c, ``qrt._ops.Pool2dPlan``): per output row, the window's
+image rows reduced into one padded row, then each output's taps along it; no im2col.  Its
+arithmetic is the 1-d pooling kernels' (include/qrt/ref/pool1d_ref.h), in two dimensions:
 
 - max_pool2d: padding holds qmin (it never wins; a window without a real position gives qmin,
   as ATen's generic kernel).  QNNPACK's edge replication with dilation and padding is not
@@ -156,7 +156,7 @@ def _arrays(x, y):
 
 def pool2d_binding(kind, x, y, attrs):
     """``(fn, args, kwargs)`` computing pooling ``kind`` of ``x`` into ``y`` (fixed buffers)."""
-    from qrt import _conv1d, _ops
+    from qrt import _ops
     xa, ya = _arrays(x, y)
     if xa.ndim == 3:
         xa, ya = xa[None], ya[None]
@@ -185,11 +185,6 @@ def pool2d_binding(kind, x, y, attrs):
         cip = bool(attrs.get("count_include_pad", True))
         dov = attrs.get("divisor_override")
     K = k[0] * k[1]
-    qmin, qmax = _qrange(dt)
-    if kind == "max_pool2d":
-        pad_value = qmin & 0xFF
-    else:
-        pad_value = zp & 0xFF
     # one window over each whole plane of a contiguous input (a global pool: MobileNet's
     # adaptive_avg_pool2d to 1x1): the planes are already the [n*c, h*w] rows im2col would
     # write, so the 1-d kernel reads them in place
@@ -202,48 +197,23 @@ def pool2d_binding(kind, x, y, attrs):
         scale = float(_F32(sf / _F32(sf * _F32(K))))
         return _ops.avg_pool1d, (xa.reshape(n * c, K), ya.reshape(n * c, 1), K, K, 0, zp,
                                  True, True, scale), {}
-    im = _conv1d.Im2col((n, c, h, w), xs, k, s, d, p, (ho, wo), pad_value,
-                        _conv1d.IM2COL_C_PK)
-    col = np.empty(max(im.size, 1), np.uint8)
-    L = ho * wo
-    rows = col[:im.size].view(dt).reshape(n * c, L * K)
-    out2d = ya.reshape(n * c, L)
+    if n * c == 0:
+        return (lambda: None), (), {}
+    signed = dt == np.int8
+    ybuf = ya.reshape(-1).view(np.uint8)
     base, off = x._storage, x._offset
     if kind == "max_pool2d":
-        def run():
-            im.run(base, off, col)
-            _ops.max_pool1d(rows, out2d, K, K, 0, 1)
-        return run, (), {}
-    # QNNPACK ignores count_include_pad=False and divisor_override (torch's qnnpack engine
-    # divides by kh*kw anyway): qrt honours them with fbgemm's (ATen's generic) result, as
-    # avg_pool1d does (docs/ops.md, "Where qrt and torch's qnnpack engine differ")
-    qnnp = dt == np.uint8 and not cm and dov is None and (cip or p == (0, 0))
-    if qnnp:  # QNNPACK: div = kh*kw always
+        plan = _ops.Pool2dPlan("max", signed, (n, c, h, w), xs, (ho, wo), k, s, p, d)
+    else:
+        # QNNPACK ignores count_include_pad=False and divisor_override (torch's qnnpack engine
+        # divides by kh*kw anyway): qrt honours them with fbgemm's (ATen's generic) result, as
+        # avg_pool1d does (docs/ops.md, "Where qrt and torch's qnnpack engine differ")
+        qnnp = dt == np.uint8 and not cm and dov is None and (cip or p == (0, 0))
         sf = _F32(x.q_scale())
-        scale = float(_F32(sf / _F32(sf * _F32(K))))
-
-        def run():
-            im.run(base, off, col)
-            _ops.avg_pool1d(rows, out2d, K, K, 0, zp, True, True, scale)
-        return run, (), {}
-    # ATen's generic NCHW kernel
-    div = _divisors(h, w, ho, wo, k, s, p, cip, dov)
-    rcp = (1.0 / div).astype(_F32).reshape(1, L)
-    zf = _F32(zp)
-    r3 = rows.reshape(n * c, L, K)
-    acc = np.empty((n * c, L), np.int32)
-    v = np.empty((n * c, L), _F32)
-
-    def run():
-        im.run(base, off, col)
-        np.sum(r3, axis=-1, dtype=np.int32, out=acc)
-        np.subtract(acc, K * zp, out=acc)  # padding holds zp: sum(real x) - n_real * zp
-        np.multiply(acc.astype(_F32), rcp, out=v)
-        np.add(v, zf, out=v)
-        np.rint(v, out=v)
-        np.clip(v, qmin, qmax, out=v)
-        out2d[...] = v
-    return run, (), {}
+        plan = _ops.Pool2dPlan("avg", signed, (n, c, h, w), xs, (ho, wo), k, s, p, (1, 1), zp,
+                               qnnpack=qnnp, scale=float(_F32(sf / _F32(sf * _F32(K)))),
+                               count_include_pad=cip, divisor=int(dov or 0))
+    return plan.run, (base, off, ybuf, 0), {}
 
 
 def _divisors(h, w, ho, wo, k, s, p, cip, dov):
