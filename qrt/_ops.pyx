@@ -408,6 +408,28 @@ cdef class Pool2dPlan:
         _check(st, "pool2d")
 
 
+# ---- batched 2-d transpose (include/qrt/transpose.h; qrt/ops/layout.py permute) -------------
+def transpose2d(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t esize, Py_ssize_t batch,
+                Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t src_bs, Py_ssize_t src_rs):
+    """dst[b][c][r] = src[b * src_bs + r * src_rs + c] (elements of esize bytes: 1, 2 or 4;
+    src and dst as bytes, dst contiguous [batch][cols][rows])."""
+    if esize not in (1, 2, 4):
+        raise ValueError(f"transpose2d: element size {esize} is not 1, 2 or 4")
+    if min(batch, rows, cols, src_bs, src_rs) < 0:
+        raise ValueError("transpose2d: negative size or stride")
+    if batch == 0 or rows == 0 or cols == 0:
+        return
+    cdef object hi = ((batch - 1) * src_bs + (rows - 1) * src_rs + cols) * esize
+    if hi > src.shape[0]:
+        raise ValueError("transpose2d: source buffer too small for its sizes and strides")
+    if batch * rows * cols * esize > dst.shape[0]:
+        raise ValueError("transpose2d: destination buffer too small")
+    cdef qrt_status st
+    with nogil:
+        st = qrt_transpose2d(esize, batch, rows, cols, &src[0], src_bs, src_rs, &dst[0])
+    _check(st, "transpose2d")
+
+
 # ---- cat -------------------------------------------------------------------------------------
 def requant_copy(const q8_t[:, :] x, q8_t[:, :] out, float in_scale, int in_zero,
                  float out_scale, int out_zero, int variant=-1):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,pool2d,cat}.h
+# Declarations only; mirrors include/qrt/{activation,add,add_params,pool1d,pool1d_params,pool2d,transpose,cat}.h
 # and include/qrt/{embedding.h,qarith.h,ref/qarith_ref.h}.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
@@ -105,6 +105,10 @@ cdef extern from "qrt/pool2d.h" nogil:
                                  void *scratch, size_t scratch_bytes)
     qrt_status qrt_avg_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
                                  void *scratch, size_t scratch_bytes)
+
+cdef extern from "qrt/transpose.h" nogil:
+    qrt_status qrt_transpose2d(int64_t esize, int64_t batch, int64_t rows, int64_t cols,
+                               const void *src, int64_t src_bs, int64_t src_rs, void *dst)
 
 cdef extern from "qrt/cat.h" nogil:
     ctypedef struct qrt_requant_copy_params:

@@ -346,3 +346,67 @@ def test_mean_of_a_non_contiguous_tensor_is_refused(tmp_path):
     qrt_export.export(Net(True), x, tmp_path / "c.bin")
     m = qrt.load(tmp_path / "c.bin")
     np.testing.assert_array_equal(m(x.numpy()), Net(True)(x).numpy())
+
+
+def test_permute_transpose_kernel_random():
+    """Permutations that merge to a (batched) 2-d transpose run the transpose kernel
+    (include/qrt/transpose.h): every permutation of 1-5 dims, random sizes (tile edges, sizes
+    past its 64-element blocks) and 1 / 2 / 4-byte dtypes == numpy's copy; the others fall
+    back to numpy (None)."""
+    import itertools
+    from qrt.ops.layout import permute_as_transpose
+    rng = np.random.default_rng(22)
+    fast = 0
+    for nd in range(1, 6):
+        for dims in itertools.permutations(range(nd)):
+            for _ in range(3):
+                shape = tuple(int(rng.integers(1, 9 if nd > 3 else 70)) for _ in range(nd))
+                for dt in (np.uint8, np.int8, np.float16, np.float32, np.int32):
+                    x = rng.integers(0, 255, shape).astype(dt)
+                    y = np.full(x.transpose(dims).shape, 7, dt)
+                    f = permute_as_transpose(x, dims, y)
+                    if f is None:
+                        continue
+                    f[0](*f[1], **f[2])
+                    fast += 1
+                    np.testing.assert_array_equal(y, x.transpose(dims), err_msg=f"{shape} {dims}")
+    assert fast > 400
+    x = np.zeros((1, 96, 112, 112), np.uint8)      # MobileNetV2's FX ReLU6 layout permute
+    assert permute_as_transpose(x, (0, 2, 3, 1), np.empty((1, 112, 112, 96), np.uint8))
+    assert permute_as_transpose(x, (0, 1, 3, 2), np.empty((1, 96, 112, 112), np.uint8))
+    assert permute_as_transpose(x, (0, 2, 1, 3), np.empty((1, 112, 96, 112), np.uint8)) is None
+    assert permute_as_transpose(x[:, ::2], (0, 2, 3, 1), np.empty((1, 112, 112, 48), np.uint8)) \
+        is None                                      # not contiguous: numpy
+    assert permute_as_transpose(np.zeros((4, 5), np.float64), (1, 0),
+                                np.empty((5, 4))) is None
+
+
+def test_transpose2d_refuses_bad_arguments():
+    from qrt import _ops
+    src, dst = np.zeros(64, np.uint8), np.zeros(64, np.uint8)
+    _ops.transpose2d(src, dst, 1, 1, 8, 8, 0, 8)
+    for a in ((3, 1, 8, 8, 0, 8), (1, 1, -1, 8, 0, 8), (1, 1, 8, 8, 0, -8), (1, 1, 8, 9, 0, 8),
+              (1, 2, 8, 8, 64, 8), (4, 1, 4, 8, 0, 8)):
+        with pytest.raises(ValueError):
+            _ops.transpose2d(src, dst, *a)
+
+
+def test_transpose_c_driver_sanitized(tmp_path):
+    """tests/c/transpose_sanitize.c under AddressSanitizer + UBSan: random sizes, strides and
+    element sizes on exact-size buffers == the definition; bad arguments refused."""
+    import pathlib
+    import shutil
+    import subprocess
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    exe = tmp_path / "transpose_sanitize"
+    cmd = [cc, "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
+           "-fno-sanitize-recover=all", f"-I{root / 'include'}",
+           str(root / "tests" / "c" / "transpose_sanitize.c"), "-o", str(exe)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
+    r = subprocess.run([str(exe), "1500", "5"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
