@@ -331,6 +331,7 @@ cdef class Pool2dPlan:
     formula with ``scale``) or ATen's generic one (``count_include_pad``, ``divisor``)."""
     cdef qrt_pool2d_params p
     cdef bint avg, signed, busy
+    cdef int threads
     cdef Py_ssize_t x_hi, y_n
     cdef object scratch
 
@@ -372,8 +373,19 @@ cdef class Pool2dPlan:
                              "quint8 codes with a positive scale")
         self.x_hi = sum((e - 1) * st for e, st in zip(shape, strides))
         self.y_n = shape[0] * shape[1] * out_hw[0] * out_hw[1]
+        self.threads = 0
+        self._size_scratch(qrt_pool_get_threads())
+
+    cdef int _size_scratch(self, int threads) except -1:
+        """One scratch slot per thread a call may use (the pool's count when the call is
+        made); a call whose plan sees another thread count re-sizes it."""
         import numpy as np
-        self.scratch = np.empty(qrt_pool2d_scratch_size(&self.p), np.uint8)
+        cdef size_t nb = qrt_pool2d_scratch_size(&self.p, threads)
+        if nb > (<size_t>1 << 40):
+            raise ValueError("pool2d: the planes are too large for its scratch")
+        self.scratch = np.empty(nb, np.uint8)
+        self.threads = threads
+        return 0
 
     def run(self, const uint8_t[::1] xbuf, Py_ssize_t xoff, uint8_t[::1] ybuf,
             Py_ssize_t yoff):
@@ -383,12 +395,16 @@ cdef class Pool2dPlan:
             raise ValueError("pool2d: output buffer too small")
         cdef bint mine = not self.busy
         cdef uint8_t[::1] scr
+        cdef int threads = qrt_pool_get_threads()
         if mine:
+            if threads != self.threads:
+                self._size_scratch(threads)
             self.busy = True
             scr = self.scratch
-        else:  # the same plan is running in another thread: a private scratch
+        else:  # the same plan is running in another thread: a private scratch, one thread
             import numpy as np
-            scr = np.empty(self.scratch.shape[0], np.uint8)
+            threads = 1
+            scr = np.empty(qrt_pool2d_scratch_size(&self.p, 1), np.uint8)
         cdef qrt_status st
         cdef const uint8_t *x = &xbuf[xoff]
         cdef uint8_t *y = &ybuf[yoff]
@@ -396,13 +412,15 @@ cdef class Pool2dPlan:
         with nogil:
             if self.avg:
                 if self.signed:
-                    st = qrt_avg_pool2d_s8(&self.p, <const int8_t *>x, <int8_t *>y, &scr[0], nb)
+                    st = qrt_avg_pool2d_s8(&self.p, <const int8_t *>x, <int8_t *>y, &scr[0], nb,
+                                           threads)
                 else:
-                    st = qrt_avg_pool2d_u8(&self.p, x, y, &scr[0], nb)
+                    st = qrt_avg_pool2d_u8(&self.p, x, y, &scr[0], nb, threads)
             elif self.signed:
-                st = qrt_max_pool2d_s8(&self.p, <const int8_t *>x, <int8_t *>y, &scr[0], nb)
+                st = qrt_max_pool2d_s8(&self.p, <const int8_t *>x, <int8_t *>y, &scr[0], nb,
+                                       threads)
             else:
-                st = qrt_max_pool2d_u8(&self.p, x, y, &scr[0], nb)
+                st = qrt_max_pool2d_u8(&self.p, x, y, &scr[0], nb, threads)
         if mine:
             self.busy = False
         _check(st, "pool2d")

@@ -96,15 +96,15 @@ cdef extern from "qrt/pool2d.h" nogil:
         int32_t zero, qmin, qmax, mode, count_include_pad, divisor
         float scale
     qrt_status qrt_pool2d_check(const qrt_pool2d_params *p)
-    size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p)
+    size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p, int threads)
     qrt_status qrt_max_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                                 void *scratch, size_t scratch_bytes)
+                                 void *scratch, size_t scratch_bytes, int threads)
     qrt_status qrt_max_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                                 void *scratch, size_t scratch_bytes)
+                                 void *scratch, size_t scratch_bytes, int threads)
     qrt_status qrt_avg_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                                 void *scratch, size_t scratch_bytes)
+                                 void *scratch, size_t scratch_bytes, int threads)
     qrt_status qrt_avg_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                                 void *scratch, size_t scratch_bytes)
+                                 void *scratch, size_t scratch_bytes, int threads)
 
 cdef extern from "qrt/transpose.h" nogil:
     qrt_status qrt_transpose2d(int64_t esize, int64_t batch, int64_t rows, int64_t cols,

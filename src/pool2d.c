@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "qrt/pool1d_params.h"
+#include "qrt/threadpool.h"
 
 #define QRT__P2_LIM ((int64_t)1 << 31)
 
@@ -87,14 +88,69 @@ static qrt_status qrt__p2_avg_check(const qrt_pool2d_params *p) {
     return QRT_OK;
 }
 
-size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p) {
+static size_t qrt__p2_slot(const qrt_pool2d_params *p) {
     /* int32 row + its even / odd halves, the int32 sums and three int32 tables of wo */
     const int64_t wp = qrt__p2_wp(p);
     uint64_t b = 4u * (2u * (uint64_t)wp + 32u) + 16u * (uint64_t)p->wo +
                  4u * (uint64_t)p->ho * (uint64_t)p->wo + 64u;
     if (qrt__p2_flat(p)) /* the padded plane, int32 rows sums and window sums */
         b += (uint64_t)qrt__p2_hp(p) * (uint64_t)wp + 8u * (uint64_t)p->ho * (uint64_t)wp + 192u;
-    return b > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)b; /* SIZE_MAX: no buffer is that big */
+    b = (b + 63u) & ~(uint64_t)63u; /* slots 64-byte apart */
+    return b > (uint64_t)SIZE_MAX / QRT_POOL_MAX_THREADS ? 0 : (size_t)b;
+}
+
+/* the tasks a call splits into: planes over the pool's threads where the call has at least
+ * QRT__P2_MT_MIN window positions to reduce (smaller pools run on the caller alone) */
+#ifndef QRT__P2_MT_MIN /* (-DQRT__P2_MT_MIN=1: every call of two or more planes splits) */
+#define QRT__P2_MT_MIN 262144
+#endif
+static int qrt__p2_tasks(const qrt_pool2d_params *p, int threads) {
+    const int64_t planes = p->n * p->c;
+    if (threads <= 1 || planes < 2) return 1;
+    const double work = (double)planes * (double)p->ho * (double)p->wo * p->kh * p->kw;
+    if (work < QRT__P2_MT_MIN) return 1;
+    int t = threads > QRT_POOL_MAX_THREADS ? QRT_POOL_MAX_THREADS : threads;
+    return planes < t ? (int)planes : t;
+}
+
+size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p, int threads) {
+    const size_t slot = qrt__p2_slot(p);
+    if (slot == 0) return SIZE_MAX; /* no buffer is that big: the call is refused */
+    return slot * (size_t)(threads < 1 ? 1 : threads > QRT_POOL_MAX_THREADS ? QRT_POOL_MAX_THREADS
+                                                                          : threads);
+}
+
+typedef void (*qrt__p2_fn)(const qrt_pool2d_params *p, const void *x, void *y, void *scr,
+                           int64_t u0, int64_t u1);
+typedef struct {
+    const qrt_pool2d_params *p;
+    const void *x;
+    void *y;
+    uint8_t *scr;
+    size_t slot;
+    int64_t planes;
+    int tasks;
+    qrt__p2_fn fn;
+} qrt__p2_job;
+
+static void qrt__p2_task(void *ctx, int i) {
+    const qrt__p2_job *j = (const qrt__p2_job *)ctx;
+    const int64_t u0 = j->planes * i / j->tasks, u1 = j->planes * (i + 1) / j->tasks;
+    if (u1 > u0) j->fn(j->p, j->x, j->y, j->scr + (size_t)i * j->slot, u0, u1);
+}
+
+static qrt_status qrt__p2_go(const qrt_pool2d_params *p, const void *x, void *y, void *scratch,
+                             size_t scratch_bytes, int threads, qrt__p2_fn fn) {
+    if (!x || !y || !scratch) return QRT_ERR_ARG;
+    const int tasks = qrt__p2_tasks(p, threads);
+    const size_t slot = qrt__p2_slot(p);
+    if (slot == 0 || scratch_bytes < slot * (size_t)tasks) return QRT_ERR_ARG;
+    qrt__p2_job j = {p, x, y, (uint8_t *)scratch, slot, p->n * p->c, tasks, fn};
+    if (tasks == 1)
+        fn(p, x, y, scratch, 0, j.planes);
+    else
+        qrt_pool_run(qrt__p2_task, &j, tasks);
+    return QRT_OK;
 }
 
 /* taps j of output o inside [0, len): [*jlo, *jhi) */
@@ -110,15 +166,18 @@ static inline void qrt__p2_taps(int64_t o, int64_t s, int64_t pad, int64_t d, in
 
 /* ---- max ---------------------------------------------------------------------------- */
 #define QRT__P2_MAX(T, sfx)                                                                      \
-    static void qrt__p2_max_##sfx(const qrt_pool2d_params *p, const T *x, T *y, void *scr) {    \
+    static void qrt__p2_max_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
+                                  void *scr, int64_t u0, int64_t u1) {                        \
+        const T *x = (const T *)xv;                                                              \
+        T *y = (T *)yv;    \
         const int64_t wp = qrt__p2_wp(p), W = p->w, wo = p->wo, ho = p->ho;                      \
         const int64_t sw = p->sw, dw = p->dw, kw = p->kw, pw = p->pw, xw = p->xs_w;              \
         const T qmin = (T)p->qmin;                                                               \
         T *v = (T *)scr, *ev = v + wp + 8, *od = ev + (wp + 1) / 2 + 8;                          \
         for (int64_t j = 0; j < wp; ++j) v[j] = qmin;                                            \
         T *vr = v + pw;                                                                          \
-        for (int64_t n = 0; n < p->n; ++n)                                                       \
-            for (int64_t c = 0; c < p->c; ++c) {                                                 \
+        for (int64_t u = u0; u < u1; ++u) {                                                      \
+                const int64_t n = u / p->c, c = u - n * p->c;                                    \
                 const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
                 T *yp = y + (n * p->c + c) * ho * wo;                                            \
                 for (int64_t oy = 0; oy < ho; ++oy) {                                            \
@@ -185,14 +244,17 @@ QRT__P2_MAX(int8_t, s8)
  * V[f + kx*dw]), each as long as the plane: small planes (14x14, 7x7) no longer run a few
  * short loops per output row.  Y's rows of wp then give the output rows of wo. */
 #define QRT__P2_MAXF(T, sfx)                                                                     \
-    static void qrt__p2_maxf_##sfx(const qrt_pool2d_params *p, const T *x, T *y, void *scr) {   \
+    static void qrt__p2_maxf_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
+                                  void *scr, int64_t u0, int64_t u1) {                        \
+        const T *x = (const T *)xv;                                                              \
+        T *y = (T *)yv;   \
         const int64_t wp = qrt__p2_wp(p), hp = qrt__p2_hp(p), W = p->w, wo = p->wo, ho = p->ho; \
         const int64_t nf = ho * wp, ny = (ho - 1) * wp + wo, dwp = p->dh * wp, dw = p->dw;      \
         T *P = (T *)scr, *V = P + hp * wp + 64, *Y = V + nf + 64;                                \
         for (int64_t j = 0; j < hp * wp; ++j) P[j] = (T)p->qmin;                                 \
         T *pi = P + (int64_t)p->ph * wp + p->pw;                                                 \
-        for (int64_t n = 0; n < p->n; ++n)                                                       \
-            for (int64_t c = 0; c < p->c; ++c) {                                                 \
+        for (int64_t u = u0; u < u1; ++u) {                                                      \
+                const int64_t n = u / p->c, c = u - n * p->c;                                    \
                 const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
                 T *yp = y + (n * p->c + c) * ho * wo;                                            \
                 for (int64_t iy = 0; iy < p->h; ++iy)                                            \
@@ -216,21 +278,19 @@ QRT__P2_MAXF(int8_t, s8)
 #undef QRT__P2_MAXF
 
 qrt_status qrt_max_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                             void *scratch, size_t scratch_bytes) {
+                             void *scratch, size_t scratch_bytes, int threads) {
     const qrt_status st = qrt_pool2d_check(p);
     if (st != QRT_OK) return st;
-    if (!x || !y || !scratch || scratch_bytes < qrt_pool2d_scratch_size(p)) return QRT_ERR_ARG;
-    (qrt__p2_flat(p) ? qrt__p2_maxf_u8 : qrt__p2_max_u8)(p, x, y, scratch);
-    return QRT_OK;
+    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
+                      qrt__p2_flat(p) ? qrt__p2_maxf_u8 : qrt__p2_max_u8);
 }
 
 qrt_status qrt_max_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                             void *scratch, size_t scratch_bytes) {
+                             void *scratch, size_t scratch_bytes, int threads) {
     const qrt_status st = qrt_pool2d_check(p);
     if (st != QRT_OK) return st;
-    if (!x || !y || !scratch || scratch_bytes < qrt_pool2d_scratch_size(p)) return QRT_ERR_ARG;
-    (qrt__p2_flat(p) ? qrt__p2_maxf_s8 : qrt__p2_max_s8)(p, x, y, scratch);
-    return QRT_OK;
+    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
+                      qrt__p2_flat(p) ? qrt__p2_maxf_s8 : qrt__p2_max_s8);
 }
 
 /* ---- average ------------------------------------------------------------------------ */
@@ -306,7 +366,10 @@ static void qrt__p2_rcp(const qrt_pool2d_params *p, float *rcp) {
 }
 
 #define QRT__P2_AVG(T, sfx)                                                                      \
-    static void qrt__p2_avg_##sfx(const qrt_pool2d_params *p, const T *x, T *y, void *scr) {    \
+    static void qrt__p2_avg_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
+                                  void *scr, int64_t u0, int64_t u1) {                        \
+        const T *x = (const T *)xv;                                                              \
+        T *y = (T *)yv;    \
         const int64_t wp = qrt__p2_wp(p), W = p->w, wo = p->wo, ho = p->ho;                      \
         const int64_t sw = p->sw, kw = p->kw, pw = p->pw, xw = p->xs_w;                          \
         const int32_t z = p->zero;                                                               \
@@ -319,8 +382,8 @@ static void qrt__p2_rcp(const qrt_pool2d_params *p, float *rcp) {
         for (int64_t j = 0; j < wp; ++j) v[j] = 0;                                               \
         qrt__p2_rcp(p, rcp);                                                                     \
         int32_t *vr = v + pw;                                                                    \
-        for (int64_t n = 0; n < p->n; ++n)                                                       \
-            for (int64_t c = 0; c < p->c; ++c) {                                                 \
+        for (int64_t u = u0; u < u1; ++u) {                                                      \
+                const int64_t n = u / p->c, c = u - n * p->c;                                    \
                 const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
                 T *yp = y + (n * p->c + c) * ho * wo;                                            \
                 for (int64_t oy = 0; oy < ho; ++oy) {                                            \
@@ -378,7 +441,10 @@ QRT__P2_AVG(int8_t, s8)
  * zero point in its padding (so x - zero adds 0 there), V[f] = sum over ky of P[f + ky*wp] -
  * zero and A[f] = sum over kx of V[f + kx] in int32, one loop per tap row and column. */
 #define QRT__P2_AVGF(T, sfx)                                                                     \
-    static void qrt__p2_avgf_##sfx(const qrt_pool2d_params *p, const T *x, T *y, void *scr) {   \
+    static void qrt__p2_avgf_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
+                                  void *scr, int64_t u0, int64_t u1) {                        \
+        const T *x = (const T *)xv;                                                              \
+        T *y = (T *)yv;   \
         const int64_t wp = qrt__p2_wp(p), hp = qrt__p2_hp(p), W = p->w, wo = p->wo, ho = p->ho; \
         const int64_t nf = ho * wp, ny = (ho - 1) * wp + wo;                                     \
         const int32_t z = p->zero;                                                               \
@@ -392,8 +458,8 @@ QRT__P2_AVG(int8_t, s8)
         for (int64_t j = 0; j < hp * wp; ++j) P[j] = (T)z;                                       \
         qrt__p2_rcp(p, rcp);                                                                     \
         T *pi = P + (int64_t)p->ph * wp + p->pw;                                                 \
-        for (int64_t n = 0; n < p->n; ++n)                                                       \
-            for (int64_t c = 0; c < p->c; ++c) {                                                 \
+        for (int64_t u = u0; u < u1; ++u) {                                                      \
+                const int64_t n = u / p->c, c = u - n * p->c;                                    \
                 const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
                 T *yp = y + (n * p->c + c) * ho * wo;                                            \
                 for (int64_t iy = 0; iy < p->h; ++iy)                                            \
@@ -420,20 +486,18 @@ QRT__P2_AVGF(int8_t, s8)
 #undef QRT__P2_AVGF
 
 qrt_status qrt_avg_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                             void *scratch, size_t scratch_bytes) {
+                             void *scratch, size_t scratch_bytes, int threads) {
     const qrt_status st = qrt__p2_avg_check(p);
     if (st != QRT_OK) return st;
-    if (!x || !y || !scratch || scratch_bytes < qrt_pool2d_scratch_size(p)) return QRT_ERR_ARG;
-    (qrt__p2_flat(p) ? qrt__p2_avgf_u8 : qrt__p2_avg_u8)(p, x, y, scratch);
-    return QRT_OK;
+    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
+                      qrt__p2_flat(p) ? qrt__p2_avgf_u8 : qrt__p2_avg_u8);
 }
 
 qrt_status qrt_avg_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                             void *scratch, size_t scratch_bytes) {
+                             void *scratch, size_t scratch_bytes, int threads) {
     const qrt_status st = qrt__p2_avg_check(p);
     if (st != QRT_OK) return st;
     if (p->mode == QRT_AVG_POOL_QNNP) return QRT_ERR_ARG; /* QNNPACK is quint8 only */
-    if (!x || !y || !scratch || scratch_bytes < qrt_pool2d_scratch_size(p)) return QRT_ERR_ARG;
-    (qrt__p2_flat(p) ? qrt__p2_avgf_s8 : qrt__p2_avg_s8)(p, x, y, scratch);
-    return QRT_OK;
+    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
+                      qrt__p2_flat(p) ? qrt__p2_avgf_s8 : qrt__p2_avg_s8);
 }

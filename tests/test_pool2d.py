@@ -268,12 +268,45 @@ def test_pool2d_c_driver_sanitized(tmp_path):
     if cc is None:
         pytest.skip("no C compiler")
     root = pathlib.Path(__file__).resolve().parents[1]
-    exe = tmp_path / "pool2d_sanitize"
-    cmd = [cc, "-std=c11", "-g", "-O1", "-ffp-contract=off", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", f"-I{root / 'include'}",
-           str(root / "tests" / "c" / "pool2d_sanitize.c"), "-o", str(exe), "-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-    r = subprocess.run([str(exe), "1500", "11"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    for split in ("", "-DQRT__P2_MT_MIN=1"):   # the default split, and every call split
+        exe = tmp_path / f"pool2d_sanitize{len(split)}"
+        cmd = [cc, "-std=c11", "-g", "-O1", "-ffp-contract=off", "-fsanitize=address,undefined",
+               "-fno-sanitize-recover=all", f"-I{root / 'include'}"] + ([split] if split else []) + [
+               str(root / "tests" / "c" / "pool2d_sanitize.c"), "-o", str(exe), "-lpthread", "-lm"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
+        r = subprocess.run([str(exe), "1500", "11"], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+
+
+def test_pool2d_threads_same_codes():
+    """Calls big enough to split over the thread pool (whole planes per task, a scratch slot
+    each) give torch's codes at 1, 2 and 3 threads; the plan re-sizes its scratch when the
+    thread count changes between calls."""
+    from qrt import _ops
+    torch.backends.quantized.engine = "qnnpack"
+    rng = np.random.default_rng(3)
+    t = _qx(rng, (1, 96, 28, 28), torch.quint8)
+    want_max = F.max_pool2d(t, 3, 1, 1, ceil_mode=True).int_repr().numpy()
+    want_avg = F.avg_pool2d(t, 3, 2, 1).int_repr().numpy()
+    before = qrt.get_num_threads()
+    try:
+        for n in (1, 2, 3, 1):
+            qrt.set_num_threads(n)
+            np.testing.assert_array_equal(
+                _ours("max_pool2d", t, dict(kernel_size=[3, 3], stride=[1, 1], padding=[1, 1],
+                                            ceil_mode=True), want_max.shape), want_max)
+            np.testing.assert_array_equal(
+                _ours("avg_pool2d", t, dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1]),
+                      want_avg.shape), want_avg)
+        x = t.int_repr().numpy().reshape(-1)
+        p = _ops.Pool2dPlan("max", False, (1, 96, 28, 28), (96 * 784, 784, 28, 1), (28, 28),
+                            (3, 3), (1, 1), (1, 1), (1, 1))
+        for n in (2, 1, 3):                # one plan across thread counts
+            qrt.set_num_threads(n)
+            y = np.zeros(want_max.size, np.uint8)
+            p.run(x, 0, y, 0)
+            np.testing.assert_array_equal(y, want_max.reshape(-1))
+    finally:
+        qrt.set_num_threads(before)

@@ -49,19 +49,22 @@ typedef struct {
  */
 qrt_status qrt_pool2d_check(const qrt_pool2d_params *p);
 
-/** Scratch bytes the kernels need for p (checked p); 64-byte alignment not required. */
-size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p);
+/** Scratch bytes a call with up to `threads` threads needs for p (checked p): one slot per
+ *  thread; SIZE_MAX where that cannot exist.  64-byte alignment not required. */
+size_t qrt_pool2d_scratch_size(const qrt_pool2d_params *p, int threads);
 
-/** Max pooling; scratch of at least qrt_pool2d_scratch_size(p) bytes. */
+/** Max pooling.  threads: at most this many tasks of whole planes on the thread pool
+ *  (qrt/threadpool.h; small calls run on the caller alone); scratch of at least
+ *  qrt_pool2d_scratch_size(p, threads) bytes.  The result does not depend on threads. */
 qrt_status qrt_max_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                             void *scratch, size_t scratch_bytes);
+                             void *scratch, size_t scratch_bytes, int threads);
 qrt_status qrt_max_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                             void *scratch, size_t scratch_bytes);
-/** Average pooling (QNNP mode: quint8 only, scale > 0). */
+                             void *scratch, size_t scratch_bytes, int threads);
+/** Average pooling (QNNP mode: quint8 only, 0 < scale <= FLT_MAX), as max pooling. */
 qrt_status qrt_avg_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                             void *scratch, size_t scratch_bytes);
+                             void *scratch, size_t scratch_bytes, int threads);
 qrt_status qrt_avg_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                             void *scratch, size_t scratch_bytes);
+                             void *scratch, size_t scratch_bytes, int threads);
 
 #ifdef __cplusplus
 }

@@ -9,15 +9,17 @@
  *        are refused.
  *
  *   gcc -std=c11 -g -O1 -ffp-contract=off -fsanitize=address,undefined \
- *       -fno-sanitize-recover=all -Iinclude tests/c/pool2d_sanitize.c -o /tmp/p2s -lm
+ *       -fno-sanitize-recover=all -Iinclude tests/c/pool2d_sanitize.c -o /tmp/p2s -lpthread -lm
  *   /tmp/p2s [cases [seed]]      # prints "ok <cases>"
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/threadpool.c"
 #include "../../src/pool2d.c"
 
 static uint64_t g_s = 88172645463325252ull;
@@ -103,16 +105,18 @@ static int one_case(int idx) {
     }
     const size_t xn = (size_t)((p.n - 1) * p.xs_n + (p.c - 1) * p.xs_c + (p.h - 1) * p.xs_h +
                                (p.w - 1) * p.xs_w + 1);
-    const size_t yn = (size_t)(p.n * p.c * p.ho * p.wo), sn = qrt_pool2d_scratch_size(&p);
+    const int threads = rnd() % 2 ? 3 : 1;
+    qrt_pool_set_threads(threads);
+    const size_t yn = (size_t)(p.n * p.c * p.ho * p.wo), sn = qrt_pool2d_scratch_size(&p, threads);
     uint8_t *x = malloc(xn), *y = malloc(yn), *s = malloc(sn);
     for (size_t i = 0; i < xn; ++i) x[i] = (uint8_t)rnd();
     qrt_status st;
     if (avg)
-        st = sgn ? qrt_avg_pool2d_s8(&p, (const int8_t *)x, (int8_t *)y, s, sn)
-                 : qrt_avg_pool2d_u8(&p, x, y, s, sn);
+        st = sgn ? qrt_avg_pool2d_s8(&p, (const int8_t *)x, (int8_t *)y, s, sn, threads)
+                 : qrt_avg_pool2d_u8(&p, x, y, s, sn, threads);
     else
-        st = sgn ? qrt_max_pool2d_s8(&p, (const int8_t *)x, (int8_t *)y, s, sn)
-                 : qrt_max_pool2d_u8(&p, x, y, s, sn);
+        st = sgn ? qrt_max_pool2d_s8(&p, (const int8_t *)x, (int8_t *)y, s, sn, threads)
+                 : qrt_max_pool2d_u8(&p, x, y, s, sn, threads);
     int bad = 0;
     if (st != QRT_OK) {
         fprintf(stderr, "case %d refused\n", idx);
@@ -137,9 +141,10 @@ static int one_case(int idx) {
                         bad = 1;
                     }
                 }
-    /* a scratch one byte short is refused */
-    if (!bad && (avg ? qrt_avg_pool2d_u8(&p, x, y, s, sn - 1)
-                     : qrt_max_pool2d_u8(&p, x, y, s, sn - 1)) == QRT_OK &&
+    /* a scratch one byte short of one slot is refused */
+    const size_t one = qrt_pool2d_scratch_size(&p, 1);
+    if (!bad && (avg ? qrt_avg_pool2d_u8(&p, x, y, s, one - 1, 1)
+                     : qrt_max_pool2d_u8(&p, x, y, s, one - 1, 1)) == QRT_OK &&
         !(avg && sgn)) {
         fprintf(stderr, "case %d: short scratch accepted\n", idx);
         bad = 1;
@@ -169,13 +174,13 @@ static int hostile(void) {
     if (qrt_pool2d_check(&q) == QRT_OK) return 7;
     q = p, q.mode = QRT_AVG_POOL_QNNP, q.scale = NAN;
     uint8_t x[64] = {0}, y[16], s[4096];
-    if (qrt_avg_pool2d_u8(&q, x, y, s, sizeof s) == QRT_OK) return 8;
+    if (qrt_avg_pool2d_u8(&q, x, y, s, sizeof s, 1) == QRT_OK) return 8;
     q = p, q.dh = 2; /* average pooling has no dilation */
-    if (qrt_avg_pool2d_u8(&q, x, y, s, sizeof s) == QRT_OK) return 9;
+    if (qrt_avg_pool2d_u8(&q, x, y, s, sizeof s, 1) == QRT_OK) return 9;
     q = p, q.mode = QRT_AVG_POOL_QNNP, q.scale = 0.25f, q.qmin = -128, q.qmax = 127;
-    if (qrt_avg_pool2d_s8(&q, (const int8_t *)x, (int8_t *)y, s, sizeof s) == QRT_OK) return 10;
-    if (qrt_max_pool2d_u8(NULL, x, y, s, sizeof s) == QRT_OK) return 11;
-    if (qrt_max_pool2d_u8(&p, x, y, NULL, sizeof s) == QRT_OK) return 12;
+    if (qrt_avg_pool2d_s8(&q, (const int8_t *)x, (int8_t *)y, s, sizeof s, 1) == QRT_OK) return 10;
+    if (qrt_max_pool2d_u8(NULL, x, y, s, sizeof s, 1) == QRT_OK) return 11;
+    if (qrt_max_pool2d_u8(&p, x, y, NULL, sizeof s, 1) == QRT_OK) return 12;
     return 0;
 }
 
