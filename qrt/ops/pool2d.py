@@ -186,8 +186,8 @@ def pool2d_binding(kind, x, y, attrs):
         dov = attrs.get("divisor_override")
     K = k[0] * k[1]
     # one window over each whole plane of a contiguous input (a global pool: MobileNet's
-    # adaptive_avg_pool2d to 1x1): the planes are already the [n*c, h*w] rows im2col would
-    # write, so the 1-d kernel reads them in place
+    # adaptive_avg_pool2d to 1x1): the planes are [n*c, h*w] rows, which the 1-d kernel
+    # reads in place
     whole = (ho, wo) == (1, 1) and k == (h, w) and p == (0, 0) and xa.flags.c_contiguous
     xs = tuple(x._strides)
     if len(xs) == 3:
