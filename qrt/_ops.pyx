@@ -6,6 +6,7 @@ Shapes are checked here, semantics by the C gates, arithmetic in C. ``variant`` 
 reference kernel (tests compare it with the dispatched one).
 """
 
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
@@ -346,12 +347,12 @@ cdef class Pool2dPlan:
         for t in (kernel, stride, pad, dilation):
             if len(t) != 2:
                 raise ValueError("pool2d: kernel, stride, pad and dilation need 2 entries")
-        lim = 1 << 31
+        # (bit_length of Python ints: no constant here is wider than a 32-bit C long)
         for v in shape + out_hw + kernel + stride + pad + dilation:
-            if not 0 <= v < lim:
+            if int(v) < 0 or int(v).bit_length() > 31:
                 raise ValueError(f"pool2d: size {v} out of range")
         for v in strides:
-            if not 0 <= v < (1 << 40):
+            if int(v) < 0 or int(v).bit_length() > 40:
                 raise ValueError(f"pool2d: stride {v} out of range")
         self.avg, self.signed = kind == "avg", signed
         self.p.n, self.p.c, self.p.h, self.p.w = shape
@@ -371,8 +372,11 @@ cdef class Pool2dPlan:
         if self.avg and (dilation != (1, 1) or (qnnpack and (signed or not scale > 0))):
             raise ValueError("pool2d: average pooling takes no dilation, and QNNPACK's formula "
                              "quint8 codes with a positive scale")
-        self.x_hi = sum((e - 1) * st for e, st in zip(shape, strides))
-        self.y_n = shape[0] * shape[1] * out_hw[0] * out_hw[1]
+        x_hi = sum((int(e) - 1) * int(st) for e, st in zip(shape, strides))
+        y_n = int(shape[0]) * int(shape[1]) * int(out_hw[0]) * int(out_hw[1])
+        if x_hi >= PY_SSIZE_T_MAX or y_n >= PY_SSIZE_T_MAX:
+            raise ValueError("pool2d: the tensors are larger than this platform addresses")
+        self.x_hi, self.y_n = x_hi, y_n
         self.threads = 0
         self._size_scratch(qrt_pool_get_threads())
 
@@ -381,7 +385,7 @@ cdef class Pool2dPlan:
         made); a call whose plan sees another thread count re-sizes it."""
         import numpy as np
         cdef size_t nb = qrt_pool2d_scratch_size(&self.p, threads)
-        if nb > (<size_t>1 << 40):
+        if nb == <size_t>-1 or <unsigned long long>nb > (<unsigned long long>1 << 40):
             raise ValueError("pool2d: the planes are too large for its scratch")
         self.scratch = np.empty(nb, np.uint8)
         self.threads = threads
@@ -437,10 +441,11 @@ def transpose2d(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t esize, Py_s
         raise ValueError("transpose2d: negative size or stride")
     if batch == 0 or rows == 0 or cols == 0:
         return
-    cdef object hi = ((batch - 1) * src_bs + (rows - 1) * src_rs + cols) * esize
-    if hi > src.shape[0]:
+    # in Python ints: Py_ssize_t products can wrap on 32-bit hosts
+    b_, r_, c_ = int(batch), int(rows), int(cols)
+    if ((b_ - 1) * int(src_bs) + (r_ - 1) * int(src_rs) + c_) * int(esize) > src.shape[0]:
         raise ValueError("transpose2d: source buffer too small for its sizes and strides")
-    if batch * rows * cols * esize > dst.shape[0]:
+    if b_ * r_ * c_ * int(esize) > dst.shape[0]:
         raise ValueError("transpose2d: destination buffer too small")
     cdef qrt_status st
     with nogil:
