@@ -164,136 +164,8 @@ static inline void qrt__p2_taps(int64_t o, int64_t s, int64_t pad, int64_t d, in
     *jlo = lo, *jhi = hi;
 }
 
-/* ---- max ---------------------------------------------------------------------------- */
-#define QRT__P2_MAX(T, sfx)                                                                      \
-    static void qrt__p2_max_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
-                                  void *scr, int64_t u0, int64_t u1) {                        \
-        const T *x = (const T *)xv;                                                              \
-        T *y = (T *)yv;    \
-        const int64_t wp = qrt__p2_wp(p), W = p->w, wo = p->wo, ho = p->ho;                      \
-        const int64_t sw = p->sw, dw = p->dw, kw = p->kw, pw = p->pw, xw = p->xs_w;              \
-        const T qmin = (T)p->qmin;                                                               \
-        T *v = (T *)scr, *ev = v + wp + 8, *od = ev + (wp + 1) / 2 + 8;                          \
-        for (int64_t j = 0; j < wp; ++j) v[j] = qmin;                                            \
-        T *vr = v + pw;                                                                          \
-        for (int64_t u = u0; u < u1; ++u) {                                                      \
-                const int64_t n = u / p->c, c = u - n * p->c;                                    \
-                const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
-                T *yp = y + (n * p->c + c) * ho * wo;                                            \
-                for (int64_t oy = 0; oy < ho; ++oy) {                                            \
-                    T *yr = yp + oy * wo;                                                        \
-                    int64_t k0, k1;                                                              \
-                    qrt__p2_taps(oy, p->sh, p->ph, p->dh, p->kh, p->h, &k0, &k1);                \
-                    if (k0 == k1) {                                                              \
-                        for (int64_t ox = 0; ox < wo; ++ox) yr[ox] = qmin;                       \
-                        continue;                                                                \
-                    }                                                                            \
-                    const int64_t iy0 = oy * p->sh - p->ph;                                      \
-                    for (int64_t ky = k0; ky < k1; ++ky) {                                       \
-                        const T *r = xp + (iy0 + ky * p->dh) * p->xs_h;                          \
-                        if (ky == k0) {                                                          \
-                            if (xw == 1)                                                         \
-                                memcpy(vr, r, (size_t)W * sizeof(T));                            \
-                            else                                                                 \
-                                for (int64_t ix = 0; ix < W; ++ix) vr[ix] = r[ix * xw];          \
-                        } else if (xw == 1) {                                                    \
-                            for (int64_t ix = 0; ix < W; ++ix) vr[ix] = r[ix] > vr[ix] ? r[ix] : vr[ix]; \
-                        } else {                                                                 \
-                            for (int64_t ix = 0; ix < W; ++ix) {                                 \
-                                const T a = r[ix * xw];                                          \
-                                vr[ix] = a > vr[ix] ? a : vr[ix];                                \
-                            }                                                                    \
-                        }                                                                        \
-                    }                                                                            \
-                    if (sw == 1) {                                                               \
-                        memcpy(yr, v, (size_t)wo * sizeof(T));                                   \
-                        for (int64_t kx = 1; kx < kw; ++kx) {                                    \
-                            const T *t = v + kx * dw;                                            \
-                            for (int64_t ox = 0; ox < wo; ++ox) yr[ox] = t[ox] > yr[ox] ? t[ox] : yr[ox]; \
-                        }                                                                        \
-                    } else if (sw == 2) {                                                        \
-                        for (int64_t i = 0; i < wp / 2; ++i) ev[i] = v[2 * i], od[i] = v[2 * i + 1]; \
-                        if (wp & 1) ev[wp / 2] = v[wp - 1];                                      \
-                        for (int64_t kx = 0; kx < kw; ++kx) {                                    \
-                            const int64_t o = kx * dw;                                           \
-                            const T *t = (o & 1 ? od : ev) + o / 2;                              \
-                            if (kx == 0)                                                         \
-                                memcpy(yr, t, (size_t)wo * sizeof(T));                           \
-                            else                                                                 \
-                                for (int64_t ox = 0; ox < wo; ++ox) yr[ox] = t[ox] > yr[ox] ? t[ox] : yr[ox]; \
-                        }                                                                        \
-                    } else {                                                                     \
-                        for (int64_t ox = 0; ox < wo; ++ox) {                                    \
-                            const T *t = v + ox * sw;                                            \
-                            T m = t[0];                                                          \
-                            for (int64_t kx = 1; kx < kw; ++kx) m = t[kx * dw] > m ? t[kx * dw] : m; \
-                            yr[ox] = m;                                                          \
-                        }                                                                        \
-                    }                                                                            \
-                }                                                                                \
-            }                                                                                    \
-    }
-QRT__P2_MAX(uint8_t, u8)
-QRT__P2_MAX(int8_t, s8)
-#undef QRT__P2_MAX
 
-
-/* The flat stride-1 form: per plane, the image copied into a padded plane P (rows of wp, the
- * padding written once per call), then over the flat index f = oy*wp + ox one loop per tap
- * row (V[f] = max over ky of P[f + ky*dh*wp]) and one per tap column (Y[f] = max over kx of
- * V[f + kx*dw]), each as long as the plane: small planes (14x14, 7x7) no longer run a few
- * short loops per output row.  Y's rows of wp then give the output rows of wo. */
-#define QRT__P2_MAXF(T, sfx)                                                                     \
-    static void qrt__p2_maxf_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
-                                  void *scr, int64_t u0, int64_t u1) {                        \
-        const T *x = (const T *)xv;                                                              \
-        T *y = (T *)yv;   \
-        const int64_t wp = qrt__p2_wp(p), hp = qrt__p2_hp(p), W = p->w, wo = p->wo, ho = p->ho; \
-        const int64_t nf = ho * wp, ny = (ho - 1) * wp + wo, dwp = p->dh * wp, dw = p->dw;      \
-        T *P = (T *)scr, *V = P + hp * wp + 64, *Y = V + nf + 64;                                \
-        for (int64_t j = 0; j < hp * wp; ++j) P[j] = (T)p->qmin;                                 \
-        T *pi = P + (int64_t)p->ph * wp + p->pw;                                                 \
-        for (int64_t u = u0; u < u1; ++u) {                                                      \
-                const int64_t n = u / p->c, c = u - n * p->c;                                    \
-                const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
-                T *yp = y + (n * p->c + c) * ho * wo;                                            \
-                for (int64_t iy = 0; iy < p->h; ++iy)                                            \
-                    memcpy(pi + iy * wp, xp + iy * p->xs_h, (size_t)W * sizeof(T));              \
-                memcpy(V, P, (size_t)nf * sizeof(T));                                            \
-                for (int64_t ky = 1; ky < p->kh; ++ky) {                                         \
-                    const T *r = P + ky * dwp;                                                   \
-                    for (int64_t f = 0; f < nf; ++f) V[f] = r[f] > V[f] ? r[f] : V[f];           \
-                }                                                                                \
-                memcpy(Y, V, (size_t)ny * sizeof(T));                                            \
-                for (int64_t kx = 1; kx < p->kw; ++kx) {                                         \
-                    const T *t = V + kx * dw;                                                    \
-                    for (int64_t f = 0; f < ny; ++f) Y[f] = t[f] > Y[f] ? t[f] : Y[f];           \
-                }                                                                                \
-                for (int64_t oy = 0; oy < ho; ++oy)                                              \
-                    memcpy(yp + oy * wo, Y + oy * wp, (size_t)wo * sizeof(T));                   \
-            }                                                                                    \
-    }
-QRT__P2_MAXF(uint8_t, u8)
-QRT__P2_MAXF(int8_t, s8)
-#undef QRT__P2_MAXF
-
-qrt_status qrt_max_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
-                             void *scratch, size_t scratch_bytes, int threads) {
-    const qrt_status st = qrt_pool2d_check(p);
-    if (st != QRT_OK) return st;
-    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
-                      qrt__p2_flat(p) ? qrt__p2_maxf_u8 : qrt__p2_max_u8);
-}
-
-qrt_status qrt_max_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
-                             void *scratch, size_t scratch_bytes, int threads) {
-    const qrt_status st = qrt_pool2d_check(p);
-    if (st != QRT_OK) return st;
-    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
-                      qrt__p2_flat(p) ? qrt__p2_maxf_s8 : qrt__p2_max_s8);
-}
-
-/* ---- average ------------------------------------------------------------------------ */
+/* ---- average pooling's rounding ----------------------------------------------------- */
 /* qrt_avg_pool1d_round_() (include/qrt/ref/pool1d_ref.h): QNNP (generic 0) rne(acc * m) +
  * zero, GENERIC rne(acc * m + zero), clamped to [lo, hi].  Where |acc| < 2^22 and m <= 1
  * (windows of at most 2^14 positions, every real scale) the rne is the 1.5 * 2^23 addition
@@ -365,139 +237,180 @@ static void qrt__p2_rcp(const qrt_pool2d_params *p, float *rcp) {
     }
 }
 
-#define QRT__P2_AVG(T, sfx)                                                                      \
-    static void qrt__p2_avg_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
-                                  void *scr, int64_t u0, int64_t u1) {                        \
+/* ---- the two forms, each written once for max and average pooling ---------------------
+ * Instantiated per code type T with its accumulator A (T for max, int32 for averages) and
+ * AVG (0 / 1, a constant the compiler folds): LD(a) takes a code into A (itself, or a - zero),
+ * CB(s, b) combines (max, or +), a padded position of the row is qmin / 0 and one of the flat
+ * form's padded plane qmin / the zero point (x - zero adds 0 there), and an output row of A
+ * becomes codes by a copy / the rounding above (QRT__P2_ROW). */
+#define QRT__P2_LD(a) (qrt__AVG ? (qrt__A)((int32_t)(a) - z) : (qrt__A)(a))
+#define QRT__P2_CB(s, b) (qrt__AVG ? (qrt__A)((s) + (b)) : ((b) > (s) ? (b) : (s)))
+#define QRT__P2_FINISH(yr, ar, oy)                                                               \
+    do {                                                                                         \
+        if (qrt__AVG)                                                                            \
+            QRT__P2_ROW(qrt__T, yr, ar, rcp + (p->divisor > 0 ? 0 : (oy) * wo));                \
+        else /* A is T: the row as it is (dead code where A is int32) */                         \
+            memcpy(yr, ar, (size_t)wo * sizeof(qrt__T));                                         \
+    } while (0)
+
+/* Rows form (any stride): per output row, the window's image rows reduced into the padded
+ * row v, then each output's taps along v (stride 2: v's even / odd halves) into acc. */
+#define QRT__P2_ROWS(name, T, A, AVG)                                                            \
+    static void name(const qrt_pool2d_params *p, const void *xv, void *yv, void *scr,            \
+                     int64_t u0, int64_t u1) {                                                   \
+        typedef T qrt__T;                                                                        \
+        typedef A qrt__A;                                                                        \
+        enum { qrt__AVG = AVG };                                                                 \
         const T *x = (const T *)xv;                                                              \
-        T *y = (T *)yv;    \
+        T *y = (T *)yv;                                                                          \
         const int64_t wp = qrt__p2_wp(p), W = p->w, wo = p->wo, ho = p->ho;                      \
-        const int64_t sw = p->sw, kw = p->kw, pw = p->pw, xw = p->xs_w;                          \
-        const int32_t z = p->zero;                                                               \
-        int32_t *v = (int32_t *)scr, *ev = v + wp + 8, *od = ev + (wp + 1) / 2 + 8;              \
-        int32_t *acc = od + wp / 2 + 8;                                                          \
+        const int64_t sw = p->sw, dw = p->dw, kw = p->kw, pw = p->pw, xw = p->xs_w;              \
+        const int32_t z = p->zero, lo = p->qmin, hi = p->qmax;                                   \
+        const float zf = (float)z;                                                               \
+        const int fast = qrt__p2_fast(p);                                                        \
+        const A pad = AVG ? (A)0 : (A)p->qmin;                                                   \
+        A *v = (A *)scr, *ev = v + wp + 8, *od = ev + (wp + 1) / 2 + 8, *acc = od + wp / 2 + 8;  \
         float *rcp = (float *)(void *)(acc + wo + 8);                                            \
-        const float zf = (float)z;                                                               \
-        const int32_t lo = p->qmin, hi = p->qmax;                                                \
-        const int fast = qrt__p2_fast(p);                                                        \
-        for (int64_t j = 0; j < wp; ++j) v[j] = 0;                                               \
-        qrt__p2_rcp(p, rcp);                                                                     \
-        int32_t *vr = v + pw;                                                                    \
+        (void)lo, (void)hi, (void)zf, (void)fast, (void)rcp;                                     \
+        for (int64_t j = 0; j < wp; ++j) v[j] = pad;                                             \
+        if (AVG) qrt__p2_rcp(p, rcp);                                                            \
+        A *vr = v + pw;                                                                          \
         for (int64_t u = u0; u < u1; ++u) {                                                      \
-                const int64_t n = u / p->c, c = u - n * p->c;                                    \
-                const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
-                T *yp = y + (n * p->c + c) * ho * wo;                                            \
-                for (int64_t oy = 0; oy < ho; ++oy) {                                            \
-                    T *yr = yp + oy * wo;                                                        \
-                    int64_t k0, k1;                                                              \
-                    qrt__p2_taps(oy, p->sh, p->ph, 1, p->kh, p->h, &k0, &k1);                    \
-                    const int64_t iy0 = oy * p->sh - p->ph;                                      \
-                    if (k1 == k0)                                                                \
-                        for (int64_t ix = 0; ix < W; ++ix) vr[ix] = 0;                           \
-                    for (int64_t ky = k0; ky < k1; ++ky) {                                       \
-                        const T *r = xp + (iy0 + ky) * p->xs_h;                                  \
-                        if (ky == k0) {                                                          \
-                            if (xw == 1)                                                         \
-                                for (int64_t ix = 0; ix < W; ++ix) vr[ix] = (int32_t)r[ix] - z;  \
-                            else                                                                 \
-                                for (int64_t ix = 0; ix < W; ++ix) vr[ix] = (int32_t)r[ix * xw] - z; \
-                        } else if (xw == 1) {                                                    \
-                            for (int64_t ix = 0; ix < W; ++ix) vr[ix] += (int32_t)r[ix] - z;     \
-                        } else {                                                                 \
-                            for (int64_t ix = 0; ix < W; ++ix) vr[ix] += (int32_t)r[ix * xw] - z; \
-                        }                                                                        \
-                    }                                                                            \
-                    if (sw == 1) {                                                               \
-                        for (int64_t ox = 0; ox < wo; ++ox) acc[ox] = v[ox];                     \
-                        for (int64_t kx = 1; kx < kw; ++kx) {                                    \
-                            const int32_t *t = v + kx;                                           \
-                            for (int64_t ox = 0; ox < wo; ++ox) acc[ox] += t[ox];                \
-                        }                                                                        \
-                    } else if (sw == 2) {                                                        \
-                        for (int64_t i = 0; i < wp / 2; ++i) ev[i] = v[2 * i], od[i] = v[2 * i + 1]; \
-                        if (wp & 1) ev[wp / 2] = v[wp - 1];                                      \
-                        for (int64_t ox = 0; ox < wo; ++ox) acc[ox] = ev[ox];                    \
-                        for (int64_t kx = 1; kx < kw; ++kx) {                                    \
-                            const int32_t *t = (kx & 1 ? od : ev) + kx / 2;                      \
-                            for (int64_t ox = 0; ox < wo; ++ox) acc[ox] += t[ox];                \
-                        }                                                                        \
-                    } else {                                                                     \
-                        for (int64_t ox = 0; ox < wo; ++ox) {                                    \
-                            const int32_t *t = v + ox * sw;                                      \
-                            int32_t s = 0;                                                       \
-                            for (int64_t kx = 0; kx < kw; ++kx) s += t[kx];                      \
-                            acc[ox] = s;                                                         \
-                        }                                                                        \
-                    }                                                                            \
-                    QRT__P2_ROW(T, yr, acc, rcp + (p->divisor > 0 ? 0 : oy * wo));               \
+            const int64_t n = u / p->c, c = u - n * p->c;                                        \
+            const T *xp = x + n * p->xs_n + c * p->xs_c;                                         \
+            T *yp = y + (n * p->c + c) * ho * wo;                                                \
+            for (int64_t oy = 0; oy < ho; ++oy) {                                                \
+                int64_t k0, k1;                                                                  \
+                qrt__p2_taps(oy, p->sh, p->ph, p->dh, p->kh, p->h, &k0, &k1);                    \
+                const int64_t iy0 = oy * p->sh - p->ph;                                          \
+                if (k0 == k1) /* no image row: every position is padding */                      \
+                    for (int64_t ix = 0; ix < W; ++ix) vr[ix] = pad;                             \
+                for (int64_t ky = k0; ky < k1; ++ky) {                                           \
+                    const T *r = xp + (iy0 + ky * p->dh) * p->xs_h;                              \
+                    if (ky == k0 && xw == 1)                                                     \
+                        for (int64_t ix = 0; ix < W; ++ix) vr[ix] = QRT__P2_LD(r[ix]);           \
+                    else if (ky == k0)                                                           \
+                        for (int64_t ix = 0; ix < W; ++ix) vr[ix] = QRT__P2_LD(r[ix * xw]);      \
+                    else if (xw == 1)                                                            \
+                        for (int64_t ix = 0; ix < W; ++ix)                                       \
+                            vr[ix] = QRT__P2_CB(vr[ix], QRT__P2_LD(r[ix]));                      \
+                    else                                                                         \
+                        for (int64_t ix = 0; ix < W; ++ix)                                       \
+                            vr[ix] = QRT__P2_CB(vr[ix], QRT__P2_LD(r[ix * xw]));                 \
                 }                                                                                \
+                if (sw == 1) {                                                                   \
+                    for (int64_t ox = 0; ox < wo; ++ox) acc[ox] = v[ox];                         \
+                    for (int64_t kx = 1; kx < kw; ++kx) {                                        \
+                        const A *t = v + kx * dw;                                                \
+                        for (int64_t ox = 0; ox < wo; ++ox) acc[ox] = QRT__P2_CB(acc[ox], t[ox]); \
+                    }                                                                            \
+                } else if (sw == 2) {                                                            \
+                    for (int64_t i = 0; i < wp / 2; ++i) ev[i] = v[2 * i], od[i] = v[2 * i + 1]; \
+                    if (wp & 1) ev[wp / 2] = v[wp - 1];                                          \
+                    for (int64_t ox = 0; ox < wo; ++ox) acc[ox] = ev[ox];                        \
+                    for (int64_t kx = 1; kx < kw; ++kx) {                                        \
+                        const int64_t o = kx * dw;                                               \
+                        const A *t = (o & 1 ? od : ev) + o / 2;                                  \
+                        for (int64_t ox = 0; ox < wo; ++ox) acc[ox] = QRT__P2_CB(acc[ox], t[ox]); \
+                    }                                                                            \
+                } else {                                                                         \
+                    for (int64_t ox = 0; ox < wo; ++ox) {                                        \
+                        const A *t = v + ox * sw;                                                \
+                        A s = t[0];                                                              \
+                        for (int64_t kx = 1; kx < kw; ++kx) s = QRT__P2_CB(s, t[kx * dw]);      \
+                        acc[ox] = s;                                                             \
+                    }                                                                            \
+                }                                                                                \
+                QRT__P2_FINISH(yp + oy * wo, acc, oy);                                           \
             }                                                                                    \
+        }                                                                                        \
     }
-QRT__P2_AVG(uint8_t, u8)
-QRT__P2_AVG(int8_t, s8)
-#undef QRT__P2_AVG
 
-
-/* The flat stride-1 form of the averages (as the max's above): P holds the codes with the
- * zero point in its padding (so x - zero adds 0 there), V[f] = sum over ky of P[f + ky*wp] -
- * zero and A[f] = sum over kx of V[f + kx] in int32, one loop per tap row and column. */
-#define QRT__P2_AVGF(T, sfx)                                                                     \
-    static void qrt__p2_avgf_##sfx(const qrt_pool2d_params *p, const void *xv, void *yv,        \
-                                  void *scr, int64_t u0, int64_t u1) {                        \
+/* Flat form (stride 1, contiguous rows): per plane the image copied into the padded plane P
+ * (rows of wp; its padding written once per call), then over the flat index f = oy*wp + ox one
+ * loop per tap row (V[f] = CB over ky of P[f + ky*dh*wp]) and one per tap column (S[f] = CB
+ * over kx of V[f + kx*dw]), each as long as the plane: small planes (14x14, 7x7) run a few long
+ * loops instead of a few short ones per output row.  S's rows of wp give the output rows. */
+#define QRT__P2_FLAT(name, T, A, AVG)                                                            \
+    static void name(const qrt_pool2d_params *p, const void *xv, void *yv, void *scr,            \
+                     int64_t u0, int64_t u1) {                                                   \
+        typedef T qrt__T;                                                                        \
+        typedef A qrt__A;                                                                        \
+        enum { qrt__AVG = AVG };                                                                 \
         const T *x = (const T *)xv;                                                              \
-        T *y = (T *)yv;   \
+        T *y = (T *)yv;                                                                          \
         const int64_t wp = qrt__p2_wp(p), hp = qrt__p2_hp(p), W = p->w, wo = p->wo, ho = p->ho; \
-        const int64_t nf = ho * wp, ny = (ho - 1) * wp + wo;                                     \
-        const int32_t z = p->zero;                                                               \
-        T *P = (T *)scr;                                                                         \
-        int32_t *V = (int32_t *)(void *)((uint8_t *)scr + ((hp * wp + 64) & ~(int64_t)15));      \
-        int32_t *A = V + nf + 16;                                                                \
-        float *rcp = (float *)(void *)(A + ny + 16);                                             \
+        const int64_t nf = ho * wp, ny = (ho - 1) * wp + wo, dwp = p->dh * wp, dw = p->dw;      \
+        const int32_t z = p->zero, lo = p->qmin, hi = p->qmax;                                   \
         const float zf = (float)z;                                                               \
-        const int32_t lo = p->qmin, hi = p->qmax;                                                \
         const int fast = qrt__p2_fast(p);                                                        \
-        for (int64_t j = 0; j < hp * wp; ++j) P[j] = (T)z;                                       \
-        qrt__p2_rcp(p, rcp);                                                                     \
+        T *P = (T *)scr;                                                                         \
+        A *V = (A *)(void *)((uint8_t *)scr + ((hp * wp + 64) & ~(int64_t)15)), *S = V + nf + 16; \
+        float *rcp = (float *)(void *)(S + ny + 16);                                             \
+        (void)lo, (void)hi, (void)zf, (void)fast, (void)rcp;                                     \
+        const T padc = AVG ? (T)z : (T)p->qmin;                                                  \
+        for (int64_t j = 0; j < hp * wp; ++j) P[j] = padc;                                       \
+        if (AVG) qrt__p2_rcp(p, rcp);                                                            \
         T *pi = P + (int64_t)p->ph * wp + p->pw;                                                 \
         for (int64_t u = u0; u < u1; ++u) {                                                      \
-                const int64_t n = u / p->c, c = u - n * p->c;                                    \
-                const T *xp = x + n * p->xs_n + c * p->xs_c;                                     \
-                T *yp = y + (n * p->c + c) * ho * wo;                                            \
-                for (int64_t iy = 0; iy < p->h; ++iy)                                            \
-                    memcpy(pi + iy * wp, xp + iy * p->xs_h, (size_t)W * sizeof(T));              \
-                for (int64_t f = 0; f < nf; ++f) V[f] = (int32_t)P[f] - z;                       \
-                for (int64_t ky = 1; ky < p->kh; ++ky) {                                         \
-                    const T *r = P + ky * wp;                                                    \
-                    for (int64_t f = 0; f < nf; ++f) V[f] += (int32_t)r[f] - z;                  \
-                }                                                                                \
-                for (int64_t f = 0; f < ny; ++f) A[f] = V[f];                                    \
-                for (int64_t kx = 1; kx < p->kw; ++kx) {                                         \
-                    const int32_t *t = V + kx;                                                   \
-                    for (int64_t f = 0; f < ny; ++f) A[f] += t[f];                               \
-                }                                                                                \
-                for (int64_t oy = 0; oy < ho; ++oy) {                                            \
-                    const int32_t *ar = A + oy * wp;                                             \
-                    T *yr = yp + oy * wo;                                                        \
-                    QRT__P2_ROW(T, yr, ar, rcp + (p->divisor > 0 ? 0 : oy * wo));                \
-                }                                                                                \
+            const int64_t n = u / p->c, c = u - n * p->c;                                        \
+            const T *xp = x + n * p->xs_n + c * p->xs_c;                                         \
+            T *yp = y + (n * p->c + c) * ho * wo;                                                \
+            for (int64_t iy = 0; iy < p->h; ++iy)                                                \
+                memcpy(pi + iy * wp, xp + iy * p->xs_h, (size_t)W * sizeof(T));                  \
+            for (int64_t f = 0; f < nf; ++f) V[f] = QRT__P2_LD(P[f]);                            \
+            for (int64_t ky = 1; ky < p->kh; ++ky) {                                             \
+                const T *r = P + ky * dwp;                                                       \
+                for (int64_t f = 0; f < nf; ++f) V[f] = QRT__P2_CB(V[f], QRT__P2_LD(r[f]));      \
             }                                                                                    \
+            for (int64_t f = 0; f < ny; ++f) S[f] = V[f];                                        \
+            for (int64_t kx = 1; kx < p->kw; ++kx) {                                             \
+                const A *t = V + kx * dw;                                                        \
+                for (int64_t f = 0; f < ny; ++f) S[f] = QRT__P2_CB(S[f], t[f]);                  \
+            }                                                                                    \
+            for (int64_t oy = 0; oy < ho; ++oy) QRT__P2_FINISH(yp + oy * wo, S + oy * wp, oy);   \
+        }                                                                                        \
     }
-QRT__P2_AVGF(uint8_t, u8)
-QRT__P2_AVGF(int8_t, s8)
-#undef QRT__P2_AVGF
+
+QRT__P2_ROWS(qrt__p2_max_u8, uint8_t, uint8_t, 0)
+QRT__P2_ROWS(qrt__p2_max_s8, int8_t, int8_t, 0)
+QRT__P2_ROWS(qrt__p2_avg_u8, uint8_t, int32_t, 1)
+QRT__P2_ROWS(qrt__p2_avg_s8, int8_t, int32_t, 1)
+QRT__P2_FLAT(qrt__p2_maxf_u8, uint8_t, uint8_t, 0)
+QRT__P2_FLAT(qrt__p2_maxf_s8, int8_t, int8_t, 0)
+QRT__P2_FLAT(qrt__p2_avgf_u8, uint8_t, int32_t, 1)
+QRT__P2_FLAT(qrt__p2_avgf_s8, int8_t, int32_t, 1)
+
+/* [average][flat form][qint8] */
+static const qrt__p2_fn qrt__p2_kernels[2][2][2] = {
+    {{qrt__p2_max_u8, qrt__p2_max_s8}, {qrt__p2_maxf_u8, qrt__p2_maxf_s8}},
+    {{qrt__p2_avg_u8, qrt__p2_avg_s8}, {qrt__p2_avgf_u8, qrt__p2_avgf_s8}}};
+
+static qrt_status qrt__p2_entry(const qrt_pool2d_params *p, int avg, int s8, const void *x,
+                                void *y, void *scratch, size_t scratch_bytes, int threads) {
+    const qrt_status st = avg ? qrt__p2_avg_check(p) : qrt_pool2d_check(p);
+    if (st != QRT_OK) return st;
+    if (avg && s8 && p->mode == QRT_AVG_POOL_QNNP) return QRT_ERR_ARG; /* quint8 only */
+    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
+                      qrt__p2_kernels[avg][qrt__p2_flat(p)][s8]);
+}
+
+qrt_status qrt_max_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
+                             void *scratch, size_t scratch_bytes, int threads) {
+    return qrt__p2_entry(p, 0, 0, x, y, scratch, scratch_bytes, threads);
+}
+
+qrt_status qrt_max_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
+                             void *scratch, size_t scratch_bytes, int threads) {
+    return qrt__p2_entry(p, 0, 1, x, y, scratch, scratch_bytes, threads);
+}
 
 qrt_status qrt_avg_pool2d_u8(const qrt_pool2d_params *p, const uint8_t *x, uint8_t *y,
                              void *scratch, size_t scratch_bytes, int threads) {
-    const qrt_status st = qrt__p2_avg_check(p);
-    if (st != QRT_OK) return st;
-    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
-                      qrt__p2_flat(p) ? qrt__p2_avgf_u8 : qrt__p2_avg_u8);
+    return qrt__p2_entry(p, 1, 0, x, y, scratch, scratch_bytes, threads);
 }
 
 qrt_status qrt_avg_pool2d_s8(const qrt_pool2d_params *p, const int8_t *x, int8_t *y,
                              void *scratch, size_t scratch_bytes, int threads) {
-    const qrt_status st = qrt__p2_avg_check(p);
-    if (st != QRT_OK) return st;
-    if (p->mode == QRT_AVG_POOL_QNNP) return QRT_ERR_ARG; /* QNNPACK is quint8 only */
-    return qrt__p2_go(p, x, y, scratch, scratch_bytes, threads,
-                      qrt__p2_flat(p) ? qrt__p2_avgf_s8 : qrt__p2_avg_s8);
+    return qrt__p2_entry(p, 1, 1, x, y, scratch, scratch_bytes, threads);
 }

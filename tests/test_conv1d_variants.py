@@ -9,6 +9,7 @@ from qrt import _conv1d
 
 from test_conv1d import expected, layer, make, random_cfg, cfg_str
 from _qemu import UNDER_QEMU
+from _cdriver import SANITIZE, run_c_driver
 
 VARIANTS = [v for v in _conv1d.variants() if v != 0]
 
@@ -101,25 +102,8 @@ def test_variant_linear_and_dynamic(v):
 def _c_driver(tmp_path, flags, cases, seed):
     """Build tests/c/conv1d_sanitize.c with `flags` and run it: every variant and thread count
     on exact-size buffers == the reference."""
-    import pathlib
-    import shutil
-    import subprocess
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    exe = tmp_path / "conv1d_sanitize"
-    cmd = [cc, "-std=c11", "-g", "-ffp-contract=off", *flags, f"-I{root / 'include'}",
-           str(root / "tests" / "c" / "conv1d_sanitize.c"), "-o", str(exe), "-lpthread", "-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-    r = subprocess.run([str(exe), str(cases), str(seed)], capture_output=True, text=True,
-                       timeout=600)
-    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    run_c_driver(tmp_path, "conv1d_sanitize.c", (cases, seed), flags, timeout=600)
 
-
-SANITIZE = ["-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import pytest
 import qrt
 import qrt.nn as qnn
 from qrt import _conv1d
+from _cdriver import run_c_driver
 
 VARIANTS = _conv1d.variants()
 
@@ -216,19 +217,6 @@ def test_conv2d_depthwise_layouts_agree(monkeypatch):
 def test_im2col_c_driver_sanitized(tmp_path):
     """tests/c/im2col_sanitize.c under AddressSanitizer + UBSan: every byte of both layouts
     == the definition, exact-size buffers."""
-    import pathlib
-    import shutil
-    import subprocess
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    exe = tmp_path / "im2col_sanitize"
-    cmd = [cc, "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", "-pthread", f"-I{root / 'include'}",
-           str(root / "tests" / "c" / "im2col_sanitize.c"), "-o", str(exe)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-    r = subprocess.run([str(exe), "400", "5"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    run_c_driver(tmp_path, "im2col_sanitize.c", (400, 5))
+
+

@@ -12,6 +12,7 @@ import pytest
 import qrt
 import qrt.nn as qnn
 from qrt import _conv1d, _cpu
+from _cdriver import run_c_driver
 
 from test_conv2d import _case, _torch
 
@@ -215,23 +216,7 @@ def test_dw_hostile_geometry():
 def test_dw_c_driver_sanitized(tmp_path):
     """tests/c/dwconv2d_sanitize.c under AddressSanitizer + UBSan: every variant this CPU runs,
     on 1 and 3 threads, == the reference on exact-size buffers."""
-    import pathlib
-    import shutil
-    import subprocess
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    exe = tmp_path / "dwconv2d_sanitize"
-    cmd = [cc, "-std=c11", "-g", "-O1", "-ffp-contract=off", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", f"-I{root / 'include'}",
-           str(root / "tests" / "c" / "dwconv2d_sanitize.c"), "-o", str(exe), "-lpthread",
-           "-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-    r = subprocess.run([str(exe), "400", "9"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    run_c_driver(tmp_path, "dwconv2d_sanitize.c", (400, 9))
 
 
 def test_dw_channels_in_lanes_mobilenet_kernels():

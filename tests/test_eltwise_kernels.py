@@ -20,6 +20,7 @@ import qrt
 from qrt import _ops
 
 from _qemu import UNDER_QEMU
+from _cdriver import run_c_driver
 
 VARIANTS = (1, 2, 3)  # QRT_ISA_AVX2, _AVX512VNNI (the AVX-512 levels), _NEON; others fall back
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -164,20 +165,7 @@ def test_isa_codes():
 def test_eltwise_c_driver_sanitized(tmp_path):
     """tests/c/eltwise_sanitize.c under AddressSanitizer + UBSan: every variant this CPU runs,
     on 1 and 3 threads, == the reference on exact-size, unaligned buffers."""
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    exe = tmp_path / "eltwise_sanitize"
-    cmd = [cc, "-std=c11", "-g", "-O1", "-ffp-contract=off", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", f"-I{os.path.join(ROOT, 'include')}",
-           os.path.join(ROOT, "tests", "c", "eltwise_sanitize.c"), "-o", str(exe), "-lpthread",
-           "-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-    cases = "400" if UNDER_QEMU else "1500"  # emulated (and sanitized): fewer
-    r = subprocess.run([str(exe), cases, "3"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    run_c_driver(tmp_path, "eltwise_sanitize.c", (400 if UNDER_QEMU else 1500, 3))
 
 
 _CROSS = {

@@ -10,6 +10,7 @@ import pytest
 
 import qrt
 from qrt import _ops
+from _cdriver import SANITIZE, run_c_driver
 
 
 def _pool_ref(kind, x, k, s, p, d, ho, wo, zp=0, qnnpack=False, scale=0.0, cip=True, dov=0):
@@ -149,23 +150,9 @@ def test_pool2d_plan_refuses_bad_arguments():
 def test_pool2d_c_driver_sanitized(tmp_path):
     """tests/c/pool2d_sanitize.c under AddressSanitizer + UBSan: random geometry, layouts and
     formulas on exact-size buffers == the per-output definition; hostile parameters refused."""
-    import pathlib
-    import shutil
-    import subprocess
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    for split in ("", "-DQRT__P2_MT_MIN=1"):   # the default split, and every call split
-        exe = tmp_path / f"pool2d_sanitize{len(split)}"
-        cmd = [cc, "-std=c11", "-g", "-O1", "-ffp-contract=off", "-fsanitize=address,undefined",
-               "-fno-sanitize-recover=all", f"-I{root / 'include'}"] + ([split] if split else []) + [
-               str(root / "tests" / "c" / "pool2d_sanitize.c"), "-o", str(exe), "-lpthread", "-lm"]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-        r = subprocess.run([str(exe), "1500", "11"], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    for split in ([], ["-DQRT__P2_MT_MIN=1"]):  # the default split, and every call split
+        run_c_driver(tmp_path, "pool2d_sanitize.c", (1500, 11), SANITIZE + split)
+
 
 def test_permute_transpose_kernel_random():
     """Permutations that merge to a (batched) 2-d transpose run the transpose kernel
@@ -211,20 +198,6 @@ def test_transpose2d_refuses_bad_arguments():
 def test_transpose_c_driver_sanitized(tmp_path):
     """tests/c/transpose_sanitize.c under AddressSanitizer + UBSan: random sizes, strides and
     element sizes on exact-size buffers == the definition; bad arguments refused."""
-    import pathlib
-    import shutil
-    import subprocess
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    exe = tmp_path / "transpose_sanitize"
-    cmd = [cc, "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
-           "-fno-sanitize-recover=all", f"-I{root / 'include'}",
-           str(root / "tests" / "c" / "transpose_sanitize.c"), "-o", str(exe)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot build the C driver: {r.stderr[-500:]}")
-    r = subprocess.run([str(exe), "1500", "5"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stdout + r.stderr[-3000:]
+    run_c_driver(tmp_path, "transpose_sanitize.c", (1500, 5))
+
 

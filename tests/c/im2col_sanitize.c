@@ -8,10 +8,11 @@
  *        definition x[n][c][oy*sh + ky*dh - pt][ox*sw + kx*dw - pl] or the pad value.
  *        Every third case runs qrt_im2col_u8(), the others qrt_im2col_u8_mt() on 2 and 3
  *        threads with the cut threshold at 0 (row runs written by the pool's workers).
- *        Built with -fsanitize=address,undefined -pthread and run by tests/test_conv2d.py.
+ *        Built with -fsanitize=address,undefined -lpthread and run by tests/test_conv2d.py.
  *
  * usage: im2col_sanitize [cases] [seed]; prints "ok <cases> <bytes>" or the first mismatch.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime in src/threadpool.c */
 #include <stdio.h>
 #include <stdlib.h>
 
