@@ -22,6 +22,7 @@ def main(argv=None) -> int:
         description="Export a quantized PyTorch model to a qrt .bin blob.",
         epilog="examples:\n  qrt-export model.pt --input x.npy -o model.bin\n"
                "  qrt-export model.pt2 --input x.npy -o model.bin   (torchao pt2e)\n"
+               "  qrt-export model.pt --input a.npy b.npy -o model.bin   (two inputs)\n"
                "  qrt-export --model mypkg.nets:KwsNet --weights ckpt.pt --input x.npy "
                "--calibrate calib.npy -o model.bin\n  qrt-export --tensors ckpt.pt -o "
                "weights.bin\n\nexit codes: 0 success, 1 export failed, 2 bad arguments or "
@@ -35,10 +36,15 @@ def main(argv=None) -> int:
     p.add_argument("--tensors", metavar="CKPT",
                    help="write the tensors of a state_dict checkpoint (quantized or not) as "
                         "a qrt tensor file (qrt.load_tensors) instead of a model")
-    p.add_argument("--input", help=".npy example input (float32), batch first")
+    p.add_argument("--input", action="append", nargs="+", metavar="X.npy",
+                   help=".npy example input (float32, or int64 indices), batch first; a "
+                        "model with several inputs takes one file each, in forward()'s order "
+                        "(--input a.npy b.npy, or --input a.npy --input b.npy)")
     p.add_argument("--calibrate", "--calib", dest="calib", metavar="CALIB.npy",
+                   action="append", nargs="+",
                    help=".npy calibration inputs (several batches, batch first): required "
-                        "for a float model, which qrt-export then quantizes with torch.ao FX")
+                        "for a float model, which qrt-export then quantizes with torch.ao FX; "
+                        "one file per model input, as for --input")
     p.add_argument("--keep-float", action="store_true",
                    help="export a float model (no quantized module) as float32 ops instead "
                         "of refusing it")
@@ -101,29 +107,57 @@ def _main(p, args) -> int:
     if args.model and not args.weights:
         p.error("--model needs --weights ckpt.pt")
 
+    import warnings
+
+    import numpy as np
+    # A command prints its report or one line: torch's deprecation and user warnings (torch.ao,
+    # TypedStorage, quantized dtypes) and its logging chatter stay off the terminal.
+    warnings.simplefilter("ignore")
+    from qrt_export.pt2e import quiet_torch_logs
+    with quiet_torch_logs():
+        return _export_main(args)
+
+
+def _export_main(args) -> int:
     import numpy as np
 
     from qrt_export._export import MismatchError, UnsupportedError, export, load_class
-    x = _read_npy(args.input, "--input")
-    if x is None:
-        return 2
-    if x.dtype.kind not in "fiub":
-        print(f"qrt-export: --input {args.input} holds {x.dtype} values, not numbers",
-              file=sys.stderr)
-        return 2
-    if x.dtype != np.float32:
-        x = x.astype(np.float32)
-    calib = None
-    if args.calib:
-        c = _read_npy(args.calib, "--calib")
-        if c is None:
+    xs = []
+    for path in [f for group in args.input for f in group]:
+        x = _read_npy(path, "--input")
+        if x is None:
             return 2
-        if c.dtype.kind not in "fiub" or c.ndim < 1 or len(c) == 0:
-            print(f"qrt-export: --calib {args.calib} must hold a non-empty batch of numbers",
+        if x.dtype.kind not in "fiub":
+            print(f"qrt-export: --input {path} holds {x.dtype} values, not numbers",
                   file=sys.stderr)
             return 2
-        c = c.astype(np.float32)
-        calib = [c[i:i + 32] for i in range(0, len(c), 32)]
+        xs.append(x if x.dtype.kind in "iu" and x.dtype.itemsize >= 4 else
+                  x.astype(np.float32))   # index inputs (embeddings) stay integers
+    calib = None
+    if args.calib:
+        cs = []
+        for path in [f for group in args.calib for f in group]:
+            c = _read_npy(path, "--calib")
+            if c is None:
+                return 2
+            if c.dtype.kind not in "fiub" or c.ndim < 1 or len(c) == 0:
+                print(f"qrt-export: --calib {path} must hold a non-empty batch of numbers",
+                      file=sys.stderr)
+                return 2
+            cs.append(c if c.dtype.kind in "iu" and c.dtype.itemsize >= 4 else
+                      c.astype(np.float32))
+        if len(cs) != len(xs):
+            print(f"qrt-export: {len(xs)} --input file(s) but {len(cs)} --calibrate file(s): "
+                  "give one calibration file per model input", file=sys.stderr)
+            return 2
+        if len({len(c) for c in cs}) != 1:
+            print("qrt-export: the --calibrate files hold different numbers of samples "
+                  f"({', '.join(str(len(c)) for c in cs)})", file=sys.stderr)
+            return 2
+        n = len(cs[0])
+        calib = [tuple(c[i:i + 32] for c in cs) if len(cs) > 1 else cs[0][i:i + 32]
+                 for i in range(0, n, 32)]
+    x = tuple(xs) if len(xs) > 1 else xs[0]
     try:
         if args.model:
             import torch
@@ -140,7 +174,8 @@ def _main(p, args) -> int:
                      keep_float=args.keep_float, verbose=False)
         if rep.hint:  # the static-quantization command, with this call's own files
             rep.hint = rep.static_hint(args.model_file or f"--model {args.model} --weights "
-                                       f"{args.weights}", args.input, args.output)
+                                       f"{args.weights}",
+                                       " ".join(f for g in args.input for f in g), args.output)
         print(rep, file=sys.stderr)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)

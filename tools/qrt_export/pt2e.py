@@ -33,6 +33,7 @@ measures how often the two give the same code (docs/export.md, "pt2e programs").
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -53,11 +54,8 @@ def _qd_ops():
     """(quantize ops, dequantize ops, per-channel dequantize ops) of both namespaces."""
     torch = _torch()
     q, dq, dqc, dyn = set(), set(), set(), set()
+    register_qd_ops()
     qd = getattr(torch.ops, "quantized_decomposed", None)
-    try:
-        import torchao.quantization.pt2e  # noqa: F401 - registers quantized_decomposed ops
-    except Exception:  # noqa: BLE001 - torchao absent or broken: the torch ops may still be
-        pass
     if qd is not None:
         for name, s in (("quantize_per_tensor", q), ("dequantize_per_tensor", dq),
                         ("quantize_per_channel", q), ("dequantize_per_channel", dqc),
@@ -98,11 +96,53 @@ def is_pt2e(model) -> bool:
         ("quantized_decomposed.", "torchao.")) for n in model.graph.nodes)
 
 
-def load_pt2(path):
-    """``torch.export.load`` of a ``.pt2`` file (a clear error for anything else)."""
-    torch = _torch()
+@contextlib.contextmanager
+def quiet_torch_logs():
+    """torch's and torchao's import and deserialisation chatter (``logging`` warnings: a
+    pytree deprecation, torchao's CUDA-only extensions that do not load on a CPU build,
+    torch.export's per-node deserialisation log) kept off the terminal: the exporter prints
+    one line on failure, naming the cause, and its report on success."""
+    import logging
+    names = ("torch", "torchao", "torch.export", "torch._export", "torch.utils._pytree")
+    loggers = [logging.getLogger(n) for n in names]
+    old = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR + 1)
     try:
-        return torch.export.load(path)
+        yield
+    finally:
+        for lg, lv in zip(loggers, old):
+            lg.setLevel(lv)
+
+
+def register_qd_ops():
+    """Register the quantize / dequantize ops a pt2e program calls, so that a fresh process can
+    deserialise and run one: torch's ``quantized_decomposed.*`` (defined by
+    ``torch.ao.quantization.fx._decomposed``, which nothing imports at ``import torch``) and
+    torchao's ``torchao.quantize_affine`` family (defined when torchao's quantization package
+    is imported; absent without torchao, whose programs then cannot be read anyway)."""
+    torch = _torch()
+    with quiet_torch_logs():
+        try:
+            import torch.ao.quantization.fx._decomposed  # noqa: F401 - defines the ops
+        except Exception:  # noqa: BLE001 - a torch without torch.ao: torchao defines them
+            pass
+        if getattr(torch.ops, "torchao", None) is None or \
+                not hasattr(torch.ops.torchao, "quantize_affine"):
+            try:
+                import torchao.quantization.pt2e  # noqa: F401 - defines torchao.* ops
+            except Exception:  # noqa: BLE001 - torchao absent or broken
+                pass
+
+
+def load_pt2(path):
+    """``torch.export.load`` of a ``.pt2`` file (a clear error for anything else), in any
+    process: the quantize / dequantize ops of pt2e programs are registered first."""
+    torch = _torch()
+    register_qd_ops()
+    try:
+        with quiet_torch_logs():
+            return torch.export.load(path)
     except Exception as e:  # noqa: BLE001 - torch raises many types
         raise ValueError(f"{path}: not a torch.export program (torch.export.load failed: "
                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
@@ -624,7 +664,8 @@ class _Rewriter:
                 return False
             bias = self.v[b.name]
         cls = nniq.LinearReLU if relu is not None else nnq.Linear
-        m = cls(wq.shape[1], wq.shape[0], bias_=bias is not None)
+        kw = {"bias" if relu is not None else "bias_": bias is not None}  # nniq.LinearReLU: bias
+        m = cls(wq.shape[1], wq.shape[0], **kw)
         return self._layer(m, "linear", wq, bias, xi[0], act, relu, q)
 
     def binary(self, n):
