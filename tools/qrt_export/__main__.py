@@ -109,7 +109,6 @@ def _main(p, args) -> int:
 
     import warnings
 
-    import numpy as np
     # A command prints its report or one line: torch's deprecation and user warnings (torch.ao,
     # TypedStorage, quantized dtypes) and its logging chatter stay off the terminal.
     warnings.simplefilter("ignore")

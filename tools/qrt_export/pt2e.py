@@ -1091,16 +1091,24 @@ def agreement(pt2e_gm, ref_of, qvalues, qmodel, inputs) -> Dict[str, Any]:
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     from qrt_export._export import _output_lsb
     out = {"exact": 0, "total": 0, "max_lsb": 0.0, "max_abs": 0.0}
+    flt = {"total": 0, "max_abs": 0.0, "max_ref": 0.0}
     for k, (q, t) in enumerate(zip(q_outs, t_outs)):
         a = np.asarray(q if not hasattr(q, "dequantize") else q.dequantize(), np.float64)
         tt = t.detach().float().numpy().astype(np.float64)
         d = np.abs(a - tt)
         lsb = _output_lsb(qmodel, k)
+        if not lsb and not hasattr(q, "dequantize"):   # a float op's output: values
+            flt["total"] += int(d.size)
+            flt["max_abs"] = max(flt["max_abs"], float(d.max(initial=0.0)))
+            flt["max_ref"] = max(flt["max_ref"], float(np.abs(tt).max(initial=0.0)))
+            continue
         out["exact"] += int((d <= (lsb or 0) * 1e-3).sum()) if lsb else int((d == 0).sum())
         out["total"] += int(d.size)
         out["max_abs"] = max(out["max_abs"], float(d.max(initial=0.0)))
         if lsb:
             out["max_lsb"] = max(out["max_lsb"], round(float(d.max(initial=0.0)) / lsb, 3))
+    if flt["total"]:
+        out["float"] = flt
     ex = sum(r["exact"] for r in rows)
     tot = sum(r["total"] for r in rows)
     first = next((r for r in rows if r["exact"] != r["total"]), None)
@@ -1120,7 +1128,12 @@ def format_agreement(a) -> List[str]:
                      f"quantized by {f['name']}): {f['total'] - f['exact']}/{f['total']} "
                      f"codes, max {f['max_lsb']} LSB")
     o = a["outputs"]
-    lines.append(f"    outputs end to end: {o['exact']}/{o['total']} exact "
-                 f"({100.0 * o['exact'] / max(o['total'], 1):.4f} %), max "
-                 + (f"{o['max_lsb']} LSB" if o["max_lsb"] else f"|difference| {o['max_abs']:.3g}"))
+    parts = []
+    if o["total"]:
+        parts.append(f"quantized outputs {o['exact']}/{o['total']} codes exact "
+                     f"({100.0 * o['exact'] / o['total']:.4f} %), max {o['max_lsb']} LSB")
+    if o.get("float"):
+        from qrt_export._export import format_float
+        parts.append("float outputs " + format_float(o["float"]).replace("torch", "program"))
+    lines.append("    end to end: " + "; ".join(parts))
     return lines
