@@ -109,7 +109,6 @@ def _main(p, args) -> int:
 
     import warnings
 
-    import numpy as np
     # A command prints its report or one line: torch's deprecation and user warnings (torch.ao,
     # TypedStorage, quantized dtypes) and its logging chatter stay off the terminal.
     warnings.simplefilter("ignore")
@@ -177,6 +176,8 @@ def _export_main(args) -> int:
                                        f"{args.weights}",
                                        " ".join(f for g in args.input for f in g), args.output)
         print(rep, file=sys.stderr)
+        for note in rep.notes:   # how the model file was read (torch_load)
+            print(f"  {note}", file=sys.stderr)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3
