@@ -55,6 +55,11 @@ def main(argv=None) -> int:
     p.add_argument("-o", "--output", help="the .bin to write")
     p.add_argument("--no-check", action="store_true", help="skip the torch-vs-qrt comparison")
     args = p.parse_args(argv)
+    # torch's C++ warnings (TORCH_WARN outside a Python call, e.g. "[W... qlinear_dynamic.cpp]
+    # Warning: qnnpack incorrectly ignores reduce_range") go straight to stderr unless c10's log
+    # level, read when torch loads (not imported yet here), is above WARNING; the user's own
+    # setting wins.
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     try:
         return _main(p, args)
     except KeyboardInterrupt:
@@ -176,6 +181,8 @@ def _export_main(args) -> int:
                                        f"{args.weights}",
                                        " ".join(f for g in args.input for f in g), args.output)
         print(rep, file=sys.stderr)
+        for note in rep.notes:   # how the model file was read (torch_load)
+            print(f"  {note}", file=sys.stderr)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3

@@ -69,6 +69,7 @@ class ExportReport:
     pt2e: Dict[str, Any] = field(default_factory=dict)        # vs torch's pt2e program
     float_macs: int = 0    # MACs of the float32 ops (float_conv2d, float_linear...)
     hint: str = ""         # a one-line note: how to quantize a mostly-float model statically
+    notes: List[str] = field(default_factory=list)  # one line each: how the model was read
 
     def static_hint(self, model_file="model.pt", input_file="x.npy",
                     output_file="model.bin") -> str:
@@ -280,11 +281,95 @@ def _qconv_state_fix():
         qconv._ConvNd.__setstate__ = orig
 
 
-def torch_load(path):
-    """``torch.load`` of a whole quantized model (weights re-packed under qnnpack)."""
+def _cwd_on_path():
+    """Put the current directory on ``sys.path`` (last) if it is not there, as ``python
+    script.py`` users expect: ``qrt-export --model mypkg.nets:Net`` and a whole model saved with
+    ``torch.save`` find the user's model code next to their files without PYTHONPATH (the
+    ``qrt-export`` script's own folder is ``sys.path[0]``). Last, so that a folder named like an
+    installed package (a source checkout's ``qrt/``) does not shadow it."""
+    cwd = os.getcwd()
+    if not any(os.path.abspath(p or os.curdir) == cwd for p in sys.path):  # '' is the cwd
+        sys.path.append(cwd)
+
+
+def _bare_parent(module: str, err: BaseException, notes: List[str]) -> bool:
+    """After importing ``module`` failed with ``err``: when a parent package's ``__init__``
+    failed (it is then missing from ``sys.modules``; e.g. torchvision's compiled ops that do not
+    match this torch: ``operator torchvision::nms does not exist``), put that package in
+    ``sys.modules`` as a bare namespace package over its real ``__path__``, without running its
+    ``__init__``, note it, and return True (the caller imports ``module`` again). False when the
+    module itself failed, or the parent is not found or not a package."""
+    import importlib.machinery
+    import importlib.util
+    import types
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        name = ".".join(parts[:i])
+        if name in sys.modules:
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return False
+        if spec is None or not spec.submodule_search_locations:
+            return False
+        bare = types.ModuleType(name)
+        bare.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        bare.__spec__.submodule_search_locations = list(spec.submodule_search_locations)
+        bare.__path__ = list(spec.submodule_search_locations)
+        bare.__package__ = name
+        sys.modules[name] = bare
+        if i > 1:
+            setattr(sys.modules[".".join(parts[:i - 1])], parts[i - 1], bare)
+        why = str(err).splitlines()[0] if str(err) else ""
+        notes.append(f"note: importing {name} failed ({type(err).__name__}: {why}); "
+                     f"{module} was read with {name} as a bare namespace package (its "
+                     "__init__ not run): the model code needs only its modules")
+        return True
+    return False
+
+
+def _pickle_module(notes: List[str]):
+    """A ``pickle_module`` for ``torch.load`` whose Unpickler imports a pickled class's module
+    normally and, only when that failed in a parent package's ``__init__``, again under
+    :func:`_bare_parent` (as many times as there are such parents)."""
+    import pickle
+    import types
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            try:
+                return super().find_class(module, name)
+            except Exception as e:  # noqa: BLE001 - an __init__ may raise anything
+                err = e
+            for _ in range(module.count(".")):
+                if not _bare_parent(module, err, notes):
+                    break
+                try:
+                    return super().find_class(module, name)
+                except Exception as e:  # noqa: BLE001
+                    err = e
+            raise err
+
+    pm = types.ModuleType("qrt_export._pickle")
+    pm.__dict__.update(pickle.__dict__)
+    pm.__name__ = "qrt_export._pickle"
+    pm.Unpickler = Unpickler
+    pm.load = lambda f, **kw: Unpickler(f, **kw).load()
+    return pm
+
+
+def torch_load(path, notes: Optional[List[str]] = None):
+    """``torch.load`` of a whole quantized model (weights re-packed under qnnpack). The model's
+    classes are imported from the current directory too (:func:`_cwd_on_path`); a package whose
+    ``__init__`` fails to import (a compiled extension built for another torch) is read without
+    it (:func:`_bare_parent`), with a note appended to ``notes``."""
     import torch
+    _cwd_on_path()
+    notes = [] if notes is None else notes
     with _qconv_state_fix(), _engine("qnnpack"):
-        model = torch.load(path, weights_only=False, map_location="cpu")
+        model = torch.load(path, weights_only=False, map_location="cpu",
+                           pickle_module=_pickle_module(notes))
     _repair_unpickled(model)
     return model
 
@@ -1118,12 +1203,13 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
     from qrt_export import pt2e
     engine_before = torch.backends.quantized.engine
     src = source
+    notes: List[str] = []
     if isinstance(model, (str, os.PathLike)):
         src = src or os.fspath(model)
         if os.fspath(model).endswith(".pt2"):
             model = pt2e.load_pt2(os.fspath(model))
         else:
-            model = torch_load(os.fspath(model))
+            model = torch_load(os.fspath(model), notes)
     inputs = _as_tuple(example_inputs)
     pt2e_src = None
     if pt2e.is_pt2e(model):  # torchao's convert_pt2e program: rewritten to quantized ops
@@ -1131,8 +1217,10 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model, pt2e_src, pt2e_ref = pt2e.to_ao_graph(model, inputs)
         kind = (f"pt2e ({what} of torchao's convert_pt2e, its dequantize -> op -> quantize "
                 "groups lowered to qrt's integer ops)")
-        return _export_graph(model, inputs, path, check, verbose, src or what, allow_mismatch,
-                             kind, "qnnpack", (pt2e_src, pt2e_ref))
+        rep = _export_graph(model, inputs, path, check, verbose, src or what, allow_mismatch,
+                            kind, "qnnpack", (pt2e_src, pt2e_ref))
+        rep.notes = notes
+        return rep
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, a torch.export program (or a "
                         f"path), got {type(model)}")
@@ -1181,8 +1269,10 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         model = quantize_float_model(model, calib, inputs, qconfig_mapping)
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
         converted_under = "qnnpack"
-    return _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
-                         converted_under, None)
+    rep = _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
+                        converted_under, None)
+    rep.notes = notes
+    return rep
 
 
 def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
@@ -1264,11 +1354,12 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
 
 
 def load_class(spec: str):
-    """'package.module:ClassName' -> the class."""
+    """'package.module:ClassName' -> the class (found in the current directory too)."""
     import importlib
     if ":" not in spec:
         raise ValueError(f"--model must look like package.module:ClassName, got {spec!r}")
     mod, _, name = spec.partition(":")
+    _cwd_on_path()
     obj = importlib.import_module(mod)
     for part in name.split("."):
         obj = getattr(obj, part)
