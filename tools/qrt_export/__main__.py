@@ -181,8 +181,6 @@ def _export_main(args) -> int:
                                        f"{args.weights}",
                                        " ".join(f for g in args.input for f in g), args.output)
         print(rep, file=sys.stderr)
-        for note in rep.notes:   # how the model file was read (torch_load)
-            print(f"  {note}", file=sys.stderr)
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3

@@ -121,6 +121,7 @@ class ExportReport:
             lines += pt2e.format_agreement(self.pt2e)
         if self.hint:
             lines.append(f"  {self.hint}")
+        lines += [f"  {note}" for note in self.notes]   # how the model file was read
         return "\n".join(lines)
 
 
@@ -137,15 +138,14 @@ def _engine(name):
 
 
 def _as_tuple(example_inputs):
+    """The example inputs as a tuple of forward()'s arguments, ndarrays (also inside nested
+    tuples, lists and dicts: ``hidden=(h, c)``) as tensors."""
     import torch
     if isinstance(example_inputs, (torch.Tensor, np.ndarray)):
         example_inputs = (example_inputs,)
-    out = []
-    for x in example_inputs:
-        if isinstance(x, np.ndarray):
-            x = torch.from_numpy(np.ascontiguousarray(x))
-        out.append(x)
-    return tuple(out)
+    return tuple(torch.utils._pytree.tree_map(
+        lambda x: torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray)
+        else x, list(example_inputs)))
 
 
 def _qrt_inputs(inputs):
@@ -889,7 +889,7 @@ def _float_stats(q, t) -> Dict[str, Any]:
             "max_ref": float(np.nanmax(np.abs(tt), initial=0.0))}
 
 
-def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
+def agreement(model_torch, qmodel, inputs, engine, q_inputs=None) -> Dict[str, Any]:
     """Compare qrt's outputs with torch's (model repacked for ``engine``) on ``inputs``, end
     to end. Quantized outputs, and float outputs dequantized from a quantized tensor, are
     compared as codes (``exact`` / ``total``, ``max_lsb`` in steps of their scale); float
@@ -900,8 +900,8 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     tm = _repack(model_torch, engine)
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
-    t_outs = _flatten(t_out)
-    q_in = _qrt_inputs(inputs)
+    t_outs = torch.utils._pytree.tree_leaves(t_out)   # tuples, dicts, HF ModelOutput
+    q_in = _qrt_inputs(inputs if q_inputs is None else q_inputs)
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
     res: Dict[str, Any] = {"exact": 0, "total": 0, "max_lsb": 0}
@@ -923,7 +923,7 @@ def agreement(model_torch, qmodel, inputs, engine) -> Dict[str, Any]:
     if float_k:
         try:   # torch against itself: oneDNN off
             with _engine(engine), torch.no_grad(), torch.backends.mkldnn.flags(enabled=False):
-                t_alt = _flatten(tm(*inputs))
+                t_alt = torch.utils._pytree.tree_leaves(tm(*inputs))
             flt["torch_var"] = max(_float_stats(t_alt[k], t_outs[k])["max_abs"]
                                    for k in float_k)
         except Exception:  # noqa: BLE001 - reported without it
@@ -1083,10 +1083,13 @@ def check_ops(qmodel, values, inputs, refused=None, gm=None) -> List[Dict[str, A
                 if tv is None or i not in plan.views or not _feed(plan.views[i], tv):
                     fed = "qrt"
             call[0](*call[1], **call[2])
-            pairs = [(plan.views.get(o), torch_value(values, g.tensors[o].name))
-                     for o in n.output_ids]
-            if len(n.output_ids) == 1 and pairs[0][1] is None:
-                pairs = [(pairs[0][0], values.get(n.name))]
+            if len(n.output_ids) != 1:
+                # ops with several outputs (an RNN's sequence and states, chunk / split) are
+                # judged by the ops that read them, each fed torch's value of every output:
+                # a dynamic RNN requantizes its state at every step, so one code flip inside
+                # a sequence is float noise, not a wrong op (docs/float-ops.md, RNNs)
+                continue
+            pairs = [(plan.views.get(n.output_ids[0]), values.get(n.name))]
             pairs = [(v, t) for v, t in pairs if isinstance(t, torch.Tensor) and v is not None
                      and tuple(t.shape) == tuple(v.shape) and t.is_quantized ==
                      isinstance(v, QTensor)]
@@ -1156,7 +1159,8 @@ def _first_mismatch(rows):
 # ---- public entry ------------------------------------------------------------------------------
 def export(model, example_inputs, path, *, calibration_data=None, qconfig_mapping=None,
            check: bool = True, verbose: bool = True, source: Optional[str] = None,
-           allow_mismatch: bool = False, keep_float: bool = False) -> ExportReport:
+           allow_mismatch: bool = False, keep_float: bool = False,
+           capture: str = "auto") -> ExportReport:
     """Export a quantized torch model (or a float one, quantized here) to a qrt ``.bin``.
 
     Parameters
@@ -1181,6 +1185,11 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         model without ``nn.Linear``) is exported as it is, run by qrt's float32 ops
         (docs/float-ops.md), instead of being refused or quantized from
         ``calibration_data``.
+    capture : "auto", "fx" or "export"
+        How an ``nn.Module`` becomes a graph: "auto" (default) traces it with torch.fx and,
+        where torch.fx cannot take it (shape checks and control flow in forward(), nested
+        tuple / dict inputs, ops it cannot follow), captures it with ``torch.export`` instead
+        (qrt_export/capture.py, docs/architecture.md); "fx" or "export" forces one.
     check : bool
         Compare qrt with torch op by op on ``example_inputs`` (docs/export.md). A quantized
         output that differs from torch's qnnpack result, or a float output beyond the float
@@ -1193,12 +1202,14 @@ def export(model, example_inputs, path, *, calibration_data=None, qconfig_mappin
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
         warnings.filterwarnings("ignore", category=UserWarning, module="torch.ao")
+        if capture not in ("auto", "fx", "export"):
+            raise ValueError(f"capture must be 'auto', 'fx' or 'export', got {capture!r}")
         return _export(model, example_inputs, path, calibration_data, qconfig_mapping, check,
-                       verbose, source, allow_mismatch, keep_float)
+                       verbose, source, allow_mismatch, keep_float, capture)
 
 
 def _export(model, example_inputs, path, calibration_data, qconfig_mapping, check, verbose,
-            source, allow_mismatch, keep_float=False) -> ExportReport:
+            source, allow_mismatch, keep_float=False, capture="auto") -> ExportReport:
     import torch
     from qrt_export import pt2e
     engine_before = torch.backends.quantized.engine
@@ -1248,7 +1259,8 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
             kind = ("quantized (quantize_dynamic model quantized statically by qrt-export "
                     "with torch.ao FX from calibration data)")
             converted_under = "qnnpack"
-    index_inputs = any(x.dtype in (torch.int64, torch.int32) for x in inputs)
+    index_inputs = any(isinstance(x, torch.Tensor) and x.dtype in (torch.int64, torch.int32)
+                       for x in torch.utils._pytree.tree_leaves(inputs))
     if kind == "float" and keep_float:
         kind = "float (exported as float32 ops, keep_float)"
     elif kind == "float" and calibration_data is None and index_inputs:
@@ -1270,40 +1282,82 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
         kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
         converted_under = "qnnpack"
     rep = _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
-                        converted_under, None)
+                        converted_under, None, capture)
     rep.notes = notes
     return rep
 
 
+class _UseExport(Exception):
+    """Capture with torch.export (``err``: why torch.fx could not, or None when asked to)."""
+
+    def __init__(self, err):
+        super().__init__(str(err))
+        self.err = err
+
+
+def _lower(gm, inputs):
+    """(blob builder, values, values at batch + 1 or None, fixed batch, refused nodes) of the
+    fx graph ``gm`` (torch.fx's trace or torch.export's capture) on ``inputs``."""
+    import torch
+    refused: Dict[str, str] = {}
+    values = _run_nodes(gm, inputs, refused)
+    batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
+    try:
+        if any(x.dim() == 1 and x.dtype in (torch.int64, torch.int32) for x in inputs):
+            # 1-d indices (EmbeddingBag text + offsets) have no batch dim: no probe, no
+            # tensor is batched, and every length the ops accept runs
+            raise _Skip()
+        values2 = _run_nodes(gm, _batched(inputs))
+        fixed = False
+        for name, v in values.items():
+            v2 = values2.get(name)
+            if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
+                if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:
+                    fixed = True
+    except _Skip:
+        values2, fixed = None, False
+    except Exception:  # noqa: BLE001 - a graph that only runs at one batch size
+        values2, fixed = None, True
+    conv = _Converter(gm, values, values2, fixed, batch)
+    return conv.convert(), values, values2, fixed, refused
+
+
 def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
-                  converted_under, pt2e_info) -> ExportReport:
+                  converted_under, pt2e_info, capture="auto") -> ExportReport:
     import torch
     from qrt_export.rules.layout import refuse_conv_padding_modes
     refuse_conv_padding_modes(model)   # before torch runs them (it cannot)
+    structured = inputs
     with _engine("qnnpack"):
         qm = _repack(model, "qnnpack")
-        gm = _trace(qm)
-        refused: Dict[str, str] = {}
-        values = _run_nodes(gm, inputs, refused)
-        batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
         try:
-            if any(x.dim() == 1 and x.dtype in (torch.int64, torch.int32) for x in inputs):
-                # 1-d indices (EmbeddingBag text + offsets) have no batch dim: no probe, no
-                # tensor is batched, and every length the ops accept runs
-                raise _Skip()
-            values2 = _run_nodes(gm, _batched(inputs))
-            fixed = False
-            for name, v in values.items():
-                v2 = values2.get(name)
-                if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
-                    if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:
-                        fixed = True
-        except _Skip:
-            values2, fixed = None, False
-        except Exception:  # noqa: BLE001 - a graph that only runs at one batch size
-            values2, fixed = None, True
-        conv = _Converter(gm, values, values2, fixed, batch)
-        b = conv.convert()
+            if capture == "export" and not isinstance(qm, torch.fx.GraphModule):
+                raise _UseExport(None)
+            if capture != "export" and not all(isinstance(x, torch.Tensor) for x in inputs):
+                raise _UseExport(UnsupportedError(
+                    "torch.fx takes tensor arguments only (the example inputs nest tuples, "
+                    "lists or dicts)"))
+            gm = _trace(qm)
+            b, values, values2, fixed, refused = _lower(gm, inputs)
+            how = "torch.fx"
+        except (UnsupportedError, _UseExport) as e:
+            fx_err = e.err if isinstance(e, _UseExport) else e
+            if capture == "fx" or isinstance(qm, torch.fx.GraphModule) or \
+                    not isinstance(qm, torch.nn.Module):
+                raise fx_err if fx_err is not None else e
+            from qrt_export.capture import CaptureError
+            from qrt_export.capture import capture as _capture
+            try:
+                gm, inputs = _capture(qm, structured)
+                b, values, values2, fixed, refused = _lower(gm, inputs)
+            except (CaptureError, UnsupportedError) as ce:
+                if fx_err is None:
+                    raise
+                raise UnsupportedError(f"{fx_err}; and through torch.export: {ce}") from ce
+            how = ("torch.export (torch.fx could not take it: "
+                   f"{str(fx_err).splitlines()[0][:200]})" if fx_err is not None else
+                   "torch.export")
+            kind = f"{kind}; captured with {how}"
     if fixed:
         from qrt import _blob
         b.flags |= _blob.FLAG_FIXED_BATCH
@@ -1331,7 +1385,7 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
         rep.ops = check_ops(qmodel, values, inputs, refused, gm)
         for eng in dict.fromkeys(["qnnpack", converted_under]):
             try:
-                rep.agreement[eng] = agreement(model, qmodel, inputs, eng)
+                rep.agreement[eng] = agreement(model, qmodel, structured, eng, inputs)
             except Exception as e:  # noqa: BLE001 - report, do not fail the export
                 rep.agreement[eng] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
         if pt2e_info is not None:

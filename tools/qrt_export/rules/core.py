@@ -4,7 +4,7 @@ relu, add, pooling, hardswish, sigmoid, cat, flatten/reshape/identity."""
 
 from __future__ import annotations
 
-from qrt_export.rules import Decline, function, method, module
+from qrt_export.rules import Decline, function, method, module, prepass
 
 
 # ---- quantize / dequantize -------------------------------------------------------------------
@@ -209,11 +209,85 @@ def adaptive_avg_pool1d_fn(cx, node, target):
 
 
 # ---- shape ops ---------------------------------------------------------------------------------
-@function(lambda: (_F()[0].cat, _F()[0].concat, _F()[0].ops.quantized.cat), "cat / concat")
+@function(lambda: (_F()[0].cat, _F()[0].concat, _F()[0].ops.quantized.cat), "cat / concat "
+          "(a zero tensor operand, torch.zeros_like(x) / torch.zeros / a constant: a zero pad)")
 def cat(cx, node, target):
-    tensors = node.args[0]
-    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else 0)
-    cx.emit("cat", node, list(tensors), attrs={"dim": int(dim)})
+    tensors = list(node.args[0])
+    dim = int(node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else 0))
+    zeros = getattr(cx, "zero_operands", set())
+    if any(hasattr(a, "name") and a.name in zeros for a in tensors):
+        _zero_cat(cx, node, tensors, dim, zeros)
+        return
+    cx.emit("cat", node, tensors, attrs={"dim": dim})
+
+
+def _zero_cat(cx, node, tensors, dim, zeros):
+    """cat([x, zeros]) (ECG ResNets widen their shortcut with ``torch.zeros_like``): a zero pad
+    of ``x`` along ``dim``, the same values and, quantized, the same codes (torch's cat keeps
+    x's scale and zero point, and the pad writes the code of 0.0)."""
+    from qrt_export.rules.layout import _pad_attrs
+    live = [a for a in tensors if not (hasattr(a, "name") and a.name in zeros)]
+    if len(live) != 1:
+        cx.unsupported(node, "cat of zero tensors and more than one other tensor")
+    x = live[0]
+    xv, out = cx.value(x), cx.value(node)
+    if xv.is_quantized != out.is_quantized or (xv.is_quantized and (
+            xv.q_scale() != out.q_scale() or xv.q_zero_point() != out.q_zero_point())):
+        cx.unsupported(node, "cat of a zero tensor at other quantization parameters")
+    nd = xv.dim()
+    d = dim % nd
+    k = tensors.index(x)
+    before = sum(int(cx.value(a).shape[d]) for a in tensors[:k])
+    after = sum(int(cx.value(a).shape[d]) for a in tensors[k + 1:])
+    pads = [0, 0] * (nd - 1 - d) + [before, after]
+    if len(pads) > 4:
+        cx.unsupported(node, f"cat of a zero tensor along dim {dim} of a {nd}-d tensor (the "
+                       "pad op pads the last two dims)")
+    cx.emit("pad", node, [x], attrs=_pad_attrs(cx, node, x, pads, "constant", 0.0))
+
+
+def _zero_source(cx, n):
+    """The nodes making ``n`` when it is an all-zero tensor made from shapes only: a factory
+    (torch.zeros_like / zeros, Tensor.new_zeros, a constant an export folded), or a quantize of
+    one (FX quantizes ``zeros_like(x.dequantize())``); None otherwise."""
+    import torch
+    v = cx.value(n)
+    if not isinstance(v, torch.Tensor) or \
+            ((v.int_repr() != v.q_zero_point()).any() if v.is_quantized else v.any()):
+        return None
+    if (n.op == "call_function" and n.target in (torch.zeros_like, torch.zeros)) or \
+            (n.op == "call_method" and n.target == "new_zeros"):
+        # its input is read for its shape only: dropped with it when nothing else reads it
+        dead = [a for a in n.all_input_nodes if len(a.users) == 1 and
+                a.op in ("call_method", "call_function") and
+                (a.target == "dequantize" or a.target is torch.dequantize)]
+        return [n] + dead
+    if n.op == "get_attr":
+        return [n]
+    if n.op == "call_function" and n.target is torch.quantize_per_tensor and \
+            hasattr(n.args[0], "op") and len(n.args[0].users) == 1:
+        src = _zero_source(cx, n.args[0])
+        return None if src is None else [n] + src
+    return None
+
+
+def _zero_operands(cx):
+    """Zero tensors made from shapes only (:func:`_zero_source`) read only by cats: not
+    lowered, the cat pads instead."""
+    import torch
+    cx.zero_operands = set()
+    cats = (torch.cat, torch.concat, torch.ops.quantized.cat)
+    for n in cx.gm.graph.nodes:
+        if not n.users or not all(u.op == "call_function" and u.target in cats and
+                                  n in list(u.args[0]) for u in n.users):
+            continue
+        src = _zero_source(cx, n)
+        if src is not None:
+            cx.zero_operands.add(n.name)
+            cx.done.update(m.name for m in src)
+
+
+prepass(_zero_operands)
 
 
 def _flatten_attrs(node, default_start):

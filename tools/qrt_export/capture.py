@@ -1,0 +1,443 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Capture an ``nn.Module`` with ``torch.export`` when torch.fx cannot trace it (issue #45).
+
+torch.fx traces Python symbolically: shape checks (``if x.ndim != 3: raise``), asserts with
+no users, ``F.interpolate(x, size=x.shape[-2:])``, ``co_varnames`` tricks and tuple inputs
+stop it, and most of today's model code has some of them. ``torch.export`` runs the Python
+for real (non-strict: on fake tensors), so those are evaluated at the exported shapes and
+vanish from the graph, which then holds only ATen ops.
+
+torch.ao's quantized modules do not survive ``torch.export`` (their packed weights are
+TorchScript objects without ``__obj_flatten__``, and their kernels take quantized tensors,
+which fake tensors do not model). So before the export every torch.ao quantized or dynamic
+module (and every module registered with ``qrt_export.register``, and the methods of
+``QFunctional``) is swapped for a call of one opaque custom op, ``qrt_capture::leaf(xs,
+idx)``: its fake kernel gives the output shapes recorded on one eager run (float32 proxies
+for quantized tensors), its real kernel calls the module. The captured ATen graph is then
+rewritten into the torch.fx form the lowering rules take, the leaf calls mapped back to
+``call_module`` of the original modules (and ``QFunctional`` methods to the
+``torch.ops.quantized`` ops they run), every other ATen op through pt2e's ATen table
+(:func:`qrt_export.pt2e._float_call`), the op torch runs on whatever tensor it gets
+(quantized or float, as in the eager model). So every flavour a user quantizes a model with
+(eager, ``quantize_dynamic``, a float model) reaches the same rules as FX's and pt2e's.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from typing import Any, Dict, List, Optional, Tuple
+
+_LEAVES: List[Any] = []      # idx -> its _Leaf
+_META: Dict[Tuple[int, tuple], list] = {}   # (idx, input shapes) -> output (shape, dtype)
+_LIB = None
+_T = object()                # a tensor's place among a leaf call's arguments
+
+
+class CaptureError(ValueError):
+    """torch.export could not capture the model (the message names why and where)."""
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def _register():
+    global _LIB
+    if _LIB is not None:
+        return
+    torch = _torch()
+    lib = torch.library.Library("qrt_capture", "FRAGMENT")
+    lib.define("leaf(Tensor[] xs, int idx) -> Tensor[]")
+
+    def real(xs, idx):
+        leaf = _LEAVES[idx]
+        args, kwargs = leaf.args_for(list(xs))
+        return [t for t in _flat(leaf.fn(*args, **kwargs)) if isinstance(t, torch.Tensor)]
+
+    def fake(xs, idx):
+        key = (idx, tuple(tuple(x.shape) for x in xs))
+        meta = _META.get(key)
+        if meta is None:
+            raise CaptureError(f"leaf {idx} called with input shapes {key[1]} that the eager "
+                               "run did not see")
+        return [torch.empty(s, dtype=d) for s, d in meta]
+    lib.impl("leaf", real, "CompositeExplicitAutograd")
+    torch.library.register_fake("qrt_capture::leaf", fake, lib=lib)
+    _LIB = lib
+
+
+def _flat(o):
+    if isinstance(o, (tuple, list)):
+        for t in o:
+            yield from _flat(t)
+    else:
+        yield o
+
+
+def _struct(o):
+    """The nesting of a module's output: None for a leaf, a tuple of nestings otherwise."""
+    if isinstance(o, (tuple, list)):
+        return tuple(_struct(t) for t in o)
+    return None
+
+
+def is_leaf(m) -> bool:
+    """A module the capture keeps whole, as a ``call_module`` of the rewritten graph: torch.ao's
+    quantized, intrinsic-quantized and dynamic modules (packed weights, quantized kernels),
+    registered custom ops, and every module a lowering rule takes as a module (float
+    LSTM / GRU / RNN, MultiheadAttention, norms, convs...): those lower exactly as torch.fx's
+    trace of the same module does; the code between them is captured as ATen ops."""
+    from qrt_export import custom, rules
+    if custom.lookup(m) is not None:
+        return True
+    mod = type(m).__module__
+    if mod.startswith(("torch.ao.nn.quantized", "torch.ao.nn.intrinsic.quantized",
+                       "torch.nn.quantized", "torch.nn.intrinsic.quantized")):
+        return True
+    return rules.find_module_rule(m) is not None
+
+
+_QF_METHODS = ("add", "add_relu", "mul", "mul_relu", "cat", "add_scalar", "mul_scalar",
+               "matmul")
+
+
+class _Leaf:
+    """Records one leaf's calls on the eager run, then stands in for it during the export."""
+
+    def __init__(self, fn, idx):
+        self.fn, self.idx = fn, idx
+        self.struct: Dict[tuple, Any] = {}
+
+    def record(self, *args, **kwargs):
+        torch = _torch()
+        out = self.fn(*args, **kwargs)
+        flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
+        tensors = [a for a in flat if isinstance(a, torch.Tensor)]
+        if len(tensors) != len(flat) and not all(isinstance(a, torch.Tensor) or a is None or
+                                                 isinstance(a, (int, float, bool))
+                                                 for a in flat):
+            raise CaptureError(f"{self.fn!r} takes an argument that is not a tensor")
+        key = (self.idx, tuple(tuple(t.shape) for t in tensors))
+        _META[key] = [(tuple(t.shape), torch.float32 if t.is_quantized else t.dtype)
+                      for t in _flat(out) if isinstance(t, torch.Tensor)]
+        self.struct[key[1]] = (spec, [a if not isinstance(a, torch.Tensor) else _T
+                                      for a in flat], _struct(out))
+        return out
+
+    def args_for(self, tensors):
+        """The leaf's arguments rebuilt from its tensors (non-tensor arguments as recorded)."""
+        torch = _torch()
+        spec, others, _ = self.struct[tuple(tuple(t.shape) for t in tensors)]
+        it = iter(tensors)
+        return torch.utils._pytree.tree_unflatten([next(it) if o is _T else o
+                                                   for o in others], spec)
+
+    def call(self, *args, **kwargs):
+        torch = _torch()
+        flat, _ = torch.utils._pytree.tree_flatten((args, kwargs))
+        tensors = [a for a in flat if isinstance(a, torch.Tensor)]
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        if shapes not in self.struct:
+            raise CaptureError(f"{self.fn!r} called at input shapes {shapes} that the eager "
+                               "run did not see")
+        outs = torch.ops.qrt_capture.leaf(tensors, self.idx)
+        it = iter(outs)
+
+        def build(s):
+            return tuple(build(u) for u in s) if isinstance(s, tuple) else next(it)
+        return build(self.struct[shapes][2])
+
+
+def _make_stand_in(leaf):
+    torch = _torch()
+
+    class LeafModule(torch.nn.Module):
+        def forward(self, *args, **kwargs):
+            return leaf.call(*args, **kwargs)
+    return LeafModule()
+
+
+def capture(model, inputs):
+    """(fx.GraphModule in the form the rules lower, flat example inputs) for ``model`` (an
+    ``nn.Module``, quantized or not) at ``inputs`` (a tuple; nested tuples / lists / dicts
+    of tensors allowed). Raises :class:`CaptureError` naming why torch.export failed."""
+    torch = _torch()
+    _register()
+    from qrt_export._export import _engine, deepcopy_model, _qconv_state_fix
+    with _engine("qnnpack"), _qconv_state_fix():
+        m = deepcopy_model(model).eval()
+    leaves: Dict[int, Tuple[str, Any, Optional[str]]] = {}   # idx -> (qualname, module, method)
+    records: Dict[int, _Leaf] = {}
+
+    def add_leaf(qual, mod, method=None):
+        idx = len(_LEAVES)
+        fn = getattr(mod, method) if method else mod
+        leaf = _Leaf(fn, idx)
+        _LEAVES.append(leaf)
+        leaves[idx] = (qual, mod, method)
+        records[idx] = leaf
+        return leaf
+
+    import torch.ao.nn.quantized as nnq
+    swaps = []   # (parent, child name, original, recording stand-in, export stand-in)
+
+    def walk(parent, prefix):
+        for name, child in list(parent.named_children()):
+            qual = f"{prefix}{name}"
+            if isinstance(child, nnq.QFunctional):
+                for meth in _QF_METHODS:
+                    leaf = add_leaf(qual, child, meth)
+                    object.__setattr__(child, meth, leaf.record)
+                    swaps.append((child, meth, None, leaf))
+            elif is_leaf(child):
+                leaf = add_leaf(qual, child)
+                rec = _make_stand_in(leaf)
+                rec.forward = leaf.record
+                setattr(parent, name, rec)
+                swaps.append((parent, name, child, leaf))
+            else:
+                walk(child, qual + ".")
+    walk(m, "")
+    # one eager run records every leaf call's shapes and nesting
+    with _engine("qnnpack"), torch.no_grad():
+        try:
+            m(*inputs)
+        except Exception as e:  # noqa: BLE001 - torch raises many types
+            raise CaptureError(f"the model fails on the example inputs: {type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''}") from e
+    for parent, name, child, leaf in swaps:
+        if child is None:    # a QFunctional method
+            object.__setattr__(parent, name, leaf.call)
+        else:
+            setattr(parent, name, _make_stand_in(leaf))
+    with _engine("qnnpack"), torch.no_grad():
+        try:
+            ep = torch.export.export(m, tuple(inputs), strict=False)
+        except Exception as e:  # noqa: BLE001 - torch raises many types
+            raise CaptureError(_export_failure(e)) from e
+    gm = ep.module()
+    flat_inputs = tuple(torch.utils._pytree.tree_leaves(tuple(inputs)))
+    return _Rewrite(gm, leaves, records, flat_inputs).run(), flat_inputs
+
+
+def _export_failure(e) -> str:
+    msg = str(e).strip().splitlines()
+    first = next((ln for ln in msg if ln.strip()), "")
+    where = ""
+    for ln in reversed(msg):
+        if ln.strip().startswith("File ") and "/torch/" not in ln:
+            where = f" at {ln.strip()}"
+            break
+    return (f"torch.export could not capture the model{where}: {type(e).__name__}: "
+            f"{first[:300]}")
+
+
+class _Rewrite:
+    """The captured ATen graph -> the torch.fx form the rules lower."""
+
+    def __init__(self, gm, leaves, records, inputs):
+        import torch.fx as fx
+        torch = _torch()
+        self.src, self.leaves, self.records = gm, leaves, records
+        self.root = torch.nn.Module()
+        self.g = fx.Graph()
+        self.env: Dict[str, Any] = {}
+        self.const: Dict[str, Any] = {}
+        self.missing: List[str] = []
+        self.n_attr = 0
+        self.mod_names: Dict[int, str] = {}
+        from qrt_export.pt2e import run_values
+        from qrt_export._export import _engine
+        with _engine("qnnpack"):
+            self.v = run_values(gm, inputs)
+
+    def source(self, n):
+        from qrt_export._export import _source
+        return _source(n, self.src)
+
+    def attr(self, tensor):
+        name = f"_capture_c_{self.n_attr}"
+        self.n_attr += 1
+        self.root.register_buffer(name, tensor.detach().clone())
+        return self.g.get_attr(name)
+
+    def arg(self, a):
+        torch = _torch()
+        if not hasattr(a, "op"):
+            return a
+        if a.name in self.const:
+            c = self.const[a.name]
+            if isinstance(c, torch.Tensor):
+                key = a.name + ".attr"
+                if key not in self.env:
+                    self.env[key] = self.attr(c)
+                return self.env[key]
+            return c
+        if a.name not in self.env:
+            raise _Missing(a.name)
+        return self.env[a.name]
+
+    def run(self):
+        import torch.fx as fx
+        for n in self.src.graph.nodes:
+            try:
+                self.node(n)
+            except _Missing:
+                pass
+        if self.missing:
+            from qrt_export._export import UnsupportedError
+            raise UnsupportedError(
+                f"{len(self.missing)} unsupported op(s) in the graph torch.export captured: "
+                + "; ".join(self.missing) + ". The ops qrt runs are listed in "
+                "docs/supported-ops.md, or run `qrt-export --list-ops`.")
+        gm = fx.GraphModule(self.root, self.g)
+        gm.graph.lint()
+        return gm
+
+    def fail(self, n, what):
+        self.missing.append(f"{what} at {self.source(n)}")
+
+    def keep_meta(self, new, n):
+        if "stack_trace" in n.meta:
+            new.meta["stack_trace"] = n.meta["stack_trace"]
+        return new
+
+    def node(self, n):
+        torch = _torch()
+        from qrt_export.pt2e import _float_call, _is_assert
+        val = self.v.get(n.name)
+        if n.op == "placeholder":
+            self.env[n.name] = self.g.placeholder(n.name)
+            return
+        if n.op == "get_attr":
+            self.const[n.name] = val
+            return
+        if n.op == "output":
+            self.g.output(tuple(self.arg(o) for o in _flat(n.args[0])))
+            return
+        if n.op == "call_module":   # torch.export's _guards_fn
+            if n.users:
+                self.fail(n, f"call_module {n.target}")
+            return
+        if n.op != "call_function":
+            self.fail(n, f"{n.op} {n.target}")
+            return
+        if not n.users and _is_assert(n):
+            return
+        if n.target == torch.ops.qrt_capture.leaf.default:
+            self.leaf(n)
+            return
+        if n.target is operator.getitem and hasattr(n.args[0], "op") and \
+                n.args[0].name in self.env and isinstance(self.env[n.args[0].name], _LeafOut):
+            self.env[n.name] = self.env[n.args[0].name].item(self, int(n.args[1]))
+            return
+        ins = list(n.all_input_nodes)
+        if isinstance(val, torch.Tensor) and all(a.name in self.const for a in ins):
+            self.const[n.name] = val   # every input constant (weights, folded parameters)
+            return
+        if not isinstance(val, torch.Tensor) and not isinstance(val, (tuple, list)):
+            self.const[n.name] = val   # shape arithmetic at the exported shapes
+            return
+        if _in(n.target, _factories()) and isinstance(val, torch.Tensor):
+            self.const[n.name] = val   # zeros_like / full / arange...: a constant here
+            return
+        if n.target in (torch.ops.aten.dequantize.self, torch.ops.aten.dequantize.tensor):
+            new = self.g.call_method("dequantize", (self.arg(n.args[0]),))
+            self.env[n.name] = self.keep_meta(new, n)
+            return
+        fn, args, kwargs = _float_call(n, self.arg)
+        if fn is None:
+            from qrt_export.pt2e import _opname
+            self.fail(n, f"op {_opname(n.target)}")
+            return
+        new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
+            self.g.call_method(fn, args, kwargs)
+        self.env[n.name] = self.keep_meta(new, n)
+
+    def leaf(self, n):
+        torch = _torch()
+        xs, idx = n.args[0], int(n.args[1])
+        qual, mod, method = self.leaves[idx]
+        rec = self.records[idx]
+        shapes = tuple(tuple(self.v[x.name].shape) for x in xs)
+        spec, others, struct = rec.struct[shapes]
+        tensors = iter(self.arg(x) for x in xs)
+        flat = [next(tensors) if o is _T else o for o in others]
+        args, kwargs = torch.utils._pytree.tree_unflatten(flat, spec)
+        if method is None:
+            if id(mod) not in self.mod_names:
+                name = qual.replace(".", "_") or "module"
+                while hasattr(self.root, name):
+                    name += "_"
+                self.root.add_module(name, mod)
+                self.mod_names[id(mod)] = name
+            new = self.g.call_module(self.mod_names[id(mod)], tuple(args), dict(kwargs))
+        else:   # QFunctional.<method>: the quantized op it runs
+            op = getattr(torch.ops.quantized, method)
+            if method in ("add_scalar", "mul_scalar"):
+                new = self.g.call_function(op, tuple(args))
+            elif method == "cat":
+                xs_, dim = (list(args) + [0])[:2]
+                new = self.g.call_function(op, (xs_,), {"scale": mod.scale,
+                                                        "zero_point": mod.zero_point,
+                                                        "dim": dim})
+            else:
+                new = self.g.call_function(op, tuple(args), {"scale": mod.scale,
+                                                             "zero_point": mod.zero_point})
+        self.keep_meta(new, n)
+        self.env[n.name] = _LeafOut(new, struct)
+
+
+class _LeafOut:
+    """A leaf call's output: its k-th flat tensor is a getitem path into the module's output."""
+
+    def __init__(self, node, struct):
+        self.node, self.struct = node, struct
+        self.paths: List[tuple] = []
+
+        def walk(s, p):
+            if isinstance(s, tuple):
+                for i, u in enumerate(s):
+                    walk(u, p + (i,))
+            else:
+                self.paths.append(p)
+        walk(struct, ())
+        self.cache: Dict[tuple, Any] = {(): node}
+
+    def item(self, rw, k):
+        path = self.paths[k]
+        for i in range(1, len(path) + 1):
+            if path[:i] not in self.cache:
+                self.cache[path[:i]] = rw.g.call_function(operator.getitem,
+                                                          (self.cache[path[:i - 1]], path[i - 1]))
+        return self.cache[path]
+
+
+class _Missing(Exception):
+    pass
+
+
+def _in(t, s):
+    try:
+        return t in s
+    except TypeError:
+        return False
+
+
+def _factories():
+    """Tensor factories: their values follow from shapes and arguments only, which the
+    export fixes, so they are constants of the captured graph."""
+    a = _torch().ops.aten
+    names = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "new_zeros",
+             "new_ones", "new_full", "arange", "scalar_tensor", "eye", "empty_like",
+             "new_empty", "empty")
+    out = []
+    for name in names:
+        op = getattr(a, name, None)
+        if op is None:
+            continue
+        for o in op.overloads():
+            out.append(getattr(op, o))
+    return tuple(out)
