@@ -24,7 +24,6 @@ rewritten into the torch.fx form the lowering rules take, the leaf calls mapped 
 
 from __future__ import annotations
 
-import copy
 import operator
 from typing import Any, Dict, List, Optional, Tuple
 
