@@ -753,6 +753,11 @@ class _Converter:
                                                                operator.mul,
                                                                operator.floordiv):
                 return
+            if _from_shapes(node, self.v):
+                # shape checks (``torch._assert(x.ndim == 4, ...)`` with no users, timm's
+                # BatchNormAct2d) and shape arithmetic: verified when torch ran the graph at
+                # the example inputs, constants of the exported shapes
+                return
             self._unsupported(node, f"{node.op} {node.target} (non-tensor result)")
         if node.op == "call_module":
             m = gm.get_submodule(node.target)
@@ -822,6 +827,23 @@ class _Converter:
             self._unsupported(node, f"{kind} with a kernel or stride computed in forward() "
                               "(only x.shape[-1] / x.size(-1) of its own input is followed)")
         self._pool(kind, node, node.args[0], k, s, args.get("padding", 0), **extra)
+
+
+def _from_shapes(n, values, _depth=0) -> bool:
+    """Whether fx node ``n`` yields a non-tensor computed from shapes and constants only (no
+    tensor's values): ``x.shape``, ``x.size(d)``, ``x.dim()``, and Python arithmetic,
+    comparisons and asserts on them. Such a node is a constant at the exported shapes."""
+    import torch
+    if isinstance(values.get(n.name), torch.Tensor) or _depth > 50:
+        return False
+    if n.op == "call_method" and n.target in ("size", "dim", "numel"):
+        return True
+    if n.op == "call_function" and n.target is getattr and len(n.args) >= 2 and \
+            n.args[1] in ("shape", "ndim", "dtype", "device", "is_quantized"):
+        return True
+    if n.op in ("call_function", "call_method"):
+        return all(_from_shapes(a, values, _depth + 1) for a in n.all_input_nodes)
+    return False
 
 
 def _flatten(v) -> list:

@@ -96,6 +96,36 @@ def linear(cx, node, m):
     cx.layer("linear", node, "linear", m)
 
 
+def _qlinear_fns():
+    import torch
+    return (torch.ops.quantized.linear, torch.ops.quantized.linear.default,
+            torch.ops.quantized.linear_relu, torch.ops.quantized.linear_relu.default)
+
+
+@function(_qlinear_fns, "quantized::linear / linear_relu with packed weights (FX's "
+          "functional F.linear, e.g. timm's Linear classifier)")
+def linear_packed_fn(cx, node, target):
+    """FX quantizes a traced ``F.linear(x, self.weight, self.bias)`` (a Linear subclass with
+    its own forward) to ``quantized::linear(x, packed, scale, zero_point)``: the same layer as
+    nnq.Linear, rebuilt from the unpacked weight."""
+    import torch
+    import torch.ao.nn.intrinsic.quantized as nniq
+    import torch.ao.nn.quantized as nnq
+    args = [cx.value(a) for a in node.args[:4]]
+    if len(args) != 4:
+        cx.unsupported(node, "quantized::linear without its packed weight, scale and zero point")
+    packed, scale, zp = args[1], args[2], args[3]
+    try:
+        w, b = torch.ops.quantized.linear_unpack(packed)
+    except Exception as e:  # noqa: BLE001 - torch raises many types
+        cx.unsupported(node, f"quantized::linear whose weight does not unpack ({e})")
+    relu = "relu" in str(target)
+    m = (nniq.LinearReLU if relu else nnq.Linear)(w.shape[1], w.shape[0])
+    m.set_weight_bias(w, b)
+    m.scale, m.zero_point = float(scale), int(zp)
+    cx.layer("linear", node, "linear_relu" if relu else "linear", m)
+
+
 # ---- element-wise ------------------------------------------------------------------------------
 def _relu_modules():
     import torch.nn as nn
