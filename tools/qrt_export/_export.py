@@ -847,9 +847,12 @@ def _from_shapes(n, values, _depth=0) -> bool:
 
 
 def _flatten(v) -> list:
-    """Nested tuples / lists of outputs, flattened in order."""
+    """Nested tuples / lists / dicts of outputs (``{"out": ...}``, HF ``ModelOutput``),
+    flattened in order (dicts in their keys' order, as torch's pytree does)."""
     if isinstance(v, (tuple, list)):
         return [x for item in v for x in _flatten(item)]
+    if isinstance(v, dict):
+        return [x for item in v.values() for x in _flatten(item)]
     return [v]
 
 

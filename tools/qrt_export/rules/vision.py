@@ -213,10 +213,7 @@ def _upsample(cx, node, x, size, scale_factor, mode, align_corners, recompute, a
                        "bilinear)")
     if antialias:
         cx.unsupported(node, "interpolate(antialias=True)")
-    for v in (size, scale_factor):
-        if hasattr(v, "op") or (isinstance(v, (tuple, list)) and any(hasattr(i, "op")
-                                                                      for i in v)):
-            cx.unsupported(node, "interpolate size / scale_factor computed in forward()")
+    size, scale_factor = (_shape_const(cx, node, v) for v in (size, scale_factor))
     attrs = {"mode": _MODES[mode], "align_corners": bool(align_corners) if mode == "bilinear"
              else False,
              "layout": "nhwc" if suggest_memory_format(xv) == torch.channels_last else "nchw"}
@@ -235,6 +232,29 @@ def _upsample(cx, node, x, size, scale_factor, mode, align_corners, recompute, a
     else:
         cx.unsupported(node, "interpolate without size or scale_factor")
     cx.emit("upsample2d", node, [x], attrs=attrs)
+
+
+def _shape_const(cx, node, v):
+    """A size / scale_factor argument computed in forward() from shapes only
+    (``F.interpolate(x, size=inp.shape[-2:])``, torchvision's segmentation heads): its value
+    at the exported shapes, which qrt's input check fixes (a blob takes other batch sizes
+    only). A value computed from a tensor's values is refused."""
+    import torch
+    from qrt_export._export import _from_shapes
+
+    def one(a):
+        if not hasattr(a, "op"):
+            return a
+        if not _from_shapes(a, cx.v):
+            cx.unsupported(node, "interpolate size / scale_factor computed in forward() from "
+                           "a tensor's values (qrt folds sizes computed from shapes only)")
+        val = cx.value(a)
+        return tuple(int(i) for i in val) if isinstance(val, (torch.Size, tuple, list)) \
+            else val
+    if isinstance(v, (tuple, list)):
+        v = type(v)(one(i) for i in v)
+        return tuple(j for i in v for j in (i if isinstance(i, tuple) else (i,)))
+    return one(v)
 
 
 @module(lambda: (_nn().Upsample,), "nn.Upsample / UpsamplingNearest2d / UpsamplingBilinear2d "
