@@ -716,7 +716,9 @@ class _Converter:
         if node.op == "get_attr":
             return
         if node.op == "output":
-            outs = _flatten(node.args[0])  # (out, (h_n, c_n)): three outputs
+            # (out, (h_n, c_n)): three outputs; a None (wav2vec2's lengths without an input
+            # lengths) is no output, as torch's pytree leaves of the result skip it here too
+            outs = [o for o in _flatten(node.args[0]) if o is not None]
             names = []
             for o in outs:  # a node yielding a tuple (an LSTM's): its tensors, in order
                 names += self._output_names(o) if hasattr(o, "name") else [None]
@@ -925,7 +927,8 @@ def agreement(model_torch, qmodel, inputs, engine, q_inputs=None) -> Dict[str, A
     tm = _repack(model_torch, engine)
     with _engine(engine), torch.no_grad():
         t_out = tm(*inputs)
-    t_outs = torch.utils._pytree.tree_leaves(t_out)   # tuples, dicts, HF ModelOutput
+    t_outs = [t for t in torch.utils._pytree.tree_leaves(t_out)   # tuples, dicts, HF
+              if isinstance(t, torch.Tensor)]                      # ModelOutput; no None
     q_in = _qrt_inputs(inputs if q_inputs is None else q_inputs)
     q_out = qmodel(*q_in)
     q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
@@ -948,7 +951,8 @@ def agreement(model_torch, qmodel, inputs, engine, q_inputs=None) -> Dict[str, A
     if float_k:
         try:   # torch against itself: oneDNN off
             with _engine(engine), torch.no_grad(), torch.backends.mkldnn.flags(enabled=False):
-                t_alt = torch.utils._pytree.tree_leaves(tm(*inputs))
+                t_alt = [t for t in torch.utils._pytree.tree_leaves(tm(*inputs))
+                         if isinstance(t, torch.Tensor)]
             flt["torch_var"] = max(_float_stats(t_alt[k], t_outs[k])["max_abs"]
                                    for k in float_k)
         except Exception:  # noqa: BLE001 - reported without it

@@ -314,7 +314,7 @@ class _Rewrite:
             self.const[n.name] = val
             return
         if n.op == "output":
-            self.g.output(tuple(self.arg(o) for o in _flat(n.args[0])))
+            self.g.output(tuple(self.arg(o) for o in _flat(n.args[0]) if o is not None))
             return
         if n.op == "call_module":   # torch.export's _guards_fn
             if n.users:
@@ -346,6 +346,9 @@ class _Rewrite:
             new = self.g.call_method("dequantize", (self.arg(n.args[0]),))
             self.env[n.name] = self.keep_meta(new, n)
             return
+        if n.target == torch.ops.aten.scaled_dot_product_attention.default:
+            if self.sdpa(n):
+                return
         fn, args, kwargs = _float_call(n, self.arg)
         if fn is None:
             from qrt_export.pt2e import _opname
@@ -354,6 +357,45 @@ class _Rewrite:
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         self.env[n.name] = self.keep_meta(new, n)
+
+    def sdpa(self, n) -> bool:
+        """F.scaled_dot_product_attention (wav2vec2's, BERT's attention) as the float ops of its
+        definition: softmax(q k^T * scale + mask) v, each a float op qrt runs (matmul,
+        softmax...); a causal or dropout call is refused."""
+        import math
+        torch = _torch()
+        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale",
+                 "enable_gqa")
+        a = dict(zip(names, n.args))
+        a.update(n.kwargs)
+        if a.get("dropout_p", 0.0) or a.get("is_causal", False) or a.get("enable_gqa", False):
+            self.fail(n, "scaled_dot_product_attention with dropout, is_causal or enable_gqa")
+            return True
+        q, k, v = (self.arg(a[x]) for x in ("query", "key", "value"))
+        e = self.v[a["query"].name].shape[-1]
+        scale = a.get("scale") or 1.0 / math.sqrt(e)
+        g = self.g
+        s = g.call_function(torch.matmul, (q, g.call_function(torch.transpose, (k, -2, -1))))
+        s = g.call_function(operator.mul, (s, float(scale)))
+        mask = a.get("attn_mask")
+        if mask is not None:
+            mv = self.v.get(mask.name) if hasattr(mask, "op") else mask
+            if isinstance(mv, torch.Tensor) and mv.dtype == torch.bool:
+                if not (hasattr(mask, "op") and mask.name in self.const):
+                    self.fail(n, "scaled_dot_product_attention with a boolean mask computed "
+                              "from the inputs (an additive float mask, or a constant one, "
+                              "is lowered)")
+                    return True
+                add = torch.zeros(mv.shape).masked_fill(~mv, float("-inf"))
+                s = g.call_function(operator.add, (s, self.attr(add)))
+            else:
+                s = g.call_function(operator.add, (s, self.arg(mask)))
+        p = g.call_function(torch.softmax, (s, -1))
+        out = g.call_function(torch.matmul, (p, v))
+        for m in (s, p, out):
+            self.keep_meta(m, n)
+        self.env[n.name] = out
+        return True
 
     def leaf(self, n):
         torch = _torch()
