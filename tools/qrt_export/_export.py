@@ -440,7 +440,14 @@ def quantize_float_model(model, calibration_data, example_inputs, qconfig_mappin
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     model = deepcopy_model(model).eval()
-    qmap = qconfig_mapping or get_default_qconfig_mapping("onednn")
+    qmap = qconfig_mapping
+    if qmap is None:
+        # torch.ao has no per-channel weight observer for transposed convs (ConvTasNet's
+        # decoder, autoencoders): those take qnnpack's per-tensor default
+        from torch.ao.quantization import get_default_qconfig
+        qmap = get_default_qconfig_mapping("onednn")
+        for t in (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d):
+            qmap.set_object_type(t, get_default_qconfig("qnnpack"))
     with _engine("qnnpack"), torch.no_grad():
         prepared = prepare_fx(model, qmap, example_inputs)
         for batch in calibration_data:
@@ -1307,13 +1314,54 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
                 "export(model, x, path, calibration_data=[batch, ...]); or export it as "
                 "float32 ops with keep_float=True (--keep-float)")
         calib = calibration_data
-        model = quantize_float_model(model, calib, inputs, qconfig_mapping)
-        kind = "quantized (float model quantized by qrt-export with torch.ao FX)"
+        model, inputs, how = _quantize_float(model, calib, inputs, qconfig_mapping, capture)
+        kind = "quantized (float model quantized by qrt-export with torch.ao FX" + how + ")"
         converted_under = "qnnpack"
     rep = _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind,
                         converted_under, None, capture)
     rep.notes = notes
     return rep
+
+
+def _quantize_float(model, calibration_data, inputs, qconfig_mapping, capture):
+    """(quantized GraphModule, its example inputs, how it was captured) of a float model:
+    torch.ao FX on the model itself, or, where torch.fx cannot trace it (shape checks and
+    control flow in forward(), nested inputs), on the graph torch.export captures
+    (qrt_export/capture.py), whose shapes are the example's: calibration runs in batches of
+    the example's batch size."""
+    import torch
+    err = None
+    if capture != "export" and all(isinstance(x, torch.Tensor) for x in inputs):
+        try:
+            return quantize_float_model(model, calibration_data, inputs, qconfig_mapping), \
+                inputs, ""
+        except Exception as e:  # noqa: BLE001 - torch.fx raises many types
+            err = e
+            if capture == "fx":
+                raise
+    from qrt_export.capture import CaptureError
+    from qrt_export.capture import capture as _capture
+    try:
+        gm, flat = _capture(model, inputs)
+    except (CaptureError, UnsupportedError) as ce:
+        if err is None:
+            raise
+        raise UnsupportedError(f"torch.fx cannot quantize {type(model).__name__} "
+                               f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); and "
+                               f"through torch.export: {ce}") from ce
+    b = int(flat[0].shape[0]) if flat and flat[0].dim() else 1
+    chunks = []
+    for batch in calibration_data:
+        leaves = torch.utils._pytree.tree_leaves(_as_tuple(batch))
+        n = min(int(t.shape[0]) for t in leaves) if leaves else 0
+        chunks += [tuple(t[i:i + b] for t in leaves) for i in range(0, n - b + 1, b)]
+    if not chunks:
+        raise UnsupportedError(f"the calibration batches hold fewer samples than the example's "
+                               f"batch size {b} (the graph torch.export captured runs at the "
+                               "example's shapes)")
+    q = quantize_float_model(gm, chunks, flat, qconfig_mapping)
+    why = f"torch.fx could not trace it: {str(err).splitlines()[0][:160]}" if err else "asked"
+    return q, flat, f", on the graph torch.export captured ({why})"
 
 
 class _UseExport(Exception):

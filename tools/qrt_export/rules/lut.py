@@ -219,6 +219,25 @@ def unary_module(cx, node, m):
     emit_lut(cx, node, x, fn, type(m).__name__)
 
 
+def _prelu_modules():
+    import torch.ao.nn.quantized as nnq
+    return (nnq.PReLU, _torch().nn.PReLU)
+
+
+@module(_prelu_modules, "quantized PReLU with one slope (nnq.PReLU, nn.PReLU() on a quantized "
+        "tensor; ConvTasNet's) as a 256-entry table")
+def prelu_module(cx, node, m):
+    x = _quantized_input(cx, node)
+    w = m.weight
+    if w.numel() != 1:
+        cx.unsupported(node, f"quantized PReLU with {w.numel()} slopes (one per channel; qrt "
+                       "runs one slope, nn.PReLU())")
+    fn = _node_fn(node, x, cx.gm)
+    if fn is None:
+        raise Decline("not a unary call")
+    emit_lut(cx, node, x, fn, type(m).__name__)
+
+
 def _unary_functions():
     torch = _torch()
     F = torch.nn.functional
