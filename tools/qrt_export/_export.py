@@ -236,6 +236,16 @@ def _repack(model, engine: str):
             elif isinstance(mod, (nnq.Linear, nnqd.Linear)):
                 w, b = mod._weight_bias()
                 mod.set_weight_bias(w, b)
+            elif isinstance(mod, nnqd.modules.rnn.RNNBase) and \
+                    getattr(mod, "dtype", None) == _torch().qint8:
+                # a deepcopy keeps an LSTM's packed cell params as they were packed (fbgemm's
+                # under the x86 engine, whose dynamic linear quantizes the activations at
+                # reduce_range): packed again, torch computes what it computes on a Pi
+                wb = mod._weight_bias()
+                mod.set_weight_bias({**wb["weight"], **wb["bias"]})
+            elif isinstance(mod, nnqd.modules.rnn.RNNCellBase) and \
+                    getattr(mod, "weight_dtype", None) == _torch().qint8:
+                mod.set_weight_bias(mod._weight_bias())
     return m
 
 
@@ -473,8 +483,9 @@ def _trace(model):
     try:
         graph = tracer.trace(model)
     except Exception as e:  # noqa: BLE001 - torch raises many types here
-        raise UnsupportedError(f"cannot trace {type(model).__name__} with torch.fx ({e}); qrt "
-                               "exports models whose forward is traceable") from e
+        raise UnsupportedError(f"cannot trace {type(model).__name__} with torch.fx "
+                               f"({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+                               ) from e
     return fx.GraphModule(tracer.root if isinstance(tracer.root, torch.nn.Module) else model,
                           graph)
 

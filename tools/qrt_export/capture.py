@@ -187,6 +187,8 @@ def capture(model, inputs):
             qual = f"{prefix}{name}"
             if isinstance(child, nnq.QFunctional):
                 for meth in _QF_METHODS:
+                    if getattr(child, meth, None) is None:
+                        continue
                     leaf = add_leaf(qual, child, meth)
                     object.__setattr__(child, meth, leaf.record)
                     swaps.append((child, meth, None, leaf))
@@ -222,15 +224,34 @@ def capture(model, inputs):
 
 
 def _export_failure(e) -> str:
-    msg = str(e).strip().splitlines()
-    first = next((ln for ln in msg if ln.strip()), "")
+    """One line on why torch.export failed: the construct, the model's source line, and what
+    to change (issue #45: a message that helps)."""
+    import linecache
+    import re
+    import traceback
+    text = str(e)
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else type(e).__name__
     where = ""
-    for ln in reversed(msg):
-        if ln.strip().startswith("File ") and "/torch/" not in ln:
-            where = f" at {ln.strip()}"
-            break
-    return (f"torch.export could not capture the model{where}: {type(e).__name__}: "
-            f"{first[:300]}")
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if "/torch/" not in f.filename and "/qrt_export/" not in f.filename]
+    for m in re.finditer(r'File "([^"]+)", line (\d+), in (\w+)', text):
+        if "/torch/" not in m.group(1) and "/qrt_export/" not in m.group(1):
+            code = linecache.getline(m.group(1), int(m.group(2))).strip()
+            where = f'File "{m.group(1)}", line {m.group(2)}, in {m.group(3)}' + \
+                (f": {code}" if code else "")
+    if not where and frames:
+        f = frames[-1]
+        where = f'File "{f.filename}", line {f.lineno}, in {f.name}: {f.line or ""}'.rstrip(": ")
+    name = type(e).__name__
+    if "DataDependent" in name or "data-dependent" in text or "GuardOnDataDependent" in text:
+        what = ("control flow or a Python number computed from a tensor's values (qrt runs one "
+                "fixed graph: compute the condition from shapes or constants, use torch.where "
+                "for an element-wise choice, or move it out of forward())")
+    else:
+        what = f"{name}: {first[:300]}"
+    return f"torch.export could not capture the model: {what}" + (f" at {where}" if where
+                                                                 else "")
 
 
 class _Rewrite:
