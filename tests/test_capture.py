@@ -243,3 +243,35 @@ def test_capture_rewrite_is_run_on_real_quantized_tensors():
             a, b = gm(*flat)[0], qm(x)
     assert torch.equal(a.int_repr(), b.int_repr())
     assert any(n.target is torch.ops.quantized.add for n in gm.graph.nodes)
+
+
+def test_bert_dynamic_padding_masks_at_run_time(tmp_path):
+    """PyTorch's BERT dynamic-quantization tutorial model (transformers' own class, tiny
+    config): torch.fx cannot trace it; captured, its attention_mask input becomes the additive
+    mask of its attention (padding_mask op), and other padding patterns at run time give
+    torch's logits."""
+    from _torch_models import torchvision
+    torchvision()      # transformers imports torchvision, whose compiled ops do not load here
+    tf = pytest.importorskip("transformers")
+    cfg = tf.BertConfig(vocab_size=500, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64,
+                        max_position_embeddings=32, num_labels=3)
+    torch.manual_seed(0)
+    m = tf.BertForSequenceClassification(cfg).eval()
+    qm = torch.ao.quantization.quantize_dynamic(m, {nn.Linear}, dtype=torch.qint8)
+    ids = torch.randint(0, 500, (2, 12))
+    mask = torch.ones(2, 12, dtype=torch.int64)
+    mask[1, 7:] = 0
+    tt = torch.zeros(2, 12, dtype=torch.int64)
+    tt[:, 6:] = 1
+    rep = qrt_export.export(qm, (ids, mask, tt), tmp_path / "m.bin", verbose=False)
+    assert "captured with torch.export" in rep.model_kind and all(r["ok"] for r in rep.ops)
+    q = qrt.load(tmp_path / "m.bin")
+    assert "padding_mask" in [n.kind for n in q.graph.nodes]
+    for pad in ([12, 12], [3, 9], [1, 12]):
+        mk = torch.zeros(2, 12, dtype=torch.int64)
+        for r, n in enumerate(pad):
+            mk[r, :n] = 1
+        t = _qnnpack(qm, ids, mk, tt).logits.numpy()
+        y = q(ids.numpy(), mk.numpy(), tt.numpy())
+        assert np.abs(y - t).max() <= 1e-4 * (np.abs(t).max() + 1e-3), (pad, y, t)

@@ -333,3 +333,35 @@ class QEmbeddingBag(_QTable, _Bag):
         def k(idx, starts):
             _ops.embedding_bag_rowwise(codes, bits, d, s, b, idx, starts, w, y)
         return k
+
+
+# ---- padding masks ------------------------------------------------------------------------------
+@define
+class PaddingMask(OpDef):
+    name, code = "padding_mask", 106
+    doc = ("an int64/int32 attention mask (1 = attend, 0 = padding; HF transformers' "
+           "attention_mask) as the additive float32 mask attention adds to its scores: 0.0 "
+           "where the input is nonzero, -inf where it is 0")
+    index_inputs = (0,)
+
+    def validate(self, node):
+        check_index_operand(node, node.inputs[0], "attention mask")
+        y = node.outputs[0]
+        if y.dtype != "float32" or y.qscheme != "none":
+            raise node.fail(f"returns a float32 tensor, {y.name} is {y.dtype}")
+
+    def neutral_inputs(self, node, ins):
+        ins[0][...] = 1    # the load-time dry run: every position attended (no -inf row)
+
+    def infer(self, node, shapes):
+        return [tuple(shapes[0])]
+
+    def bind(self, node, ins, outs):
+        x, y = ins[0], outs[0]
+        ninf = np.float32(-np.inf)
+
+        def run():
+            np.copyto(y, np.float32(0.0))
+            np.copyto(y, ninf, where=(x == 0))
+        return run, (), {}
+

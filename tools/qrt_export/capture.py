@@ -268,6 +268,9 @@ class _Rewrite:
         self.missing: List[str] = []
         self.n_attr = 0
         self.mod_names: Dict[int, str] = {}
+        self.pad_src: Dict[str, Any] = {}     # mask node -> the int input it pads by
+        self.lazy: set = set()                # nodes only a mask reads (sdpa lowers them)
+        self.inputs = inputs
         from qrt_export.pt2e import run_values
         from qrt_export._export import _engine
         with _engine("qnnpack"):
@@ -301,6 +304,13 @@ class _Rewrite:
 
     def run(self):
         import torch.fx as fx
+        torch = _torch()
+        sdpa = torch.ops.aten.scaled_dot_product_attention.default
+        for n in self.src.graph.nodes:   # a mask's own nodes: lowered by the attention
+            if n.op == "call_function" and n.target == sdpa:
+                m = n.args[3] if len(n.args) > 3 else n.kwargs.get("attn_mask")
+                if hasattr(m, "op"):
+                    self._mark_lazy(m)
         for n in self.src.graph.nodes:
             try:
                 self.node(n)
@@ -315,6 +325,24 @@ class _Rewrite:
         gm = fx.GraphModule(self.root, self.g)
         gm.graph.lint()
         return gm
+
+    def _mark_lazy(self, mask):
+        """The nodes computing ``mask`` that nothing but masks reads (HF's mask code: index
+        arithmetic on attention_mask): not lowered one by one."""
+        torch = _torch()
+        sdpa = torch.ops.aten.scaled_dot_product_attention.default
+        sub, stack = set(), [mask]
+        while stack:
+            a = stack.pop()
+            if a.name in sub or a.op in ("placeholder", "get_attr"):
+                continue
+            sub.add(a.name)
+            stack.extend(a.all_input_nodes)
+        for name in sub:
+            node = next(x for x in self.src.graph.nodes if x.name == name)
+            if all(u.name in sub or (u.op == "call_function" and u.target == sdpa)
+                   for u in node.users):
+                self.lazy.add(name)
 
     def fail(self, n, what):
         self.missing.append(f"{what} at {self.source(n)}")
@@ -346,6 +374,8 @@ class _Rewrite:
             return
         if not n.users and _is_assert(n):
             return
+        if n.name in self.lazy:
+            return
         if n.target == torch.ops.qrt_capture.leaf.default:
             self.leaf(n)
             return
@@ -370,6 +400,13 @@ class _Rewrite:
         if n.target == torch.ops.aten.scaled_dot_product_attention.default:
             if self.sdpa(n):
                 return
+        if n.target == torch.ops.aten.select.int:   # x[:, 0] (BERT's pooler): a getitem
+            x, dim, idx = n.args[:3]
+            nd = self.v[x.name].dim()
+            key = tuple([slice(None)] * (int(dim) % nd)) + (int(idx),)
+            new = self.g.call_function(operator.getitem, (self.arg(x), key))
+            self.env[n.name] = self.keep_meta(new, n)
+            return
         fn, args, kwargs = _float_call(n, self.arg)
         if fn is None:
             from qrt_export.pt2e import _opname
@@ -378,6 +415,58 @@ class _Rewrite:
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         self.env[n.name] = self.keep_meta(new, n)
+
+    def padding_input(self, mask):
+        """The int model input [N, S] whose nonzero positions ``mask`` (a boolean attention
+        mask [N or 1, heads or 1, L, S] the model computes) lets attend, or None. Found by the
+        mask's ancestry (one int input) and checked by running the model's own mask code again
+        on probe masks (none, random trailing padding, a random pattern, one token left):
+        each must give exactly ``input[:, None, None, :] != 0`` at the mask's shape."""
+        torch = _torch()
+        if mask.name in self.pad_src:
+            return self.pad_src[mask.name]
+        self.pad_src[mask.name] = None
+        seen, stack, phs = set(), [mask], []
+        while stack:
+            a = stack.pop()
+            if a.name in seen:
+                continue
+            seen.add(a.name)
+            if a.op == "placeholder":
+                phs.append(a)
+            stack.extend(a.all_input_nodes)
+        places = [p for p in self.src.graph.nodes if p.op == "placeholder"]
+        if len(phs) != 1:
+            return None
+        p = phs[0]
+        pv, mv = self.v[p.name], self.v[mask.name]
+        if pv.dtype not in (torch.int64, torch.int32) or pv.dim() != 2 or mv.dim() != 4 or \
+                int(mv.shape[-1]) != int(pv.shape[1]) or int(mv.shape[0]) not in (1, int(
+                    pv.shape[0])):
+            return None
+        k = places.index(p)
+        g = torch.Generator().manual_seed(0)
+        n_b, s_len = int(pv.shape[0]), int(pv.shape[1])
+        lens = torch.randint(1, s_len + 1, (n_b,), generator=g)
+        probes = [torch.ones_like(pv), (torch.arange(s_len)[None, :] < lens[:, None]).to(
+            pv.dtype), torch.randint(0, 2, pv.shape, generator=g).to(pv.dtype),
+            torch.zeros_like(pv).index_fill(1, torch.tensor([0]), 1), pv]
+        from qrt_export.pt2e import run_values
+        from qrt_export._export import _engine
+        for q in probes:
+            ins = list(self.inputs)
+            ins[k] = q
+            try:
+                with _engine("qnnpack"):
+                    got = run_values(self.src, ins).get(mask.name)
+            except Exception:  # noqa: BLE001 - the model refuses the probe
+                return None
+            want = (q != 0)[:, None, None, :]
+            if not isinstance(got, torch.Tensor) or got.dtype != torch.bool or \
+                    not torch.equal(got, want.expand(got.shape)) or got.shape[0] != n_b:
+                return None
+        self.pad_src[mask.name] = p
+        return p
 
     def sdpa(self, n) -> bool:
         """F.scaled_dot_product_attention (wav2vec2's, BERT's attention) as the float ops of its
@@ -401,12 +490,19 @@ class _Rewrite:
         mask = a.get("attn_mask")
         if mask is not None:
             mv = self.v.get(mask.name) if hasattr(mask, "op") else mask
-            if isinstance(mv, torch.Tensor) and mv.dtype == torch.bool:
-                if not (hasattr(mask, "op") and mask.name in self.const):
+            if isinstance(mv, torch.Tensor) and mv.dtype == torch.bool and \
+                    hasattr(mask, "op") and mask.name not in self.const:
+                src = self.padding_input(mask)
+                if src is None:
                     self.fail(n, "scaled_dot_product_attention with a boolean mask computed "
-                              "from the inputs (an additive float mask, or a constant one, "
-                              "is lowered)")
+                              "from the inputs that is not a key padding mask (the input's "
+                              "nonzero positions, as HF transformers' attention_mask)")
                     return True
+                from qrt_export.rules.attention import padding_additive_mask
+                pm = g.call_function(padding_additive_mask, (self.arg(src),))
+                pm = g.call_function(torch.reshape, (pm, (-1, 1, 1, int(mv.shape[-1]))))
+                s = g.call_function(operator.add, (s, pm))
+            elif isinstance(mv, torch.Tensor) and mv.dtype == torch.bool:
                 add = torch.zeros(mv.shape).masked_fill(~mv, float("-inf"))
                 s = g.call_function(operator.add, (s, self.attr(add)))
             else:
@@ -421,6 +517,11 @@ class _Rewrite:
     def leaf(self, n):
         torch = _torch()
         xs, idx = n.args[0], int(n.args[1])
+        if xs and all(x.name in self.const for x in xs):
+            # a module on constants only (BERT's position embeddings of its position_ids
+            # buffer): its outputs are constants of the graph
+            self.const[n.name] = self.v[n.name]
+            return
         qual, mod, method = self.leaves[idx]
         rec = self.records[idx]
         shapes = tuple(tuple(self.v[x.name].shape) for x in xs)

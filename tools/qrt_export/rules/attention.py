@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 
-from qrt_export.rules import method, module
+from qrt_export.rules import function, method, module
 from qrt_export.rules._float import array, is_node
 
 
@@ -539,3 +539,23 @@ def expand_constant(cx, node, target):
     h = seq.op("float_mul", [h], lambda t: t * 0.0, attrs={"scalar": 0.0})
     cst = cx.constant(f"{node.name}.value", array(c))
     seq.op("float_add", [h], lambda t: t + c, [cst], name=node.name, out=cx.tensor(node))
+
+
+# ---- an attention_mask input as an additive mask (qrt/ops/embedding.py, padding_mask) --------
+def padding_additive_mask(mask):
+    """torch's value of the ``padding_mask`` op: an int attention mask [N, S] (1 = attend, 0 =
+    padding, HF transformers' ``attention_mask``) as the additive float32 mask attention adds
+    to its scores (0 or -inf). qrt_export/capture.py puts it where the model's own mask code
+    (index arithmetic on the input) builds the equivalent boolean mask."""
+    import torch
+    return torch.zeros(mask.shape, dtype=torch.float32).masked_fill(mask == 0, float("-inf"))
+
+
+@function(lambda: (padding_additive_mask,), "an int attention_mask input [N, S] as the additive "
+          "mask of F.scaled_dot_product_attention (HF transformers' padding masks)")
+def padding_mask_fn(cx, node, target):
+    x = node.args[0]
+    if not is_node(x) or x.op != "placeholder":
+        cx.unsupported(node, "a padding mask that is not a model input")
+    cx.emit("padding_mask", node, [x])
+
