@@ -218,8 +218,7 @@ def main(argv=None):
                     t = dm(*inputs)
                     torch.backends.mha.set_fastpath_enabled(True)
                 t = t if isinstance(t, tuple) else (t,)
-                q = qm(*qin)
-                q = q if isinstance(q, tuple) else (q,)
+                q = qm.flat(*qin)
                 dev = max(float(np.abs(a - bb.numpy()).max()) for a, bb in zip(q, t))
                 fpath = os.path.join(tmp, f"{name}_{b}_f32.bin")
                 qrt_export.export(fm, inputs, fpath, verbose=False, check=False,

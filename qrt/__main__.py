@@ -187,10 +187,9 @@ def _run(args) -> int:
                           f"holds {len(xs)}")
     xs = [_to_qrt_input(x, s) for x, s in zip(xs, m.inputs)]
     try:
-        y = m(*xs)
+        ys = m.flat(*xs)
     except (ValueError, TypeError) as e:
         raise _UsageError(str(e)) from None
-    ys = y if isinstance(y, tuple) else (y,)
     arrs = [v.int_repr().copy() if isinstance(v, qrt.QTensor) else v for v in ys]
     if args.output:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
         out = args.output

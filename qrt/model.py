@@ -202,6 +202,7 @@ class Model:
                               section="TENSORS", path=self.path)
         self.inputs = [self._spec(t) for t in ins]
         self._n_in = len(ins)
+        self._in_io, self._out_io = _io_meta(blob, len(ins), len(blob.outputs))
         self._all_f32 = all(t.dtype == "float32" and t.qscheme == "none" for t in ins)
         self.outputs = [self._spec(self._t[i]) for i in blob.outputs]
         self.weights_nbytes = sum(t.nbytes for t in self._t if t.kind == "constant")
@@ -316,9 +317,22 @@ class Model:
                 x.shape if type(x) is np.ndarray and x.dtype is _F32_DT else None
                 for x in inputs]))
         if plan is None:
+            if self._in_io is not None and (len(inputs) != self._n_in or any(
+                    isinstance(x, (tuple, list, dict)) for x in inputs)):
+                inputs = _io_flatten(self._in_io, inputs)   # forward()'s own structure
             plan = self._exec.plan(self._in_shapes(inputs))
         outs = self._exec.run(plan, inputs, _copy_in, _copy_out)
+        if self._out_io is not None:
+            return _io_build(self._out_io, iter(outs))
         return outs[0] if len(outs) == 1 else outs
+
+    def flat(self, *inputs) -> tuple:
+        """Run the model and return its outputs as one flat tuple in the blob's order (names:
+        ``model.outputs``), whatever structure forward() returned."""
+        out = self(*inputs)
+        if self._out_io is None:
+            return out if isinstance(out, tuple) else (out,)
+        return tuple(_io_leaves_of(out))
 
     def run(self, *inputs):
         """Same as calling the model."""
@@ -445,3 +459,106 @@ class Model:
         return (f"qrt.Model({self.path!r}, ops={len(self._blob.ops)}, inputs=[{ins}], "
                 f"outputs=[{outs}], weights={self.weights_nbytes} B, "
                 f"arena={self.arena_nbytes} B)")
+
+
+# ---- forward()'s argument and result structure (blob meta "io", docs/blob-format.md) ----------
+_IO_DEPTH = 16
+
+
+def _io_leaves(spec, depth=0) -> int:
+    """Number of tensors a spec holds; ValueError when it is not a well-formed spec."""
+    if depth > _IO_DEPTH:
+        raise ValueError("nested too deep")
+    if spec is None:
+        return 1
+    if spec == "none":
+        return 0
+    if isinstance(spec, dict) and len(spec) == 1:
+        (kind, kids), = spec.items()
+        if kind in ("tuple", "list") and isinstance(kids, list):
+            return sum(_io_leaves(c, depth + 1) for c in kids)
+        if kind == "dict" and isinstance(kids, list) and all(
+                isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str)
+                for kv in kids):
+            return sum(_io_leaves(c, depth + 1) for _, c in kids)
+    raise ValueError(f"not a structure: {str(spec)[:80]}")
+
+
+def _io_meta(blob, n_in, n_out):
+    """(inputs spec or None, outputs spec or None) from the blob's meta "io" (R8: a spec that
+    does not describe exactly the blob's inputs / outputs is refused)."""
+    io = blob.meta.get("io") if isinstance(blob.meta, dict) else None
+    if io is None:
+        return None, None
+    specs = []
+    for key, n in (("inputs", n_in), ("outputs", n_out)):
+        spec = io.get(key) if isinstance(io, dict) else None
+        if spec is None:
+            specs.append(None)
+            continue
+        try:
+            k = _io_leaves(spec)
+            if key == "inputs" and "tuple" not in spec:
+                raise ValueError("the inputs are not a tuple of arguments")
+        except (ValueError, TypeError, AttributeError) as e:
+            raise FormatError("R8", f"metadata 'io' {key}: {e}", section="META",
+                              path=blob.path) from None
+        if k != n:
+            raise FormatError("R8", f"metadata 'io' {key} holds {k} tensors, the blob has {n}",
+                              section="META", path=blob.path)
+        specs.append(spec)
+    return specs[0], specs[1]
+
+
+def _io_flatten(spec, args):
+    """The flat inputs of forward()'s arguments ``args`` (tuples, lists, dicts as exported)."""
+    out = []
+
+    def walk(sp, v, where):
+        if sp is None:
+            out.append(v)
+        elif sp == "none":
+            if v is not None:
+                raise TypeError(f"{where}: expected None, got {type(v).__name__}")
+        elif "dict" in sp:
+            if not isinstance(v, dict):
+                raise TypeError(f"{where}: expected a dict with keys "
+                                f"{[k for k, _ in sp['dict']]}, got {type(v).__name__}")
+            for k, c in sp["dict"]:
+                if k not in v:
+                    raise TypeError(f"{where}: missing key {k!r}")
+                walk(c, v[k], f"{where}[{k!r}]")
+        else:
+            kids = sp.get("tuple", sp.get("list"))
+            if not isinstance(v, (tuple, list)) or len(v) != len(kids):
+                raise TypeError(f"{where}: expected a tuple of {len(kids)}, got "
+                                f"{type(v).__name__}"
+                                + (f" of {len(v)}" if isinstance(v, (tuple, list)) else ""))
+            for i, (c, x) in enumerate(zip(kids, v)):
+                walk(c, x, f"{where}[{i}]")
+    walk(spec, tuple(args), "inputs")
+    return tuple(out)
+
+
+def _io_build(spec, it):
+    """forward()'s result structure from the flat outputs."""
+    if spec is None:
+        return next(it)
+    if spec == "none":
+        return None
+    if "dict" in spec:
+        return {k: _io_build(c, it) for k, c in spec["dict"]}
+    kids = [_io_build(c, it) for c in spec.get("tuple", spec.get("list"))]
+    return tuple(kids) if "tuple" in spec else kids
+
+
+def _io_leaves_of(v):
+    if isinstance(v, dict):
+        for x in v.values():
+            yield from _io_leaves_of(x)
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            yield from _io_leaves_of(x)
+    elif v is not None:
+        yield v
+

@@ -66,8 +66,13 @@ def test_dynamic_model_torch_fx_cannot_trace(tmp_path):
     assert rep.ops and all(r["ok"] for r in rep.ops)
     qm = qrt.load(tmp_path / "m.bin")
     assert len(qm.graph.inputs) == 3 and len(qm.graph.outputs) == 3
-    y = qm(x.numpy(), state[0].numpy(), state[1].numpy())
+    y = qm.flat(x.numpy(), state[0].numpy(), state[1].numpy())
     t = _qnnpack(m, x, state)
+    d = qm(x.numpy(), (state[0].numpy(), state[1].numpy()))   # forward()'s own structure
+    assert isinstance(d, dict) and list(d) == ["out", "h", "c"]
+    assert [s.name for s in qm.outputs] == ["out", "h", "c"]
+    assert [s.name for s in qm.inputs] == ["x", "state_0", "state_1"]
+    assert np.array_equal(d["h"], y[1])
     for a, b in zip(y, (t["out"], t["h"], t["c"])):
         assert a.shape == tuple(b.shape)
         assert np.abs(a - b.numpy()).max() <= 1e-5 * (np.abs(b.numpy()).max() + 1)
@@ -273,5 +278,5 @@ def test_bert_dynamic_padding_masks_at_run_time(tmp_path):
         for r, n in enumerate(pad):
             mk[r, :n] = 1
         t = _qnnpack(qm, ids, mk, tt).logits.numpy()
-        y = q(ids.numpy(), mk.numpy(), tt.numpy())
+        y = q(ids.numpy(), mk.numpy(), tt.numpy())["logits"]   # HF's output, by name
         assert np.abs(y - t).max() <= 1e-4 * (np.abs(t).max() + 1e-3), (pad, y, t)

@@ -77,6 +77,16 @@ class ExportReport:
         command that quantizes the model statically (qrt-export --calibrate, torch.ao FX)."""
         if not self.macs or 2 * self.float_macs <= self.macs:
             return ""
+        if self.model_kind.startswith("pt2e"):
+            # --calibrate does not apply to a converted program: the quantizer chose the floats
+            return (f"note: {100.0 * self.float_macs / self.macs:.0f} % of the MACs run in "
+                    "float32 ops, the ops your pt2e quantizer left unannotated (torchao's "
+                    "X86InductorQuantizer and ArmInductorQuantizer annotate conv2d and linear, "
+                    "not conv1d or conv_transpose1d, and X86's conv + add pattern leaves the "
+                    "conv in float): annotate them in your quantizer (an XNNPACK-style "
+                    "quantizer covers conv1d), or quantize the float model with torch.ao: "
+                    f"qrt-export model.pt --input {input_file} --calibrate calib.npy -o "
+                    f"{output_file}")
         return (f"note: {100.0 * self.float_macs / self.macs:.0f} % of the MACs run in float32 "
                 f"ops; a static int8 model runs about {STATIC_SPEEDUP} faster on qrt "
                 f"({STATIC_SPEEDUP_WHERE}): qrt-export {model_file} --input {input_file} "
@@ -924,6 +934,16 @@ def _plain(obj):
 
 
 # ---- agreement -------------------------------------------------------------------------------
+def flat_outputs(out) -> list:
+    """A qrt model's result (an array, a tuple, or forward()'s own structure of tuples, lists
+    and dicts) as the flat list of its outputs, in the blob's order (None dropped)."""
+    if isinstance(out, dict):
+        return [x for v in out.values() for x in flat_outputs(v)]
+    if isinstance(out, (tuple, list)):
+        return [x for v in out for x in flat_outputs(v)]
+    return [] if out is None else [out]
+
+
 def _float_stats(q, t) -> Dict[str, Any]:
     """|qrt - torch| of a float output: the largest difference, torch's largest magnitude."""
     a = np.asarray(q, np.float64)
@@ -948,8 +968,7 @@ def agreement(model_torch, qmodel, inputs, engine, q_inputs=None) -> Dict[str, A
     t_outs = [t for t in torch.utils._pytree.tree_leaves(t_out)   # tuples, dicts, HF
               if isinstance(t, torch.Tensor)]                      # ModelOutput; no None
     q_in = _qrt_inputs(inputs if q_inputs is None else q_inputs)
-    q_out = qmodel(*q_in)
-    q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
+    q_outs = flat_outputs(qmodel(*q_in))
     res: Dict[str, Any] = {"exact": 0, "total": 0, "max_lsb": 0}
     flt: Dict[str, Any] = {"total": 0, "max_abs": 0.0, "max_ref": 0.0}
     float_k = []
@@ -1375,6 +1394,70 @@ def _quantize_float(model, calibration_data, inputs, qconfig_mapping, capture):
     return q, flat, f", on the graph torch.export captured ({why})"
 
 
+def _io_spec(v):
+    """The nesting of a forward() argument or result as JSON (docs/blob-format.md, meta "io"):
+    null for a tensor, "none" for None, {"tuple": [...]}, {"list": [...]}, {"dict": [[key,
+    ...], ...]} (HF ModelOutput is a dict of its set fields)."""
+    import torch
+    if isinstance(v, torch.Tensor):
+        return None
+    if v is None:
+        return "none"
+    if isinstance(v, dict):
+        return {"dict": [[str(k), _io_spec(x)] for k, x in v.items()]}
+    if isinstance(v, (tuple, list)):
+        return {"tuple" if isinstance(v, tuple) else "list": [_io_spec(x) for x in v]}
+    raise UnsupportedError(f"a model argument or result of type {type(v).__name__} (tensors, "
+                           "None, tuples, lists and dicts of them)")
+
+
+def _io_names(spec, prefix=""):
+    """The dotted path of every tensor leaf of ``spec``, in order."""
+    if spec is None:
+        return [prefix or "output"]
+    if spec == "none":
+        return []
+    if "dict" in spec:
+        return [n for k, c in spec["dict"] for n in _io_names(c, f"{prefix}.{k}" if prefix
+                                                              else k)]
+    kids = spec.get("tuple", spec.get("list", []))
+    return [n for i, c in enumerate(kids) for n in _io_names(c, f"{prefix or 'output'}.{i}")]
+
+
+def _trivial(spec, top_level_tuple=False) -> bool:
+    """A spec a flat argument list / a flat tuple of results already says."""
+    if spec is None:
+        return True
+    kids = spec.get("tuple") if isinstance(spec, dict) else None
+    return top_level_tuple and kids is not None and all(c is None for c in kids)
+
+
+def _io_structure(model, structured, n_in, n_out):
+    """{"inputs": spec, "outputs": spec, "output_names": [...]} of the model's forward()
+    arguments and result (one run under qnnpack), or None when it cannot be computed or
+    does not match the blob's flat inputs and outputs; a trivial spec is left out (the flat
+    tuple says it)."""
+    import torch
+    try:
+        with _engine("qnnpack"), torch.no_grad():
+            out = model(*structured)
+        ins = {"tuple": [_io_spec(x) for x in structured]}
+        outs = _io_spec(out)
+    except Exception:  # noqa: BLE001 - names are a nicety: the blob is right without them
+        return None
+    n_leaves = len([x for x in torch.utils._pytree.tree_leaves(tuple(structured))
+                    if isinstance(x, torch.Tensor)])
+    names = _io_names(outs)
+    if n_leaves != n_in or len(names) != n_out:
+        return None
+    io: Dict[str, Any] = {"output_names": names if outs is not None else [None]}
+    if not _trivial(ins, True):
+        io["inputs"] = ins
+    if not _trivial(outs, True):
+        io["outputs"] = outs
+    return io
+
+
 class _UseExport(Exception):
     """Capture with torch.export (``err``: why torch.fx could not, or None when asked to)."""
 
@@ -1459,6 +1542,17 @@ def _export_graph(model, inputs, path, check, verbose, src, allow_mismatch, kind
         "converted_under": converted_under,
         "example_input_shapes": [list(x.shape) for x in inputs],
     }
+    io = _io_structure(qm, structured, len(b.inputs), len(b.outputs))
+    if io is not None:
+        for k, name in zip(b.outputs, io.pop("output_names")):
+            old_name = b.tensors[k].name
+            if name and name != old_name and name not in b._names and k not in b.inputs:
+                b.tensors[k].name = name    # where it came from: "logits", "out", "hidden.0"
+                b._names[name] = k
+                if old_name in values:      # the check finds torch's value by either name
+                    values[name] = values[old_name]
+        if io:
+            b.meta["io"] = io
     nbytes = b.write(os.fspath(path))
     qmodel = qrt.load(path)
     rep = ExportReport(os.fspath(path), nbytes, qmodel.arena_nbytes, qmodel.weights_nbytes,

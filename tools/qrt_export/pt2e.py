@@ -1087,8 +1087,8 @@ def agreement(pt2e_gm, ref_of, qvalues, qmodel, inputs) -> Dict[str, Any]:
         t_out = pt2e_gm(*inputs)
     t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
     q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
-    q_out = qmodel(*q_in)
-    q_outs = list(q_out) if isinstance(q_out, tuple) else [q_out]
+    from qrt_export._export import flat_outputs
+    q_outs = flat_outputs(qmodel(*q_in))
     from qrt_export._export import _output_lsb
     out = {"exact": 0, "total": 0, "max_lsb": 0.0, "max_abs": 0.0}
     flt = {"total": 0, "max_abs": 0.0, "max_ref": 0.0}
