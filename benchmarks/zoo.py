@@ -68,7 +68,7 @@ def latency(rep, qm, example, rounds):
     qrt.set_num_threads(1)
     torch.backends.quantized.engine = "qnnpack"
     tm = _repack(rep.torch_model, "qnnpack") if rep.torch_model is not None else None
-    q_in = _qrt_inputs(example)
+    q_in = _qrt_inputs(torch.utils._pytree.tree_leaves(example))   # qrt: flat inputs
     tq, tt = [], []
     with torch.no_grad():
         for _ in range(2):   # warm-up
@@ -130,8 +130,6 @@ def table(rows):
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ex = r["exported"].replace("|", "\\|")
-        if len(ex) > 160:
-            ex = ex[:157] + "..."
         ops = f"{r['ops_ok']}/{r['ops']}" if "ops" in r else "-"
         q, t = r.get("qrt_ms"), r.get("torch_ms")
         ratio = f"{t / q:.2f}" if q and t else "-"
