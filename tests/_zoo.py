@@ -127,13 +127,16 @@ def _wav2vec2():
     return _dynamic(m), (torch.randn(1, 1600, generator=_g(2)),), {}
 
 
-def _conv_tasnet():
-    ct = torchaudio_models("conv_tasnet")
-    torch.manual_seed(0)
-    m = ct.ConvTasNet(num_sources=2, enc_kernel_size=16, enc_num_feats=64, msk_kernel_size=3,
-                      msk_num_feats=32, msk_num_hidden_feats=64, msk_num_layers=2,
-                      msk_num_stacks=1)
-    return _static(m, (1, 1, 800))
+def _conv_tasnet(flavour):
+    def build():
+        ct = torchaudio_models("conv_tasnet")
+        torch.manual_seed(0)
+        m = ct.ConvTasNet(num_sources=2, enc_kernel_size=16, enc_num_feats=64,
+                          msk_kernel_size=3, msk_num_feats=32, msk_num_hidden_feats=64,
+                          msk_num_layers=2, msk_num_stacks=1)
+        shape = (1, 1, 800)
+        return _static(m, shape) if flavour == "fx" else _pt2e_flow(m, shape)
+    return build
 
 
 def _deepspeech():
@@ -308,7 +311,8 @@ CASES = {c.name: c for c in [
     Case("vit_tiny_pt2e", "vit_tiny_patch16_224 (img 64)", "timm", "pt2e",
          _timm_case("vit_tiny_patch16_224", "pt2e", img_size=64)),
     Case("wav2vec2_dynamic", "wav2vec2_model", "torchaudio", "dynamic", _wav2vec2),
-    Case("conv_tasnet_fx", "ConvTasNet", "torchaudio", "fx", _conv_tasnet),
+    Case("conv_tasnet_fx", "ConvTasNet", "torchaudio", "fx", _conv_tasnet("fx")),
+    Case("conv_tasnet_pt2e", "ConvTasNet", "torchaudio", "pt2e", _conv_tasnet("pt2e")),
     Case("deepspeech_dynamic", "DeepSpeech", "torchaudio", "dynamic", _deepspeech),
     Case("wav2letter_dynamic", "Wav2Letter", "torchaudio", "dynamic", _wav2letter("dynamic")),
     Case("wav2letter_fx", "Wav2Letter", "torchaudio", "fx", _wav2letter("fx")),
