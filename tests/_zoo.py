@@ -95,6 +95,19 @@ def _distilbert():
     return _dynamic(m), _text_inputs(1000, token_types=False), {}
 
 
+def _hf_wav2vec2():
+    torchvision()
+    from transformers import Wav2Vec2Config, Wav2Vec2ForSequenceClassification
+    torch.manual_seed(0)
+    cfg = Wav2Vec2Config(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+                         conv_kernel=(10, 3, 2), num_conv_pos_embeddings=16,
+                         num_conv_pos_embedding_groups=4, classifier_proj_size=32,
+                         num_labels=3)
+    m = Wav2Vec2ForSequenceClassification(cfg).eval()
+    return _dynamic(m), (torch.randn(1, 1600, generator=_g(2)),), {}
+
+
 # ---- timm ----------------------------------------------------------------------------------
 def _timm(name, size=64, **kw):
     torchvision()
@@ -298,6 +311,8 @@ CASES = {c.name: c for c in [
     Case("bert_dynamic", "BertForSequenceClassification", "transformers", "dynamic", _bert),
     Case("distilbert_dynamic", "DistilBertForSequenceClassification", "transformers",
          "dynamic", _distilbert),
+    Case("hf_wav2vec2_dynamic", "Wav2Vec2ForSequenceClassification", "transformers",
+         "dynamic", _hf_wav2vec2),
     Case("mobilenetv3_fx", "mobilenetv3_large_100", "timm", "fx",
          _timm_case("mobilenetv3_large_100", "fx")),
     Case("mobilenetv3_pt2e", "mobilenetv3_large_100", "timm", "pt2e",
