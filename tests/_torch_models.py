@@ -100,3 +100,41 @@ def sequence_models():
             return torch.sigmoid(self.fc(y[:, -1])), h, c
 
     return types.SimpleNamespace(KWS=KWS, VAD=VAD)
+
+
+def _bare_spec(name, origin, folder):
+    """A package spec (no loader) for a bare stand-in module: importlib.util.find_spec(name)
+    then answers as for the real package instead of raising on a missing __spec__."""
+    import importlib.machinery
+    spec = importlib.machinery.ModuleSpec(name, None, origin=origin, is_package=True)
+    spec.submodule_search_locations = [folder]
+    return spec
+
+
+def torchaudio_models(subpackage):
+    """``torchaudio.models.<subpackage>`` (e.g. "wav2vec2", a package that imports relatively)
+    without running ``torchaudio/__init__.py``, whose compiled extension does not load with this
+    torch: bare ``torchaudio`` and ``torchaudio.models`` packages (``__path__`` set to the real
+    folders, nothing executed) stand in as parents, so the subpackage's own relative imports
+    resolve to the installed files. Returns the module, or None without torchaudio."""
+    import importlib
+    import os
+    spec = importlib.util.find_spec("torchaudio") if "torchaudio" not in sys.modules else None
+    if "torchaudio" not in sys.modules:
+        if spec is None:
+            return None
+        root = os.path.dirname(spec.origin)
+        pkg = types.ModuleType("torchaudio")
+        pkg.__path__ = [root]
+        pkg.__file__ = spec.origin
+        pkg.__spec__ = _bare_spec("torchaudio", spec.origin, root)
+        sys.modules["torchaudio"] = pkg
+    if "torchaudio.models" not in sys.modules:
+        root = list(sys.modules["torchaudio"].__path__)[0]
+        models = types.ModuleType("torchaudio.models")
+        models.__path__ = [os.path.join(root, "models")]
+        models.__file__ = os.path.join(root, "models", "__init__.py")
+        models.__spec__ = _bare_spec("torchaudio.models", models.__file__, models.__path__[0])
+        sys.modules["torchaudio.models"] = models
+        sys.modules["torchaudio"].models = models
+    return importlib.import_module("torchaudio.models." + subpackage)
