@@ -31,20 +31,25 @@ def _torch():
 
 
 def core_overloads() -> List[Any]:
-    """torch's core ATen opset: every ``torch.ops.aten`` overload tagged ``torch.Tag.core``
-    (189 under torch 2.13), sorted by name."""
+    """torch's core ATen opset: every ``aten`` overload tagged ``torch.Tag.core``, sorted by
+    name: 193 under torch 2.13. Every ``aten::`` op the dispatcher has registered is looked
+    at: ``dir(torch.ops.aten)`` lists only the packets loaded so far, and in a fresh process
+    misses four core overloads (``adaptive_avg_pool1d``, ``avg_pool1d``, ``resize_``,
+    ``sym_is_contiguous``: the 189 of issue #45), more or fewer as other code touches ops."""
     torch = _torch()
     a = torch.ops.aten
-    out = []
-    for name in dir(a):
-        packet = getattr(a, name, None)
-        if not isinstance(packet, torch._ops.OpOverloadPacket):
+    out = {}
+    for full in torch._C._dispatch_get_all_op_names():
+        if not full.startswith("aten::"):
             continue
-        for o in packet.overloads():
-            op = getattr(packet, o)
-            if torch.Tag.core in op.tags:
-                out.append(op)
-    return sorted(out, key=str)
+        base, _, overload = full[len("aten::"):].partition(".")
+        try:
+            op = getattr(getattr(a, base), overload or "default")
+        except (AttributeError, RuntimeError):
+            continue
+        if torch.Tag.core in op.tags:
+            out[str(op)] = op
+    return [out[k] for k in sorted(out)]
 
 
 def name(op) -> str:
@@ -195,8 +200,9 @@ def float_lowering(op):
     if "backward" in name(op):
         return False, "backward op (training graphs only)"
     rets = _returns(op)
-    if rets == ["int"]:
-        return True, "a shape value (SymInt): a constant at the exported shapes"
+    if rets in (["int"], ["bool"]):
+        return True, ("capture: a shape value (SymInt / SymBool), a constant at the exported "
+                      "shapes")
     if rets == ["number"]:
         return False, ("a tensor's value as a Python number: data-dependent (folded only when "
                        "the tensor is a constant)")
