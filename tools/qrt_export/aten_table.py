@@ -270,7 +270,8 @@ def quantized_lowering(op, float_fn=None):
         except TypeError:
             hit = False
     if hit:
-        return True, "q/dq: one 256-entry table (lut) when the op's other inputs are constants"
+        return True, ("q/dq: one 256-entry table (lut; rules/lut.py _float_unary) when its "
+                      "other arguments are numbers, not tensors")
     return False, ""
 
 
