@@ -219,7 +219,7 @@ def float_lowering(op):
         if torch.Tag.nondeterministic_seeded in op.tags:
             return False, "random: would be folded to one sample (refused as a lowering)"
         return True, "no tensor input: folded to a constant at the exported shapes"
-    return False, ""
+    return False, "no mapping in pt2e._float_call"
 
 
 class _FusedProbe:
