@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Write docs/supported-ops.md from the op definitions (qrt/ops) and the exporter's lowering
-rules (tools/qrt_export/rules): the list qrt-export's errors point to. No torch needed.
+rules (tools/qrt_export/rules): the list qrt-export's errors point to. No torch needed, but
+the last section (torch 2.13's core ATen opset against the lowering table,
+``qrt_export.aten_table``) is computed only under torch 2.13: without it that section is kept
+as the file has it (so ``--check`` checks the rest).
 
     python tools/gen_supported_ops.py            # rewrite the file
     python tools/gen_supported_ops.py --check    # exit 1 when the file is stale (the tests)
@@ -13,6 +16,49 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, os.pardir, "docs", "supported-ops.md")
+ATEN_HEADING = "## Core ATen opset (torch 2.13, `torch.Tag.core`)"
+ATEN_TORCH = "2.13."
+
+
+def _torch_version():
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import torch
+    return torch.__version__
+
+
+def render_aten() -> str:
+    """The core ATen section: computed under torch 2.13, else as the current file has it."""
+    v = _torch_version()
+    if v is None or not v.startswith(ATEN_TORCH):
+        try:
+            with open(OUT, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return ""
+        i = text.find(ATEN_HEADING)
+        return text[i:] if i >= 0 else ""
+    from qrt_export import aten_table
+    rows = aten_table.table()
+    lines = [ATEN_HEADING, "",
+             "Every overload of torch's core ATen opset (`torch.ops.aten` overloads tagged "
+             "`torch.Tag.core`) against the exporter's one ATen lowering table "
+             "(`tools/qrt_export/aten_table.py`), computed from the lowering code: *float* when "
+             "`pt2e._float_call` (used by pt2e programs and torch.export captures) maps the "
+             "overload to a torch function or Tensor method a rule takes, or the capture "
+             "handles it itself (`capture._Rewrite.node`); *quantized* when pt2e's "
+             "`dequantize -> op -> quantize` group becomes an integer op "
+             "(`_Rewriter.fused`) or one 256-entry table (`rules/lut.py`). torch.ao's quantized "
+             "modules are not ATen ops (a capture keeps them whole) and have no row here.", "",
+             aten_table.counts_line(rows), "",
+             "| overload | float | quantized | how |", "|---|---|---|---|"]
+    yes = {True: "yes", False: "no"}
+    for r in rows:
+        how = r["how"].replace("|", "\\|") or "-"
+        lines.append(f"| `{r['overload']}` | {yes[r['float']]} | {yes[r['quantized']]} | "
+                     f"{how} |")
+    return "\n".join(lines) + "\n"
 
 
 def render() -> str:
@@ -34,6 +80,9 @@ def render() -> str:
     legacy = [(c, n, d.name) for c, (d, _, n) in sorted(ops.BY_CODE.items()) if n != d.name]
     lines += ["", "Legacy kinds (format 1.0/1.1, still read): " + ", ".join(
         f"{c} `{n}` (= `{d}` with `activation: relu`)" for c, n, d in legacy) + ".", ""]
+    aten = render_aten()
+    if aten:
+        lines += [aten]
     return "\n".join(lines)
 
 
