@@ -86,14 +86,22 @@ def _qd_ops():
 
 def is_pt2e(model) -> bool:
     """An ExportedProgram, or a GraphModule with pt2e quantize/dequantize calls (checked by
-    name: torchao is imported only for pt2e programs)."""
+    name: torchao is imported only for pt2e programs), or a torch.export GraphModule of aten
+    ops: a converted program where the quantizer annotated nothing (ArmInductorQuantizer on
+    a conv1d model) is float aten ops only, exported as float ops."""
     torch = _torch()
     if isinstance(model, torch.export.ExportedProgram):
         return True
     if not isinstance(model, torch.fx.GraphModule):
         return False
-    return any(n.op == "call_function" and str(n.target).startswith(
-        ("quantized_decomposed.", "torchao.")) for n in model.graph.nodes)
+    calls = [n for n in model.graph.nodes if n.op == "call_function"]
+    if any(str(n.target).startswith(("quantized_decomposed.", "torchao.")) for n in calls):
+        return True
+    return bool(calls) and all(isinstance(n.target, torch._ops.OpOverload) or
+                               not isinstance(n.meta.get("val"), torch.Tensor)
+                               for n in calls) and \
+        any(isinstance(n.target, torch._ops.OpOverload) and n.target.namespace == "aten"
+            for n in calls)
 
 
 @contextlib.contextmanager
@@ -851,7 +859,7 @@ def _shared_ops():
             a.unsqueeze.default,
             a.dropout.default, a.clone.default, a.contiguous.default,
             a.adaptive_max_pool1d.default, a.max_pool2d.default, a.avg_pool2d.default,
-            a.adaptive_avg_pool2d.default)
+            a.adaptive_avg_pool2d.default) + _upsample_ops(shared_only=True)
 
 
 def _float_call(n, fa):
@@ -903,6 +911,12 @@ def _float_call(n, fa):
         return F.softmax, (at(0), int(at(1, "dim"))), {}
     if _in(t, (a.log_softmax.int, a._log_softmax.default)):
         return F.log_softmax, (at(0), int(at(1, "dim"))), {}
+    if _in(t, (a.group_norm.default,)):
+        return F.group_norm, (at(0), int(at(1, "num_groups")), at(2, "weight"), at(3, "bias"),
+                              float(at(4, "eps", 1e-5))), {}
+    up = _upsample_call(n, at)
+    if up is not None:
+        return up
     if _in(t, (a.layer_norm.default,)):
         return F.layer_norm, (at(0), list(at(1)), at(2, "weight"), at(3, "bias"),
                               float(at(4, "eps", 1e-5))), {}
@@ -1007,6 +1021,50 @@ def _float_call(n, fa):
             return F.pad, (at(0), list(at(1)), "constant", float(at(2, "value", 0.0))), {}
         return F.pad, (at(0), list(at(1)), at(2, "mode", "constant"), at(3, "value")), {}
     return None, None, None
+
+
+def _upsample_ops(shared_only=False):
+    """aten's 2-d upsampling ops: (nearest, nearest-exact: a copy of input codes, run on the
+    quantized tensor), (bilinear: float between dequantize and quantize, as the program)."""
+    a = _torch().ops.aten
+    near = tuple(getattr(a, n).default for n in ("upsample_nearest2d",
+                                                 "_upsample_nearest_exact2d")) + \
+        tuple(getattr(a, n).vec for n in ("upsample_nearest2d", "_upsample_nearest_exact2d"))
+    return near if shared_only else near + (a.upsample_bilinear2d.default,
+                                            a.upsample_bilinear2d.vec)
+
+
+def _upsample_call(n, at):
+    """F.interpolate for aten's upsample_{nearest,_nearest_exact,bilinear}2d (.vec: output
+    size or scale factors, as F.interpolate passed them; .default: output size and optional
+    scales, core aten), or None for another op."""
+    import torch
+    F = torch.nn.functional
+    a = torch.ops.aten
+    t = n.target
+    if not _in(t, _upsample_ops()):
+        return None
+    name = str(t)
+    mode = "bilinear" if "bilinear" in name else \
+        "nearest-exact" if "nearest_exact" in name else "nearest"
+    bil = mode == "bilinear"
+    size = at(1, "output_size")
+    kw = {"mode": mode}
+    if bil:
+        kw["align_corners"] = bool(at(2, "align_corners"))
+    if _in(t, (a.upsample_nearest2d.vec, a._upsample_nearest_exact2d.vec,
+               a.upsample_bilinear2d.vec)):
+        sf = at(3 if bil else 2, "scale_factors")
+    else:   # .default: (output_size, [align_corners,] scales_h, scales_w)
+        sh, sw = at(3 if bil else 2, "scales_h"), at(4 if bil else 3, "scales_w")
+        sf = None if sh is None or sw is None else [float(sh), float(sw)]
+        if sf is not None:   # scales given: the kernel uses them, not in / out
+            size, kw["recompute_scale_factor"] = None, False
+    if size is not None:
+        kw["size"] = [s if _is_node(s) else int(s) for s in size]
+    else:
+        kw["scale_factor"] = [float(f) for f in sf]
+    return F.interpolate, (at(0),), kw
 
 
 # ---- the public steps ------------------------------------------------------------------------
