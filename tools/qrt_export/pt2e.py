@@ -857,7 +857,7 @@ def _shared_ops():
             a.mean.dim, a.flatten.using_ints, a.view.default, a.reshape.default,
             a.permute.default, a.transpose.int, a.squeeze.dim, a.squeeze.dims,
             a.unsqueeze.default,
-            a.dropout.default, a.clone.default, a.contiguous.default,
+            a.dropout.default, a.dropout_.default, a.clone.default, a.contiguous.default,
             a.adaptive_max_pool1d.default, a.max_pool2d.default, a.avg_pool2d.default,
             a.adaptive_avg_pool2d.default) + _upsample_ops(shared_only=True)
 
@@ -882,7 +882,9 @@ def _float_call(n, fa):
               a.exp.default: torch.exp, a.log.default: torch.log,
               a.sqrt.default: torch.sqrt, a.hardswish.default: F.hardswish,
               a.hardswish_.default: F.hardswish,
-              a.hardsigmoid.default: F.hardsigmoid, a.silu.default: F.silu,
+              a.hardsigmoid.default: F.hardsigmoid, a.hardsigmoid_.default: F.hardsigmoid,
+              a.sigmoid_.default: torch.sigmoid, a.tanh_.default: torch.tanh,
+              a.silu.default: F.silu,
               a.silu_.default: F.silu, a.sub.Tensor: operator.sub,
               a.div.Tensor: operator.truediv, a.neg.default: operator.neg,
               a.abs.default: torch.abs}
@@ -993,8 +995,10 @@ def _float_call(n, fa):
         return torch.squeeze, (at(0), int(at(1))), {}
     if _in(t, (a.cat.default, a.concat.default)):
         return torch.cat, (list(at(0)), int(at(1, "dim", 0))), {}
-    if _in(t, (a.dropout.default, a.clone.default, a.contiguous.default, a.alias.default,
-               a.detach.default)):
+    if _in(t, (a.dropout.default, a.dropout_.default)) and at(2, "train"):
+        return None, None, None   # a program in train mode: random, nothing to export
+    if _in(t, (a.dropout.default, a.dropout_.default, a.clone.default, a.contiguous.default,
+               a.alias.default, a.detach.default)):
         return "contiguous", (at(0),), {}
     if _in(t, (a.sym_size.int,)):
         return "size", (at(0), int(at(1))), {}
