@@ -304,3 +304,62 @@ def test_vision_pt2e_224(tmp_path, name, quantizer):
           + f"; end to end {eq:.1f} % equal, max {mx:.0f} LSB, rel {rel:.3f}, float model vs "
           f"program {qerr:.0f} LSB")
     assert mx <= QERR_FACTOR * qerr
+
+
+# ---- issue #44: MobileNetV3-Large, and the model x quantizer x API / CLI matrix ---------------
+def _via(c, ex, tmp_path, via, name="m"):
+    """Export the program through the API (the GraphModule), or saved as .pt2 and given to the
+    qrt-export command line (``main``); returns (report or None, blob path)."""
+    out = tmp_path / f"{name}_{via}.bin"
+    if via == "api":
+        return qrt_export.export(c, ex, out, verbose=False), out
+    from qrt_export.__main__ import main
+    path = tmp_path / f"{name}.pt2"
+    torch.export.save(torch.export.export(c, ex), path)
+    np.save(tmp_path / "x.npy", ex[0].numpy())
+    assert main([str(path), "--input", str(tmp_path / "x.npy"), "-o", str(out)]) == 0
+    return None, out
+
+
+def test_mobilenet_v3_large_pt2e_xnnpack_style(tmp_path):
+    """torchvision's float MobileNetV3-Large (hardswish, squeeze-excitation mul, hardsigmoid,
+    in-place residual add_, classifier dropout_) through the XNNPACK-style quantizer, 32x32:
+    the API and the .pt2 file give the same blob."""
+    size = 32
+    m, c, ex = _quantize("mobilenet_v3_large", size, "xnnpack")
+    rep, path = _via(c, ex, tmp_path, "api")
+    _check(rep, 100)
+    qn = rep.agreement["qnnpack"]
+    assert qn["exact"] == qn["total"], qn
+    kinds = _kinds(path)
+    assert {"conv2d", "mul", "lut", "adaptive_avg_pool2d", "linear"} <= kinds, kinds
+    rep2 = qrt_export.export(torch.export.export(c, ex), ex, tmp_path / "ep.bin", verbose=False)
+    _check(rep2, 100)
+    x = torch.randn(1, 3, size, size).numpy()
+    np.testing.assert_array_equal(qrt.load(path)(x), qrt.load(tmp_path / "ep.bin")(x))
+    # end to end on fresh inputs: the hardswishes and the residual adds the quantizer leaves
+    # float feed quantizes, so only the program bound (not qnnpack's ints) holds there
+    eq, mx, rel, qerr = _end_to_end(qrt.load(path), rep, c, size, float_model=m,
+                                    float_convs=True)
+    assert mx <= QERR_FACTOR * qerr, (eq, mx, rel, qerr)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("via", ["api", "cli"])
+@pytest.mark.parametrize("quantizer", ["x86", "arm", "xnnpack", "xnnpack_per_tensor",
+                                       "xnnpack_symmetric"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_large"])
+def test_vision_pt2e_matrix(tmp_path, name, quantizer, via):
+    """benchmarks/pt2e_table.py's rows as tests (64x64): exported, every op bit-exact with
+    qnnpack, the program op by op within the contract; the CLI's blob == the API's."""
+    size = 64
+    m, c, ex = _quantize(name, size, quantizer, strict=quantizer == "x86" and name == "resnet18")
+    rep, path = _via(c, ex, tmp_path, "api")
+    _check(rep, 10)
+    qn = rep.agreement["qnnpack"]
+    if qrt_export._export._output_lsb(qrt.load(path), 0):
+        assert qn["exact"] == qn["total"], qn
+    if via == "cli":
+        _, cli = _via(c, ex, tmp_path, "cli")
+        x = torch.randn(1, 3, size, size).numpy()
+        np.testing.assert_array_equal(qrt.load(cli)(x), qrt.load(path)(x))
