@@ -363,3 +363,16 @@ def test_vision_pt2e_matrix(tmp_path, name, quantizer, via):
         _, cli = _via(c, ex, tmp_path, "cli")
         x = torch.randn(1, 3, size, size).numpy()
         np.testing.assert_array_equal(qrt.load(cli)(x), qrt.load(path)(x))
+
+
+@pytest.mark.parametrize("quantizer", ["x86", "arm"])
+def test_mobilenet_v3_large_pt2e_inductor_quantizers(tmp_path, quantizer):
+    """X86InductorQuantizer / ArmInductorQuantizer on MobileNetV3-Large (32x32): the convs
+    they quantize are qrt conv2d ops, the rest (the convs before a residual add or left float,
+    hardswish, hardsigmoid, the classifier) float ops; the float output within the float
+    bound of torch's."""
+    m, c, ex = _quantize("mobilenet_v3_large", 32, quantizer)
+    rep, path = _via(c, ex, tmp_path, "api")
+    _check(rep, 20)
+    kinds = _kinds(path)
+    assert {"conv2d", "float_conv2d", "float_hardswish", "float_linear"} <= kinds, kinds
