@@ -450,3 +450,19 @@ def test_dynamic_time_axis_each_quantizer(tmp_path, quantizer):
         # (x86, Arm: the last conv float) moves by a code of the quantize before it where a
         # float conv's last bit puts it on the other side of a half-LSB boundary
         assert np.abs(y - t).max() <= (3 * lsb if lsb else 0.05 * np.abs(t).max()) + 1e-6
+
+
+def test_dropout_in_train_mode_refused(tmp_path):
+    """aten.dropout / dropout_ in eval (train=False) is an identity; a program whose dropout
+    still has train=True is refused with the op named and the way out."""
+    m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.Linear(8, 2))
+    ex = (torch.randn(2, 8),)
+    c = _pt2e.pt2e_quantize(m, ex, _pt2e.xnnpack_style_quantizer(), [ex[0]])
+    check_matrix(qrt_export.export(c, ex, tmp_path / "a.bin", verbose=False), tmp_path / "a.bin")
+    drop = [n for n in c.graph.nodes if "dropout" in str(n.target)]
+    assert drop
+    drop[0].args = (drop[0].args[0], 0.5, True)
+    c.recompile()
+    with pytest.raises(qrt_export.UnsupportedError,
+                       match=r"aten\.dropout\.default \(train=True.*move_exported_model_to_eval"):
+        qrt_export.export(c, ex, tmp_path / "b.bin", verbose=False)

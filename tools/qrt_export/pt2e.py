@@ -753,7 +753,15 @@ class _Rewriter:
         self.env[n.name] = new
 
 
-_WHY: Dict[str, str] = {}   # aten op name -> why qrt refuses it (added to the message)
+# aten op name -> why qrt refuses it (added to the message)
+_WHY: Dict[str, str] = {
+    "dropout": "train=True: the program was converted in train mode; call torchao's "
+               "move_exported_model_to_eval before convert_pt2e",
+    "adaptive_max_pool1d": "it returns (values, indices)",
+    "_native_batch_norm_legit_no_training": "a BatchNorm the quantizer did not fold, in core "
+                                            "aten: export the program before "
+                                            "run_decompositions()"}
+_WHY["dropout_"] = _WHY["dropout"]
 
 
 def _has_function_rule(fn) -> bool:
