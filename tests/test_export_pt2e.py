@@ -414,6 +414,19 @@ def test_pattern_matrix(tmp_path, name, quantizer):
     assert MATRIX_KINDS.get(name, set()) <= kinds, kinds
 
 
+@pytest.mark.parametrize("quantizer", ["x86", "xnnpack"])
+@pytest.mark.parametrize("name", list(_pt2e.PATTERNS))
+def test_pattern_matrix_core_aten(tmp_path, name, quantizer):
+    """The same programs after run_decompositions() (core aten): max_pool2d_with_indices,
+    native_layer_norm / native_group_norm (tuples of which only the first result is used),
+    the adaptive average pool as a spatial mean, upsample_*2d.vec, convolution, addmm."""
+    c, ex = _pt2e.pattern_program(name, quantizer)
+    ep = torch.export.export(c, ex).run_decompositions()
+    rep = qrt_export.export(ep, ex, tmp_path / "m.bin", verbose=False)
+    kinds = check_matrix(rep, tmp_path / "m.bin", quantized=quantizer.startswith("xnnpack"))
+    assert MATRIX_KINDS.get(name, set()) <= kinds, kinds
+
+
 @pytest.mark.parametrize("quantizer", ["x86", "arm", "xnnpack"])
 @pytest.mark.parametrize("name", ["linear_relu", "add_relu", "hardswish",
                                   pytest.param("conv_bn_relu2d", marks=pytest.mark.slow)])

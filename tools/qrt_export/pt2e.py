@@ -722,6 +722,10 @@ class _Rewriter:
                                        self.float_of(a))
         if fn is None:
             return False
+        if _is_spatial_mean(n, self.v.get(n.args[0].name)):
+            # core aten's adaptive_avg_pool2d(x, 1) (run_decompositions): the same op as the
+            # pool it was, on the quantized tensor whatever its memory format
+            fn, args, kwargs = _torch().nn.functional.adaptive_avg_pool2d, (xi[0], [1, 1]), {}
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         qp_in, qp_out = xi[1], self.qparams(q)
@@ -757,10 +761,7 @@ class _Rewriter:
 _WHY: Dict[str, str] = {
     "dropout": "train=True: the program was converted in train mode; call torchao's "
                "move_exported_model_to_eval before convert_pt2e",
-    "adaptive_max_pool1d": "it returns (values, indices)",
-    "_native_batch_norm_legit_no_training": "a BatchNorm the quantizer did not fold, in core "
-                                            "aten: export the program before "
-                                            "run_decompositions()"}
+    "adaptive_max_pool1d": "it returns (values, indices)"}
 _WHY["dropout_"] = _WHY["dropout"]
 
 
@@ -852,6 +853,16 @@ def _linear_parts(n):
             (wt.target == a.transpose.int and sorted(int(d) % 2 for d in wt.args[1:3]) == [0, 1]):
         return x, wt.args[0], b
     return None
+
+
+def _is_spatial_mean(n, x):
+    """``aten.mean.dim(x, [-1, -2], keepdim=True)`` over the two spatial dims of a 4-d x."""
+    a = _torch().ops.aten
+    if n.target != a.mean.dim or getattr(x, "dim", lambda: 0)() != 4:
+        return False
+    dims = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+    keep = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
+    return bool(keep) and dims is not None and sorted(int(d) % 4 for d in dims) == [2, 3]
 
 
 def _clamp_ops():
@@ -1022,8 +1033,6 @@ def _float_call(n, fa):
         if idx is None:
             return None, None, None
         return operator.getitem, (at(0), idx), {}
-    if _in(t, (a._native_batch_norm_legit_no_training.default,)):
-        return None, None, None
     if _in(t, (a.batch_norm.default,)):
         return F.batch_norm, (at(0), at(3, "running_mean"), at(4, "running_var"),
                               at(1, "weight"), at(2, "bias"), False, 0.0,
@@ -1096,9 +1105,68 @@ def run_values(gm, inputs) -> Dict[str, Any]:
     return values
 
 
+def _tuple_ops():
+    """Core aten ops (``run_decompositions``) returning a tuple of which programs use only the
+    first element: target -> (aten op computing that element, its arguments from the tuple
+    op's)."""
+    a = _torch().ops.aten
+
+    def pool(op):
+        return op, lambda g, k: (g[0], g[1]) + tuple(g[2:6])
+    return {
+        a.max_pool2d_with_indices.default: pool(a.max_pool2d.default),
+        a.max_pool1d_with_indices.default: pool(a.max_pool1d.default),
+        # (input, normalized_shape, weight, bias, eps)
+        a.native_layer_norm.default: (a.layer_norm.default, lambda g, k: tuple(g[:5])),
+        # (input, weight, bias, N, C, HxW, group, eps) -> (input, group, weight, bias, eps)
+        a.native_group_norm.default: (a.group_norm.default,
+                                      lambda g, k: (g[0], g[6], g[1], g[2], g[7])),
+        # (input, weight, bias, running_mean, running_var, momentum, eps): eval batch norm
+        a._native_batch_norm_legit_no_training.default: (
+            a.batch_norm.default,
+            lambda g, k: (g[0], g[1], g[2], g[3], g[4], False, g[5], g[6], False)),
+    }
+
+
+def _first_of_tuples(gm):
+    """``gm``, or a copy where each core-aten tuple op whose other results are unused (the
+    indices of max_pool2d_with_indices, the mean / rstd of native_layer_norm /
+    native_group_norm / _native_batch_norm_legit_no_training) is replaced by the aten op
+    computing its first result, so one lowering serves both forms (source lines kept)."""
+    import copy
+    import torch.fx as fx
+    ops = _tuple_ops()
+
+    def only_first(n):   # positional arguments only (as run_decompositions writes them)
+        return not n.kwargs and all(u.op == "call_function" and u.target is operator.getitem and
+                   (u.args[1] == 0 or not u.users) for u in n.users)
+    hits = [n for n in gm.graph.nodes if n.op == "call_function" and _in(n.target, ops) and
+            only_first(n)]
+    if not hits:
+        return gm
+    g = copy.deepcopy(gm.graph)
+    for n in list(g.nodes):
+        if not (n.op == "call_function" and _in(n.target, ops) and only_first(n)):
+            continue
+        op, args_of = ops[n.target]
+        with g.inserting_before(n):
+            new = g.call_function(op, args_of(list(n.args), dict(n.kwargs)))
+        new.meta = dict(n.meta)
+        if isinstance(n.meta.get("val"), (tuple, list)):
+            new.meta["val"] = n.meta["val"][0]
+        for u in list(n.users):
+            if u.args[1] == 0:
+                u.replace_all_uses_with(new)
+            g.erase_node(u)
+        g.erase_node(n)
+    out = fx.GraphModule(gm, g)
+    out.meta = dict(getattr(gm, "meta", {}))
+    return out
+
+
 def to_ao_graph(model, inputs):
     """(rewritten fx.GraphModule, pt2e GraphModule, map new node -> pt2e q node)."""
-    gm = as_graph_module(model)
+    gm = _first_of_tuples(as_graph_module(model))
     values = run_values(gm, inputs)
     rw = _Rewriter(gm, values)
     new = rw.run()
