@@ -205,13 +205,24 @@ def main(argv=None):
                             "out", "qnnpack")))
         if not a.no_patterns:
             import _pt2e
-            prow = []
-            for name in _pt2e.PATTERNS:
-                for q in list(a.quantizers) + ["x86 QAT", "xnnpack QAT"]:
-                    prow.append(_pattern_row(name, q, tmp))
+            qs = list(a.quantizers) + ["x86 QAT", "xnnpack QAT"]
             print()
-            print(_table(prow, ("model", "quantizer", "nq", "api", "ops", "prog", "out",
-                                "qnnpack")))
+            print("| pattern | " + " | ".join(qs) + " |")
+            print("|" + "---|" * (len(qs) + 1))
+            for name in _pt2e.PATTERNS:
+                cells = []
+                for q in qs:
+                    r = _pattern_row(name, q, tmp)
+                    print(r, file=sys.stderr, flush=True)
+                    if r["api"] != "yes":
+                        cells.append(r["api"])
+                        continue
+                    n_ok, n = (int(v) for v in r["ops"].split()[0].split("/"))
+                    qn = "" if r["qnnpack"] in ("exact",) or r["qnnpack"].startswith(
+                        "float") else f", qnnpack outputs {r['qnnpack']}"
+                    cells.append(f"{r['nq']} q; {r['prog'] if r['nq'] else 'float'}"
+                                 + ("" if n_ok == n else f"; {r['ops']}") + qn)
+                print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
