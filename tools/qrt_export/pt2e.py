@@ -14,13 +14,19 @@ functions), so every op has one lowering (qrt_export/rules/):
   the layer's codes);
 - ``dq, dq -> add / mul [-> relu] -> q``     -> ``quantized::add`` / ``add_relu`` / ``mul``;
 - ``dq... -> cat -> q``                      -> ``quantized::cat``;
-- ``dq -> max/avg/adaptive pool (1-d, 2-d), mean, view/flatten/permute... -> q`` -> the op on the
-  quantized tensor (a requantize follows when the q's parameters are not the input's);
+- ``dq -> max/avg/adaptive pool (1-d, 2-d), mean, view/flatten/permute, nearest upsample... ->
+  q`` -> the op on the quantized tensor (a requantize follows when the q's parameters are not
+  the input's);
 - ``dq -> element-wise float ops (relu, hardtanh, clamp, sigmoid...) -> q`` -> the
   ``dequantize -> float -> quantize`` chain, which the lut rule turns into one exact table;
-- anything else is a float op on dequantized values (float sections), or, when no rule
-  lowers it, an error naming the aten op and its source line (a float conv2d, which
-  X86InductorQuantizer's conv + add pattern leaves, until a float conv2d rule exists).
+- anything else is a float op on dequantized values (float sections: bilinear upsample,
+  group_norm, layer_norm, softmax, a conv the quantizer left float...), or, when no rule
+  lowers it, an error naming the aten op and its source line.
+
+Core-aten programs (``run_decompositions``) are first normalised in a copy: a tuple op whose
+other results are unused (``max_pool2d_with_indices``, ``native_layer_norm``,
+``native_group_norm``, ``_native_batch_norm_legit_no_training``) becomes the aten op computing
+its first result, so both forms share one lowering.
 
 int8 activations (XNNPACK-style quantizers) are stored as quint8 with the zero point moved
 by 128: ``q_u8 = q_i8 + 128`` exactly, for quantize, dequantize and every integer op.
