@@ -344,7 +344,7 @@ def _via(c, ex, tmp_path, via, name="m"):
 def test_mobilenet_v3_large_pt2e_xnnpack_style(tmp_path):
     """torchvision's float MobileNetV3-Large (hardswish, squeeze-excitation mul, hardsigmoid,
     in-place residual add_, classifier dropout_) through the XNNPACK-style quantizer, 32x32:
-    the API and the .pt2 file give the same blob."""
+    the GraphModule, the ExportedProgram and the .pt2 file (CLI) give the same blob."""
     size = 32
     m, c, ex = _quantize("mobilenet_v3_large", size, "xnnpack")
     rep, path = _via(c, ex, tmp_path, "api")
@@ -355,8 +355,10 @@ def test_mobilenet_v3_large_pt2e_xnnpack_style(tmp_path):
     assert {"conv2d", "mul", "lut", "adaptive_avg_pool2d", "linear"} <= kinds, kinds
     rep2 = qrt_export.export(torch.export.export(c, ex), ex, tmp_path / "ep.bin", verbose=False)
     _check(rep2, 100)
+    _, cli = _via(c, ex, tmp_path, "cli")   # saved as .pt2, through qrt-export
     x = torch.randn(1, 3, size, size).numpy()
     np.testing.assert_array_equal(qrt.load(path)(x), qrt.load(tmp_path / "ep.bin")(x))
+    np.testing.assert_array_equal(qrt.load(path)(x), qrt.load(cli)(x))
     # end to end on fresh inputs: the hardswishes and the residual adds the quantizer leaves
     # float feed quantizes, so only the program bound (not qnnpack's ints) holds there
     eq, mx, rel, qerr = _end_to_end(qrt.load(path), rep, c, size, float_model=m,
@@ -385,14 +387,22 @@ def test_vision_pt2e_matrix(tmp_path, name, quantizer, via):
         np.testing.assert_array_equal(qrt.load(cli)(x), qrt.load(path)(x))
 
 
-@pytest.mark.parametrize("quantizer", ["x86", "arm"])
-def test_mobilenet_v3_large_pt2e_inductor_quantizers(tmp_path, quantizer):
-    """X86InductorQuantizer / ArmInductorQuantizer on MobileNetV3-Large (32x32): the convs
-    they quantize are qrt conv2d ops, the rest (the convs before a residual add or left float,
-    hardswish, hardsigmoid, the classifier) float ops; the float output within the float
-    bound of torch's."""
-    m, c, ex = _quantize("mobilenet_v3_large", 32, quantizer)
+@pytest.mark.parametrize("name,quantizer,size", [("mobilenet_v3_large", "x86", 32),
+                                                 ("mobilenet_v3_large", "arm", 32),
+                                                 ("mobilenet_v2", "arm", 64)])
+def test_mobilenet_pt2e_inductor_quantizers(tmp_path, name, quantizer, size):
+    """X86InductorQuantizer / ArmInductorQuantizer on MobileNetV3-Large (32x32) and
+    MobileNetV2 (64x64): the convs they quantize are qrt conv2d ops, the rest (the convs
+    before a residual add or left float, hardswish, hardsigmoid, the classifier) float ops.
+    MobileNetV2 x Arm at 32x32 gives 99.88 % of the program's codes (< 99.9 %, 1 LSB where
+    they differ, up to 2.4 % of a layer's codes): its last depthwise layers there output 1x1
+    per channel, with large weight scales (s_w ~0.13 against s_y ~0.024), where qnnpack's
+    int32 bias, rounded at s_x * s_w, is off the program's float bias by up to half of
+    s_x * s_w / s_y LSB; at 64x64 those layers weigh less (99.94 %)."""
+    m, c, ex = _quantize(name, size, quantizer)
     rep, path = _via(c, ex, tmp_path, "api")
     _check(rep, 20)
     kinds = _kinds(path)
-    assert {"conv2d", "float_conv2d", "float_hardswish", "float_linear"} <= kinds, kinds
+    assert {"conv2d", "float_conv2d", "float_linear"} <= kinds, kinds
+    if name == "mobilenet_v3_large":
+        assert "float_hardswish" in kinds, kinds
