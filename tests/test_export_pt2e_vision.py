@@ -397,8 +397,9 @@ def test_mobilenet_pt2e_inductor_quantizers(tmp_path, name, quantizer, size):
     MobileNetV2 x Arm at 32x32 gives 99.88 % of the program's codes (< 99.9 %, 1 LSB where
     they differ, up to 2.4 % of a layer's codes): its last depthwise layers there output 1x1
     per channel, with large weight scales (s_w ~0.13 against s_y ~0.024), where qnnpack's
-    int32 bias, rounded at s_x * s_w, is off the program's float bias by up to half of
-    s_x * s_w / s_y LSB; at 64x64 those layers weigh less (99.94 %)."""
+    int32 bias, rounded at s_x * s_w, can be off the program's float bias by up to half of
+    s_x * s_w / s_y LSB (the likely cause, not isolated); at 64x64 those layers weigh less
+    (99.94 %)."""
     m, c, ex = _quantize(name, size, quantizer)
     rep, path = _via(c, ex, tmp_path, "api")
     _check(rep, 20)
