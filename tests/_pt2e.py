@@ -185,3 +185,127 @@ class TCResNet8(torch.nn.Module):
     def forward(self, x):
         x = self.pool(self.blocks(self.conv(x)))
         return self.fc(torch.flatten(x, 1))
+
+
+# ---- the patterns users hit (issue #44): one small model each, (constructor, input shape) ------
+_nn = torch.nn
+F = torch.nn.functional
+
+
+class LinearReLU(_nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = _nn.Linear(16, 12), _nn.Linear(12, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def conv_bn_relu(d):
+    C, B = (_nn.Conv1d, _nn.BatchNorm1d) if d == 1 else (_nn.Conv2d, _nn.BatchNorm2d)
+    return _nn.Sequential(C(3, 8, 3, padding=1), B(8), _nn.ReLU(), C(8, 4, 1))
+
+
+class AddReLU(_nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = _nn.Conv2d(3, 4, 3, padding=1), _nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        return torch.relu(self.a(x) + self.b(x))
+
+
+class Cat(_nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = _nn.Conv2d(3, 4, 3, padding=1), _nn.Conv2d(3, 4, 1)
+        self.c = _nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        return self.c(torch.cat([self.a(x), self.b(x)], 1))
+
+
+class Pools(_nn.Module):
+    """max_pool2d, avg_pool2d, adaptive_avg_pool2d, flatten."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = _nn.Conv2d(3, 4, 3, padding=1)
+        self.c = _nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        y = F.max_pool2d(self.a(x), 2)
+        y = F.avg_pool2d(y, 3, 1, 1)
+        y = self.c(y)
+        return F.adaptive_avg_pool2d(y, 1).flatten(1)
+
+
+class Act(_nn.Module):
+    """conv -> ``f`` (hardswish, group_norm...) -> conv."""
+
+    def __init__(self, f):
+        super().__init__()
+        self.a, self.f, self.c = _nn.Conv2d(3, 4, 3, padding=1), f, _nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.c(self.f(self.a(x)))
+
+
+class Up(_nn.Module):
+    """conv -> F.interpolate(**kw) -> conv."""
+
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+        self.a, self.c = _nn.Conv2d(3, 4, 3, padding=1), _nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.c(F.interpolate(self.a(x), **self.kw))
+
+
+class LN(_nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.ln, self.fc2 = _nn.Linear(16, 12), _nn.LayerNorm(12), _nn.Linear(12, 4)
+
+    def forward(self, x):
+        return self.fc2(self.ln(self.fc1(x)))
+
+
+class Softmax(_nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = _nn.Linear(16, 12), _nn.Linear(12, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.softmax(self.fc1(x), -1))
+
+
+PATTERNS = {  # name: (constructor, input shape)
+    "linear_relu": (LinearReLU, (2, 16)),
+    "conv_bn_relu1d": (lambda: conv_bn_relu(1), (1, 3, 32)),
+    "conv_bn_relu2d": (lambda: conv_bn_relu(2), (1, 3, 16, 16)),
+    "add_relu": (AddReLU, (1, 3, 16, 16)),
+    "cat": (Cat, (1, 3, 16, 16)),
+    "pools": (Pools, (1, 3, 16, 16)),
+    "hardswish": (lambda: Act(_nn.Hardswish()), (1, 3, 16, 16)),
+    "upsample_nearest_scale": (lambda: Up(scale_factor=2, mode="nearest"), (1, 3, 8, 8)),
+    "upsample_nearest_size": (lambda: Up(size=(12, 10), mode="nearest"), (1, 3, 8, 8)),
+    "upsample_bilinear_scale": (lambda: Up(scale_factor=2, mode="bilinear"), (1, 3, 8, 8)),
+    "upsample_bilinear_size": (lambda: Up(size=(12, 10), mode="bilinear",
+                                          align_corners=True), (1, 3, 8, 8)),
+    "group_norm": (lambda: Act(_nn.GroupNorm(2, 4)), (1, 3, 16, 16)),
+    "layer_norm": (LN, (2, 16)),
+    "softmax": (Softmax, (2, 16)),
+}
+
+
+def pattern_program(name, quantizer, qat=False, seed=0):
+    """(converted program, example inputs) of PATTERNS[name] under QUANTIZERS[quantizer]."""
+    ctor, shape = PATTERNS[name]
+    torch.manual_seed(seed)
+    m = ctor()
+    g = torch.Generator().manual_seed(seed + 1)
+    ex = (torch.randn(*shape, generator=g),)
+    calib = [torch.randn(*shape, generator=g) for _ in range(2)]
+    return pt2e_quantize(m, ex, QUANTIZERS[quantizer](qat=qat), calib, qat=qat), ex

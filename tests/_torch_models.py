@@ -49,9 +49,12 @@ def torchvision():
 def bn_recalibrate(m, shape, batches=3, seed=7):
     """Re-estimate BatchNorm running statistics on random inputs (weights stay random): with
     a random init the activations shrink layer by layer and every late int8 tensor would be 0,
-    which compares equal to anything."""
+    which compares equal to anything. Each BatchNorm's own momentum is restored afterwards
+    (a cumulative average here: momentum None; left None, a QAT export of the model in train
+    mode would trace ``num_batches_tracked.item()``, data-dependent)."""
     import torch
     bns = [x for x in m.modules() if isinstance(x, torch.nn.BatchNorm2d)]
+    momenta = [b.momentum for b in bns]
     for b in bns:
         b.reset_running_stats()
         b.momentum = None
@@ -60,6 +63,8 @@ def bn_recalibrate(m, shape, batches=3, seed=7):
     with torch.no_grad():
         for _ in range(batches):
             m(torch.randn(*shape, generator=g))
+    for b, mo in zip(bns, momenta):
+        b.momentum = mo
     return m.eval()
 
 

@@ -368,3 +368,114 @@ def test_autoencoder_conv_transpose(tmp_path):
     _check(r2, 6)
     kinds = [op.kind for op in qrt.load(tmp_path / "a.bin")._blob.ops]
     assert kinds.count("conv_transpose1d") == 3 and kinds.count("conv1d") == 3
+
+
+# ---- the pattern matrix of issue #44 (tests/_pt2e.py PATTERNS x every quantizer) ---------------
+MATRIX_QUANTIZERS = ["x86", "arm", "xnnpack", "xnnpack_per_tensor", "xnnpack_symmetric"]
+MATRIX_EXACT_MIN = 0.99   # op by op: small models, a few thousand codes (1 LSB where they differ)
+# the qrt op each pattern must lower to, whatever the quantizer (quantized or float)
+MATRIX_KINDS = {"cat": {"cat"}, "pools": {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"},
+                "upsample_nearest_scale": {"upsample2d"}, "upsample_nearest_size": {"upsample2d"},
+                "upsample_bilinear_scale": {"upsample2d"},
+                "upsample_bilinear_size": {"upsample2d"}, "group_norm": {"float_group_norm"},
+                "layer_norm": {"float_layer_norm"}, "softmax": {"float_softmax"}}
+
+
+def check_matrix(rep, path, quantized=True):
+    """Every op bit-exact with torch qnnpack on the rewritten graph (float ops within the float
+    bound); a quantized output equal to qnnpack's end to end; against the program, op by op
+    from the same inputs, >= 99 % of the codes exact and at most 1 LSB apart."""
+    bad = [r for r in rep.ops if not r["ok"]]
+    assert not bad, bad[0]
+    qm = qrt.load(path)
+    qn = rep.agreement["qnnpack"]
+    if qrt_export._export._output_lsb(qm, 0):   # quantized output: the integers, exactly
+        assert qn["exact"] == qn["total"], qn
+    a = rep.pt2e
+    assert a is not None, "the export reports no agreement with the pt2e program"
+    if quantized:
+        assert a["ops"], "nothing quantized"
+    assert a["max_lsb"] <= MAX_LSB, pt2e.format_agreement(a)
+    assert a["exact"] >= MATRIX_EXACT_MIN * a["total"], pt2e.format_agreement(a)
+    return {op.kind for op in qm._blob.ops}
+
+
+@pytest.mark.parametrize("quantizer", MATRIX_QUANTIZERS)
+@pytest.mark.parametrize("name", list(_pt2e.PATTERNS))
+def test_pattern_matrix(tmp_path, name, quantizer):
+    """linear + relu, conv + bn + relu (1-d, 2-d), add + relu, cat, pools, hardswish, upsample
+    (nearest / bilinear, scale_factor / size), group_norm, layer_norm, softmax: what the
+    quantizer annotates is quantized, what it leaves float runs as float ops."""
+    c, ex = _pt2e.pattern_program(name, quantizer)
+    rep = qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)
+    # the XNNPACK-style quantizer annotates every pattern's conv / linear; x86 and Arm may
+    # leave a whole pattern float (Arm: conv1d)
+    kinds = check_matrix(rep, tmp_path / "m.bin", quantized=quantizer.startswith("xnnpack"))
+    assert MATRIX_KINDS.get(name, set()) <= kinds, kinds
+
+
+@pytest.mark.parametrize("quantizer", ["x86", "xnnpack"])
+@pytest.mark.parametrize("name", list(_pt2e.PATTERNS))
+def test_pattern_matrix_core_aten(tmp_path, name, quantizer):
+    """The same programs after run_decompositions() (core aten): max_pool2d_with_indices,
+    native_layer_norm / native_group_norm (tuples of which only the first result is used),
+    the adaptive average pool as a spatial mean, upsample_*2d.vec, convolution, addmm."""
+    c, ex = _pt2e.pattern_program(name, quantizer)
+    ep = torch.export.export(c, ex).run_decompositions()
+    rep = qrt_export.export(ep, ex, tmp_path / "m.bin", verbose=False)
+    kinds = check_matrix(rep, tmp_path / "m.bin", quantized=quantizer.startswith("xnnpack"))
+    assert MATRIX_KINDS.get(name, set()) <= kinds, kinds
+
+
+@pytest.mark.parametrize("quantizer", ["x86", "arm", "xnnpack"])
+@pytest.mark.parametrize("name", ["linear_relu", "add_relu", "hardswish",
+                                  pytest.param("conv_bn_relu2d", marks=pytest.mark.slow)])
+def test_pattern_matrix_qat(tmp_path, name, quantizer):
+    """prepare_qat_pt2e (FakeQuantize, a few training steps, move_exported_model_to_eval).
+    conv + bn is slow: torchao's QAT conv-bn fusion alone takes ~30-45 s (its pattern
+    matching), the export well under a second."""
+    c, ex = _pt2e.pattern_program(name, quantizer, qat=True)
+    rep = qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)
+    check_matrix(rep, tmp_path / "m.bin", quantized=quantizer == "xnnpack")
+
+
+@pytest.mark.parametrize("quantizer", ["x86", "arm", "xnnpack_per_tensor",
+                                       "xnnpack_symmetric"])
+def test_dynamic_time_axis_each_quantizer(tmp_path, quantizer):
+    """torch.export.Dim on the time axis of a 1-d conv + bn + relu model: the blob follows the
+    input length, against the program at other lengths."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(_pt2e.conv_bn_relu(1), torch.nn.ReLU(), torch.nn.Conv1d(4, 4, 3))
+    shape = (2, 3, 40)
+    ex = (torch.randn(*shape),)
+    T = torch.export.Dim("T", min=8, max=500)
+    c = _pt2e.pt2e_quantize(m, ex, _pt2e.QUANTIZERS[quantizer](), _calib(shape),
+                            dynamic_shapes=({2: T},))
+    rep = qrt_export.export(c, ex, tmp_path / "m.bin", verbose=False)
+    check_matrix(rep, tmp_path / "m.bin", quantized=quantizer.startswith("xnnpack"))
+    qm = qrt.load(tmp_path / "m.bin")
+    lsb = qrt_export._export._output_lsb(qm, 0)
+    for L in (8, 77, 500):
+        x = torch.randn(2, 3, L)
+        y, t = qm(x.numpy()), c(x).detach().numpy()
+        assert y.shape == t.shape == (2, 4, L - 2)
+        # a few output LSB end to end (1-LSB differences of earlier ops); a float output
+        # (x86, Arm: the last conv float) moves by a code of the quantize before it where a
+        # float conv's last bit puts it on the other side of a half-LSB boundary
+        assert np.abs(y - t).max() <= (3 * lsb if lsb else 0.05 * np.abs(t).max()) + 1e-6
+
+
+def test_dropout_in_train_mode_refused(tmp_path):
+    """aten.dropout / dropout_ in eval (train=False) is an identity; a program whose dropout
+    still has train=True is refused with the op named and the way out."""
+    m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.Linear(8, 2))
+    ex = (torch.randn(2, 8),)
+    c = _pt2e.pt2e_quantize(m, ex, _pt2e.xnnpack_style_quantizer(), [ex[0]])
+    check_matrix(qrt_export.export(c, ex, tmp_path / "a.bin", verbose=False), tmp_path / "a.bin")
+    drop = [n for n in c.graph.nodes if "dropout" in str(n.target)]
+    assert drop
+    drop[0].args = (drop[0].args[0], 0.5, True)
+    c.recompile()
+    with pytest.raises(qrt_export.UnsupportedError,
+                       match=r"aten\.dropout\.default \(train=True.*move_exported_model_to_eval"):
+        qrt_export.export(c, ex, tmp_path / "b.bin", verbose=False)

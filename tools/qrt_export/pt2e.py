@@ -14,13 +14,19 @@ functions), so every op has one lowering (qrt_export/rules/):
   the layer's codes);
 - ``dq, dq -> add / mul [-> relu] -> q``     -> ``quantized::add`` / ``add_relu`` / ``mul``;
 - ``dq... -> cat -> q``                      -> ``quantized::cat``;
-- ``dq -> max/avg/adaptive pool (1-d, 2-d), mean, view/flatten/permute... -> q`` -> the op on the
-  quantized tensor (a requantize follows when the q's parameters are not the input's);
+- ``dq -> max/avg/adaptive pool (1-d, 2-d), mean, view/flatten/permute, nearest upsample... ->
+  q`` -> the op on the quantized tensor (a requantize follows when the q's parameters are not
+  the input's);
 - ``dq -> element-wise float ops (relu, hardtanh, clamp, sigmoid...) -> q`` -> the
   ``dequantize -> float -> quantize`` chain, which the lut rule turns into one exact table;
-- anything else is a float op on dequantized values (float sections), or, when no rule
-  lowers it, an error naming the aten op and its source line (a float conv2d, which
-  X86InductorQuantizer's conv + add pattern leaves, until a float conv2d rule exists).
+- anything else is a float op on dequantized values (float sections: bilinear upsample,
+  group_norm, layer_norm, softmax, a conv the quantizer left float...), or, when no rule
+  lowers it, an error naming the aten op and its source line.
+
+Core-aten programs (``run_decompositions``) are first normalised in a copy: a tuple op whose
+other results are unused (``max_pool2d_with_indices``, ``native_layer_norm``,
+``native_group_norm``, ``_native_batch_norm_legit_no_training``) becomes the aten op computing
+its first result, so both forms share one lowering.
 
 int8 activations (XNNPACK-style quantizers) are stored as quint8 with the zero point moved
 by 128: ``q_u8 = q_i8 + 128`` exactly, for quantize, dequantize and every integer op.
@@ -86,14 +92,22 @@ def _qd_ops():
 
 def is_pt2e(model) -> bool:
     """An ExportedProgram, or a GraphModule with pt2e quantize/dequantize calls (checked by
-    name: torchao is imported only for pt2e programs)."""
+    name: torchao is imported only for pt2e programs), or a torch.export GraphModule of aten
+    ops: a converted program where the quantizer annotated nothing (ArmInductorQuantizer on
+    a conv1d model) is float aten ops only, exported as float ops."""
     torch = _torch()
     if isinstance(model, torch.export.ExportedProgram):
         return True
     if not isinstance(model, torch.fx.GraphModule):
         return False
-    return any(n.op == "call_function" and str(n.target).startswith(
-        ("quantized_decomposed.", "torchao.")) for n in model.graph.nodes)
+    calls = [n for n in model.graph.nodes if n.op == "call_function"]
+    if any(str(n.target).startswith(("quantized_decomposed.", "torchao.")) for n in calls):
+        return True
+    return bool(calls) and all(isinstance(n.target, torch._ops.OpOverload) or
+                               not isinstance(n.meta.get("val"), torch.Tensor)
+                               for n in calls) and \
+        any(isinstance(n.target, torch._ops.OpOverload) and n.target.namespace == "aten"
+            for n in calls)
 
 
 @contextlib.contextmanager
@@ -714,6 +728,10 @@ class _Rewriter:
                                        self.float_of(a))
         if fn is None:
             return False
+        if _is_spatial_mean(n, self.v.get(n.args[0].name)):
+            # core aten's adaptive_avg_pool2d(x, 1) (run_decompositions): the same op as the
+            # pool it was, on the quantized tensor whatever its memory format
+            fn, args, kwargs = _torch().nn.functional.adaptive_avg_pool2d, (xi[0], [1, 1]), {}
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         qp_in, qp_out = xi[1], self.qparams(q)
@@ -745,7 +763,12 @@ class _Rewriter:
         self.env[n.name] = new
 
 
-_WHY: Dict[str, str] = {}   # aten op name -> why qrt refuses it (added to the message)
+# aten op name -> why qrt refuses it (added to the message)
+_WHY: Dict[str, str] = {
+    "dropout": "train=True: the program was converted in train mode; call torchao's "
+               "move_exported_model_to_eval before convert_pt2e",
+    "adaptive_max_pool1d": "it returns (values, indices)"}
+_WHY["dropout_"] = _WHY["dropout"]
 
 
 def _has_function_rule(fn) -> bool:
@@ -838,6 +861,16 @@ def _linear_parts(n):
     return None
 
 
+def _is_spatial_mean(n, x):
+    """``aten.mean.dim(x, [-1, -2], keepdim=True)`` over the two spatial dims of a 4-d x."""
+    a = _torch().ops.aten
+    if n.target != a.mean.dim or getattr(x, "dim", lambda: 0)() != 4:
+        return False
+    dims = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+    keep = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
+    return bool(keep) and dims is not None and sorted(int(d) % 4 for d in dims) == [2, 3]
+
+
 def _clamp_ops():
     a = _torch().ops.aten
     return (a.hardtanh.default, a.hardtanh_.default, a.clamp.default)
@@ -849,9 +882,9 @@ def _shared_ops():
             a.mean.dim, a.flatten.using_ints, a.view.default, a.reshape.default,
             a.permute.default, a.transpose.int, a.squeeze.dim, a.squeeze.dims,
             a.unsqueeze.default,
-            a.dropout.default, a.clone.default, a.contiguous.default,
+            a.dropout.default, a.dropout_.default, a.clone.default, a.contiguous.default,
             a.adaptive_max_pool1d.default, a.max_pool2d.default, a.avg_pool2d.default,
-            a.adaptive_avg_pool2d.default)
+            a.adaptive_avg_pool2d.default) + _upsample_ops(shared_only=True)
 
 
 def _float_call(n, fa):
@@ -874,7 +907,9 @@ def _float_call(n, fa):
               a.exp.default: torch.exp, a.log.default: torch.log,
               a.sqrt.default: torch.sqrt, a.hardswish.default: F.hardswish,
               a.hardswish_.default: F.hardswish,
-              a.hardsigmoid.default: F.hardsigmoid, a.silu.default: F.silu,
+              a.hardsigmoid.default: F.hardsigmoid, a.hardsigmoid_.default: F.hardsigmoid,
+              a.sigmoid_.default: torch.sigmoid, a.tanh_.default: torch.tanh,
+              a.silu.default: F.silu,
               a.silu_.default: F.silu, a.sub.Tensor: operator.sub,
               a.div.Tensor: operator.truediv, a.neg.default: operator.neg,
               a.abs.default: torch.abs}
@@ -903,6 +938,12 @@ def _float_call(n, fa):
         return F.softmax, (at(0), int(at(1, "dim"))), {}
     if _in(t, (a.log_softmax.int, a._log_softmax.default)):
         return F.log_softmax, (at(0), int(at(1, "dim"))), {}
+    if _in(t, (a.group_norm.default,)):
+        return F.group_norm, (at(0), int(at(1, "num_groups")), at(2, "weight"), at(3, "bias"),
+                              float(at(4, "eps", 1e-5))), {}
+    up = _upsample_call(n, at)
+    if up is not None:
+        return up
     if _in(t, (a.layer_norm.default,)):
         return F.layer_norm, (at(0), list(at(1)), at(2, "weight"), at(3, "bias"),
                               float(at(4, "eps", 1e-5))), {}
@@ -979,8 +1020,10 @@ def _float_call(n, fa):
         return torch.squeeze, (at(0), int(at(1))), {}
     if _in(t, (a.cat.default, a.concat.default)):
         return torch.cat, (list(at(0)), int(at(1, "dim", 0))), {}
-    if _in(t, (a.dropout.default, a.clone.default, a.contiguous.default, a.alias.default,
-               a.detach.default)):
+    if _in(t, (a.dropout.default, a.dropout_.default)) and at(2, "train"):
+        return None, None, None   # a program in train mode: random, nothing to export
+    if _in(t, (a.dropout.default, a.dropout_.default, a.clone.default, a.contiguous.default,
+               a.alias.default, a.detach.default)):
         return "contiguous", (at(0),), {}
     if _in(t, (a.sym_size.int,)):
         return "size", (at(0), int(at(1))), {}
@@ -996,8 +1039,6 @@ def _float_call(n, fa):
         if idx is None:
             return None, None, None
         return operator.getitem, (at(0), idx), {}
-    if _in(t, (a._native_batch_norm_legit_no_training.default,)):
-        return None, None, None
     if _in(t, (a.batch_norm.default,)):
         return F.batch_norm, (at(0), at(3, "running_mean"), at(4, "running_var"),
                               at(1, "weight"), at(2, "bias"), False, 0.0,
@@ -1007,6 +1048,50 @@ def _float_call(n, fa):
             return F.pad, (at(0), list(at(1)), "constant", float(at(2, "value", 0.0))), {}
         return F.pad, (at(0), list(at(1)), at(2, "mode", "constant"), at(3, "value")), {}
     return None, None, None
+
+
+def _upsample_ops(shared_only=False):
+    """aten's 2-d upsampling ops: (nearest, nearest-exact: a copy of input codes, run on the
+    quantized tensor), (bilinear: float between dequantize and quantize, as the program)."""
+    a = _torch().ops.aten
+    near = tuple(getattr(a, n).default for n in ("upsample_nearest2d",
+                                                 "_upsample_nearest_exact2d")) + \
+        tuple(getattr(a, n).vec for n in ("upsample_nearest2d", "_upsample_nearest_exact2d"))
+    return near if shared_only else near + (a.upsample_bilinear2d.default,
+                                            a.upsample_bilinear2d.vec)
+
+
+def _upsample_call(n, at):
+    """F.interpolate for aten's upsample_{nearest,_nearest_exact,bilinear}2d (.vec: output
+    size or scale factors, as F.interpolate passed them; .default: output size and optional
+    scales, core aten), or None for another op."""
+    import torch
+    F = torch.nn.functional
+    a = torch.ops.aten
+    t = n.target
+    if not _in(t, _upsample_ops()):
+        return None
+    name = str(t)
+    mode = "bilinear" if "bilinear" in name else \
+        "nearest-exact" if "nearest_exact" in name else "nearest"
+    bil = mode == "bilinear"
+    size = at(1, "output_size")
+    kw = {"mode": mode}
+    if bil:
+        kw["align_corners"] = bool(at(2, "align_corners"))
+    if _in(t, (a.upsample_nearest2d.vec, a._upsample_nearest_exact2d.vec,
+               a.upsample_bilinear2d.vec)):
+        sf = at(3 if bil else 2, "scale_factors")
+    else:   # .default: (output_size, [align_corners,] scales_h, scales_w)
+        sh, sw = at(3 if bil else 2, "scales_h"), at(4 if bil else 3, "scales_w")
+        sf = None if sh is None or sw is None else [float(sh), float(sw)]
+        if sf is not None:   # scales given: the kernel uses them, not in / out
+            size, kw["recompute_scale_factor"] = None, False
+    if size is not None:
+        kw["size"] = [s if _is_node(s) else int(s) for s in size]
+    else:
+        kw["scale_factor"] = [float(f) for f in sf]
+    return F.interpolate, (at(0),), kw
 
 
 # ---- the public steps ------------------------------------------------------------------------
@@ -1026,9 +1111,68 @@ def run_values(gm, inputs) -> Dict[str, Any]:
     return values
 
 
+def _tuple_ops():
+    """Core aten ops (``run_decompositions``) returning a tuple of which programs use only the
+    first element: target -> (aten op computing that element, its arguments from the tuple
+    op's)."""
+    a = _torch().ops.aten
+
+    def pool(op):
+        return op, lambda g, k: (g[0], g[1]) + tuple(g[2:6])
+    return {
+        a.max_pool2d_with_indices.default: pool(a.max_pool2d.default),
+        a.max_pool1d_with_indices.default: pool(a.max_pool1d.default),
+        # (input, normalized_shape, weight, bias, eps)
+        a.native_layer_norm.default: (a.layer_norm.default, lambda g, k: tuple(g[:5])),
+        # (input, weight, bias, N, C, HxW, group, eps) -> (input, group, weight, bias, eps)
+        a.native_group_norm.default: (a.group_norm.default,
+                                      lambda g, k: (g[0], g[6], g[1], g[2], g[7])),
+        # (input, weight, bias, running_mean, running_var, momentum, eps): eval batch norm
+        a._native_batch_norm_legit_no_training.default: (
+            a.batch_norm.default,
+            lambda g, k: (g[0], g[1], g[2], g[3], g[4], False, g[5], g[6], False)),
+    }
+
+
+def _first_of_tuples(gm):
+    """``gm``, or a copy where each core-aten tuple op whose other results are unused (the
+    indices of max_pool2d_with_indices, the mean / rstd of native_layer_norm /
+    native_group_norm / _native_batch_norm_legit_no_training) is replaced by the aten op
+    computing its first result, so one lowering serves both forms (source lines kept)."""
+    import copy
+    import torch.fx as fx
+    ops = _tuple_ops()
+
+    def only_first(n):   # positional arguments only (as run_decompositions writes them)
+        return not n.kwargs and all(u.op == "call_function" and u.target is operator.getitem and
+                   (u.args[1] == 0 or not u.users) for u in n.users)
+    hits = [n for n in gm.graph.nodes if n.op == "call_function" and _in(n.target, ops) and
+            only_first(n)]
+    if not hits:
+        return gm
+    g = copy.deepcopy(gm.graph)
+    for n in list(g.nodes):
+        if not (n.op == "call_function" and _in(n.target, ops) and only_first(n)):
+            continue
+        op, args_of = ops[n.target]
+        with g.inserting_before(n):
+            new = g.call_function(op, args_of(list(n.args), dict(n.kwargs)))
+        new.meta = dict(n.meta)
+        if isinstance(n.meta.get("val"), (tuple, list)):
+            new.meta["val"] = n.meta["val"][0]
+        for u in list(n.users):
+            if u.args[1] == 0:
+                u.replace_all_uses_with(new)
+            g.erase_node(u)
+        g.erase_node(n)
+    out = fx.GraphModule(gm, g)
+    out.meta = dict(getattr(gm, "meta", {}))
+    return out
+
+
 def to_ao_graph(model, inputs):
     """(rewritten fx.GraphModule, pt2e GraphModule, map new node -> pt2e q node)."""
-    gm = as_graph_module(model)
+    gm = _first_of_tuples(as_graph_module(model))
     values = run_values(gm, inputs)
     rw = _Rewriter(gm, values)
     new = rw.run()
