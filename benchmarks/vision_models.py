@@ -21,7 +21,7 @@ import time
 import warnings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import numpy as np
+import numpy as np  # noqa: F401,E402 - numpy loads after OPENBLAS_NUM_THREADS is set
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
@@ -53,7 +53,8 @@ def main():
     torch.set_num_threads(1)
     qrt.set_num_threads(1)
     sizes = dict(MODELS)
-    print("| model | flow | size | exact values | blob MB | qrt ms | torch qnnpack ms | torch / qrt |")
+    print("| model | flow | size | exact values | blob MB | qrt ms | torch qnnpack ms "
+          "| torch / qrt |")
     print("|---|---|---|---|---|---|---|---|")
     for name in a.models:
         size = sizes[name]

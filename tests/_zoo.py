@@ -367,7 +367,9 @@ def summary(rep):
         if f:
             rel = f["max_abs"] / f["max_ref"] if f["max_ref"] else f["max_abs"]
             parts.append(f"float {f['max_abs']:.2g}/{f['max_ref']:.2g}")
-    cap = "torch.export" if "captured with torch.export" in (rep.model_kind or "") else "fx"
+    kind = rep.model_kind or ""
+    cap = "torch.export" if ("captured with torch.export" in kind or
+                             "graph torch.export captured" in kind) else "fx"
     if (rep.model_kind or "").startswith("pt2e"):
         cap = "pt2e program" + (" (torch.export)" if "torch.export" in rep.model_kind[4:]
                                 else "")

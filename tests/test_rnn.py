@@ -165,7 +165,7 @@ def test_state_carried_across_calls_equals_one_long_call(tmp_path):
     th, tc = h, c
     for k in range(25):
         xk = torch.randn(1, 4, 6) * (1 + k % 3)
-        y, (qh, qc) = m(xk.numpy(), (qh, qc))   # forward()'s own structure
+        y, (qh, qc) = m(xk.numpy(), qh, qc)   # flat inputs; (y, (h, c)) as forward() returns
         with torch.no_grad():
             ty, (th, tc) = w(xk, th, tc)
         assert max(np.abs(y - ty.numpy()).max(), np.abs(qh - th.numpy()).max(),

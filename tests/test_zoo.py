@@ -27,6 +27,13 @@ warnings.filterwarnings("ignore", message=".*torch.ao.quantization.*")
 import qrt_export  # noqa: E402
 
 FLOAT_REL = 1e-4
+# quantize_dynamic models, end to end: a dynamic linear quantizes its float input per call, and
+# an element that torch's float32 result (its thread count, its kernels) puts on the other side
+# of a rounding boundary moves the outputs by one input step times a weight column (docs/
+# float-ops.md, "dynamic"); each op is still judged on torch's own inputs and must agree there.
+# torchaudio's wav2vec2 at one torch thread: 8.1e-3 of max |torch| (one flip in a q_proj),
+# 1.3e-7 at two.
+FLOAT_REL_DYNAMIC = 2e-2
 
 # case name -> (what it needs besides torch / torchvision / torchao, how the graph is taken:
 # rep.model_kind says "captured with torch.export" where torch.fx could not take the model)
@@ -42,6 +49,17 @@ EXPORTING = {
     "word_lm_dynamic": ("", "torch.export"),
     "ecg_zeropad_fx": ("", "fx"),
     "ecg_zeropad_dynamic": ("", "fx"),
+    # torch.fx cannot trace these (co_varnames, shape checks, control flow): torch.export
+    "bert_dynamic": ("transformers", "torch.export"),
+    "distilbert_dynamic": ("transformers", "torch.export"),
+    "hf_wav2vec2_dynamic": ("transformers", "torch.export"),
+    "wav2vec2_dynamic": ("torchaudio", "torch.export"),
+    "conv_tasnet_fx": ("torchaudio", "torch.export"),   # FX static on the captured graph
+    "conv_tasnet_pt2e": ("torchaudio", "pt2e program"),
+    "lraspp_fx": ("", "fx"),
+    "lraspp_pt2e": ("", "pt2e program"),
+    "deeplabv3_fx": ("", "fx"),
+    "deeplabv3_pt2e": ("", "pt2e program"),
 }
 SLOW = set()
 
@@ -82,5 +100,6 @@ def test_zoo_exports_exact(name, needs, capture, tmp_path):
     if a["total"]:
         assert exact, f"{name}: quantized outputs {agr}"
     if a.get("float"):
-        assert rel <= FLOAT_REL, f"{name}: float outputs {agr}"
+        bound = FLOAT_REL_DYNAMIC if name.endswith("_dynamic") else FLOAT_REL
+        assert rel <= bound, f"{name}: float outputs {agr}"
     assert cap == capture, rep.model_kind

@@ -739,6 +739,10 @@ class _Converter:
         if node.name in self.done:  # lowered by a rule with an earlier node (a fused pattern)
             return
         if node.op == "placeholder":
+            if val is None or isinstance(val, (bool, int, float, str)):
+                # an optional argument left at its default (timm's attn_mask=None,
+                # is_causal=False): a constant of the graph, not an input
+                return
             b.inputs.append(self._tensor(node))
             return
         if node.op == "get_attr":

@@ -416,6 +416,23 @@ class _Rewrite:
             self.g.call_method(fn, args, kwargs)
         self.env[n.name] = self.keep_meta(new, n)
 
+    def from_shapes_only(self, node) -> bool:
+        """Whether ``node``'s value depends on no model input's values: every path up from it
+        ends at a constant or at a tensor factory (``new_ones(x)`` reads x's shape only)."""
+        facs = _factories()
+        seen, stack = set(), [node]
+        while stack:
+            a = stack.pop()
+            if a.name in seen or a.name in self.const:
+                continue
+            seen.add(a.name)
+            if a.op == "placeholder":
+                return False
+            if a.op == "call_function" and _in(a.target, facs):
+                continue
+            stack.extend(a.all_input_nodes)
+        return True
+
     def padding_input(self, mask):
         """The int model input [N, S] whose nonzero positions ``mask`` (a boolean attention
         mask [N or 1, heads or 1, L, S] the model computes) lets attend, or None. Found by the
@@ -493,15 +510,21 @@ class _Rewrite:
             if isinstance(mv, torch.Tensor) and mv.dtype == torch.bool and \
                     hasattr(mask, "op") and mask.name not in self.const:
                 src = self.padding_input(mask)
-                if src is None:
+                if src is None and self.from_shapes_only(mask):
+                    # a mask built from shapes only (HF wav2vec2 without an attention_mask
+                    # input): a constant additive mask
+                    add = torch.zeros(mv.shape).masked_fill(~mv, float("-inf"))
+                    s = g.call_function(operator.add, (s, self.attr(add)))
+                elif src is None:
                     self.fail(n, "scaled_dot_product_attention with a boolean mask computed "
                               "from the inputs that is not a key padding mask (the input's "
                               "nonzero positions, as HF transformers' attention_mask)")
                     return True
-                from qrt_export.rules.attention import padding_additive_mask
-                pm = g.call_function(padding_additive_mask, (self.arg(src),))
-                pm = g.call_function(torch.reshape, (pm, (-1, 1, 1, int(mv.shape[-1]))))
-                s = g.call_function(operator.add, (s, pm))
+                else:
+                    from qrt_export.rules.attention import padding_additive_mask
+                    pm = g.call_function(padding_additive_mask, (self.arg(src),))
+                    pm = g.call_function(torch.reshape, (pm, (-1, 1, 1, int(mv.shape[-1]))))
+                    s = g.call_function(operator.add, (s, pm))
             elif isinstance(mv, torch.Tensor) and mv.dtype == torch.bool:
                 add = torch.zeros(mv.shape).masked_fill(~mv, float("-inf"))
                 s = g.call_function(operator.add, (s, self.attr(add)))

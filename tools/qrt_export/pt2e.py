@@ -912,7 +912,11 @@ def _float_call(n, fa):
               a.silu.default: F.silu,
               a.silu_.default: F.silu, a.sub.Tensor: operator.sub,
               a.div.Tensor: operator.truediv, a.neg.default: operator.neg,
-              a.abs.default: torch.abs}
+              a.abs.default: torch.abs, a.bmm.default: torch.bmm,
+              a.matmul.default: torch.matmul,
+              a.add.Scalar: operator.add, a.sub.Scalar: operator.sub,
+              a.mul.Scalar: operator.mul, a.div.Scalar: operator.truediv,
+              a.pow.Tensor_Scalar: torch.pow}
     if _in(t, simple):
         if kw:
             return None, None, None
@@ -928,6 +932,15 @@ def _float_call(n, fa):
         return F.hardtanh, (at(0), float(at(1, "min_val", -1.0)), float(at(2, "max_val", 1.0))), {}
     if _in(t, (a.clamp.default,)):
         return torch.clamp, (at(0), at(1, "min"), at(2, "max")), {}
+    if _in(t, (a.prelu.default,)):
+        return F.prelu, (at(0), at(1, "weight")), {}
+    if _in(t, (a.to.dtype_layout, a.to.device, a.to.dtype, a._to_copy.default)):
+        # a cast to the dtype the tensor already has (``x.to(other.device)`` on a CPU): a copy
+        x_meta = n.args[0].meta.get("val") if _is_node(n.args[0]) else None
+        out_meta = n.meta.get("val")
+        if x_meta is None or out_meta is None or x_meta.dtype != out_meta.dtype:
+            return None, None, None
+        return "contiguous", (at(0),), {}
     if _in(t, (a.gelu.default,)):
         return F.gelu, (at(0),), {"approximate": kw.get("approximate", "none")}
     if _in(t, (a.leaky_relu.default,)):
@@ -1229,7 +1242,8 @@ def agreement(pt2e_gm, ref_of, qvalues, qmodel, inputs) -> Dict[str, Any]:
     with torch.no_grad():
         _Local(pt2e_gm).run(*inputs)
         t_out = pt2e_gm(*inputs)
-    t_outs = list(t_out) if isinstance(t_out, (tuple, list)) else [t_out]
+    t_outs = [t for t in torch.utils._pytree.tree_leaves(t_out)   # tuples, dicts ({"out"})
+              if isinstance(t, torch.Tensor)]
     q_in = [x.numpy() if x.dtype == torch.float32 else x for x in inputs]
     from qrt_export._export import flat_outputs
     q_outs = flat_outputs(qmodel(*q_in))
