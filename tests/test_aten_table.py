@@ -84,12 +84,13 @@ def test_table_follows_the_lowering_code(rows):
     by = {r["overload"]: r for r in rows}
     for yes in ("relu.default", "add.Tensor", "mul.Tensor", "convolution.default",
                 "addmm.default", "cat.default", "view.default", "permute.default",
-                "mean.dim", "_softmax.default", "select.int", "slice.Tensor"):
+                "mean.dim", "_softmax.default", "select.int", "slice.Tensor", "bmm.default",
+                "mul.Scalar", "pow.Tensor_Scalar"):
         assert by[yes]["float"], by[yes]
     for q in ("convolution.default", "addmm.default", "add.Tensor", "mul.Tensor",
               "cat.default", "view.default", "mean.dim", "relu.default", "sigmoid.default"):
         assert by[q]["quantized"], by[q]
-    for no in ("bmm.default", "rand.default", "convolution_backward.default",
+    for no in ("rand.default", "convolution_backward.default",
                "_local_scalar_dense.default"):
         assert not by[no]["float"], by[no]
     assert not any(by[x]["quantized"] for x in ("_softmax.default", "embedding.default"))
@@ -116,6 +117,8 @@ def _w(*shape):
 
 CASES = {
     "relu.default": (lambda s, x: a.relu.default(x), {}, (2, 3, 8)),
+    "bmm.default": (lambda s, x: a.bmm.default(x, a.transpose.int(x, 1, 2)), {}, (2, 3, 8)),
+    "mul.Scalar": (lambda s, x: a.mul.Scalar(x, 0.5), {}, (2, 3, 8)),
     "add.Tensor": (lambda s, x: a.add.Tensor(x, s.b), {"b": _w(3, 8)}, (2, 3, 8)),
     "mul.Tensor": (lambda s, x: a.mul.Tensor(x, a.sigmoid.default(x)), {}, (2, 3, 8)),
     "sub.Tensor": (lambda s, x: a.sub.Tensor(x, s.b), {"b": _w(8)}, (2, 3, 8)),
