@@ -83,11 +83,12 @@ def _summary(rep, path):
             f"{bad[0].get('max_lsb', '-')} LSB)" if bad else ""),
         "prog": (f"{100.0 * a['exact'] / a['total']:.3f} %, {a['max_lsb']} LSB"
                  if a.get("total") else "- (nothing quantized)"),
-        "out": (f"{100.0 * o['exact'] / max(o['total'], 1):.1f} %, "
-                + (f"{o['max_lsb']:.0f} LSB" if o.get("max_lsb") else
-                   f"max {o.get('max_abs', 0):.2g}")),
+        "out": (f"{100.0 * o['exact'] / o['total']:.1f} %, {o['max_lsb']:.0f} LSB"
+                if o.get("total") else
+                f"float output, max {o.get('float', {}).get('max_abs', 0):.2g}"),
         "qnnpack": (qn.get("error", "-") if "exact" not in qn else
-                    f"float output, max {qn.get('max_lsb', 0):.2g}" if float_out else
+                    f"float output, max {qn.get('float', {}).get('max_abs', 0):.2g}"
+                    if float_out or not qn["total"] else
                     "exact" if qn["exact"] == qn["total"] else
                     f"{qn['exact']}/{qn['total']}, max {qn.get('max_lsb', 0)} LSB"),
     }
