@@ -74,12 +74,6 @@ def prelu_module(cx, node, m):
     unary(cx, node, "float_prelu", "PReLU", params=[param(cx, node, m.weight, "weight")])
 
 
-@function(lambda: (_F()[1].prelu,), "F.prelu (float, constant weight)")
-def prelu_fn(cx, node, target):
-    w = node.args[1] if len(node.args) > 1 else node.kwargs.get("weight")
-    unary(cx, node, "float_prelu", "prelu", params=[param(cx, node, w, "weight")])
-
-
 @module(lambda: (_nn().Hardswish,), "float hardswish (nn.Hardswish, F.hardswish)")
 def hardswish_module(cx, node, m):
     unary(cx, node, "float_hardswish", "hardswish")
