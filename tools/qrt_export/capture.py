@@ -400,12 +400,15 @@ class _Rewrite:
         if n.target == torch.ops.aten.scaled_dot_product_attention.default:
             if self.sdpa(n):
                 return
-        if n.target == torch.ops.aten.select.int:   # x[:, 0] (BERT's pooler): a getitem
-            x, dim, idx = n.args[:3]
-            nd = self.v[x.name].dim()
-            key = tuple([slice(None)] * (int(dim) % nd)) + (int(idx),)
-            new = self.g.call_function(operator.getitem, (self.arg(x), key))
-            self.env[n.name] = self.keep_meta(new, n)
+        from qrt_export.pt2e import unbind_item, unbind_key
+        if unbind_item(n) is not None:      # lowered at its getitem users
+            return
+        if n.target is operator.getitem and hasattr(n.args[0], "op") and \
+                unbind_item(n.args[0]) is not None:
+            x, dim = unbind_item(n.args[0])
+            key = unbind_key(self.v[x.name], dim, n.args[1])
+            self.env[n.name] = self.keep_meta(
+                self.g.call_function(operator.getitem, (self.arg(x), key)), n)
             return
         fn, args, kwargs = _float_call(n, self.arg)
         if fn is None:
@@ -487,23 +490,17 @@ class _Rewrite:
 
     def sdpa(self, n) -> bool:
         """F.scaled_dot_product_attention (wav2vec2's, BERT's attention) as the float ops of its
-        definition: softmax(q k^T * scale + mask) v, each a float op qrt runs (matmul,
-        softmax...); a causal or dropout call is refused."""
-        import math
+        definition (pt2e.sdpa_nodes, shared with pt2e programs), its mask additive: HF's
+        boolean padding mask computed from an int ``attention_mask`` input becomes the
+        ``padding_mask`` op on that input; a mask from shapes only, a constant."""
+        from qrt_export.pt2e import sdpa_args, sdpa_nodes
         torch = _torch()
-        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale",
-                 "enable_gqa")
-        a = dict(zip(names, n.args))
-        a.update(n.kwargs)
-        if a.get("dropout_p", 0.0) or a.get("is_causal", False) or a.get("enable_gqa", False):
-            self.fail(n, "scaled_dot_product_attention with dropout, is_causal or enable_gqa")
+        a, why = sdpa_args(n)
+        if a is None:
+            self.fail(n, why)
             return True
-        q, k, v = (self.arg(a[x]) for x in ("query", "key", "value"))
-        e = self.v[a["query"].name].shape[-1]
-        scale = a.get("scale") or 1.0 / math.sqrt(e)
         g = self.g
-        s = g.call_function(torch.matmul, (q, g.call_function(torch.transpose, (k, -2, -1))))
-        s = g.call_function(operator.mul, (s, float(scale)))
+        add = None
         mask = a.get("attn_mask")
         if mask is not None:
             mv = self.v.get(mask.name) if hasattr(mask, "op") else mask
@@ -513,8 +510,7 @@ class _Rewrite:
                 if src is None and self.from_shapes_only(mask):
                     # a mask built from shapes only (HF wav2vec2 without an attention_mask
                     # input): a constant additive mask
-                    add = torch.zeros(mv.shape).masked_fill(~mv, float("-inf"))
-                    s = g.call_function(operator.add, (s, self.attr(add)))
+                    add = self.attr(torch.zeros(mv.shape).masked_fill(~mv, float("-inf")))
                 elif src is None:
                     self.fail(n, "scaled_dot_product_attention with a boolean mask computed "
                               "from the inputs that is not a key padding mask (the input's "
@@ -522,17 +518,15 @@ class _Rewrite:
                     return True
                 else:
                     from qrt_export.rules.attention import padding_additive_mask
-                    pm = g.call_function(padding_additive_mask, (self.arg(src),))
-                    pm = g.call_function(torch.reshape, (pm, (-1, 1, 1, int(mv.shape[-1]))))
-                    s = g.call_function(operator.add, (s, pm))
+                    add = g.call_function(padding_additive_mask, (self.arg(src),))
+                    add = g.call_function(torch.reshape, (add, (-1, 1, 1, int(mv.shape[-1]))))
             elif isinstance(mv, torch.Tensor) and mv.dtype == torch.bool:
-                add = torch.zeros(mv.shape).masked_fill(~mv, float("-inf"))
-                s = g.call_function(operator.add, (s, self.attr(add)))
+                add = self.attr(torch.zeros(mv.shape).masked_fill(~mv, float("-inf")))
             else:
-                s = g.call_function(operator.add, (s, self.arg(mask)))
-        p = g.call_function(torch.softmax, (s, -1))
-        out = g.call_function(torch.matmul, (p, v))
-        for m in (s, p, out):
+                add = self.arg(mask)
+        out, made = sdpa_nodes(g, *(self.arg(a[x]) for x in ("query", "key", "value")),
+                               self.v[a["query"].name].shape[-1], a.get("scale"), add)
+        for m in made:
             self.keep_meta(m, n)
         self.env[n.name] = out
         return True

@@ -744,6 +744,34 @@ class _Rewriter:
 
     def float_op(self, n):
         torch = _torch()
+        if unbind_item(n) is not None:      # lowered at its getitem users
+            return
+        if n.target is operator.getitem and _is_node(n.args[0]) and \
+                unbind_item(n.args[0]) is not None:
+            x, dim = unbind_item(n.args[0])
+            key = unbind_key(self.v[x.name], dim, n.args[1])
+            self.env[n.name] = self.g.call_function(operator.getitem, (self.float_of(x), key))
+            return
+        if n.target == torch.ops.aten.scaled_dot_product_attention.default:
+            a, why = sdpa_args(n)
+            if a is None:
+                self.fail(n, why)
+                return
+            mask = a.get("attn_mask")
+            mv = self.v.get(mask.name) if _is_node(mask) else mask
+            if isinstance(mv, torch.Tensor) and mv.dtype == torch.bool:
+                if not (_is_node(mask) and mask.name in self.const):
+                    self.fail(n, "scaled_dot_product_attention with a boolean mask computed in "
+                              "the program (a constant or an additive float mask is lowered)")
+                    return
+                mask = self.attr(torch.zeros(mv.shape).masked_fill(~mv, float("-inf")), "m")
+            elif mask is not None:
+                mask = self.float_of(mask)
+            out, _ = sdpa_nodes(self.g, *(self.float_of(a[x]) for x in ("query", "key",
+                                                                         "value")),
+                                self.v[a["query"].name].shape[-1], a.get("scale"), mask)
+            self.env[n.name] = out
+            return
         if n.target == torch.ops.aten.adaptive_avg_pool1d.default and \
                 list(n.args[1]) == [1]:   # float: a mean over the time axis
             self.env[n.name] = self.g.call_function(
@@ -761,6 +789,52 @@ class _Rewriter:
         new = self.g.call_function(fn, args, kwargs) if callable(fn) else \
             self.g.call_method(fn, args, kwargs)
         self.env[n.name] = new
+
+
+# ---- ops one ATen node lowers to several graph nodes for: shared by pt2e and the capture ----
+_SDPA_NAMES = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale",
+               "enable_gqa")
+
+
+def sdpa_args(n):
+    """(the arguments of an aten.scaled_dot_product_attention node by name, None) or (None,
+    why it is refused)."""
+    a = dict(zip(_SDPA_NAMES, n.args))
+    a.update(n.kwargs)
+    if a.get("dropout_p", 0.0) or a.get("is_causal", False) or a.get("enable_gqa", False):
+        return None, "scaled_dot_product_attention with dropout, is_causal or enable_gqa"
+    return a, None
+
+
+def sdpa_nodes(g, q, k, v, head_dim, scale, mask=None):
+    """F.scaled_dot_product_attention as the float ops of its definition on fx graph ``g``:
+    softmax(q k^T * scale [+ mask]) v (``mask``: an additive float mask node or None), each a
+    float op qrt runs (matmul, mul, add, softmax). Returns (output node, the nodes made)."""
+    import math
+    torch = _torch()
+    scale = scale or 1.0 / math.sqrt(head_dim)
+    made = [g.call_function(torch.transpose, (k, -2, -1))]
+    made.append(g.call_function(torch.matmul, (q, made[-1])))
+    made.append(g.call_function(operator.mul, (made[-1], float(scale))))
+    if mask is not None:
+        made.append(g.call_function(operator.add, (made[-1], mask)))
+    made.append(g.call_function(torch.softmax, (made[-1], -1)))
+    made.append(g.call_function(torch.matmul, (made[-1], v)))
+    return made[-1], made
+
+
+def unbind_item(n):
+    """(tensor node, dim) when ``n`` is aten.unbind(x, dim), else None: its getitem users
+    become ``x[:, ..., k]`` selections (timm's ``q, k, v = qkv.unbind(0)``)."""
+    a = _torch().ops.aten
+    if n.op == "call_function" and n.target == a.unbind.int:
+        return n.args[0], int(n.args[1]) if len(n.args) > 1 else int(n.kwargs.get("dim", 0))
+    return None
+
+
+def unbind_key(x_val, dim, k):
+    nd = x_val.dim()
+    return tuple([slice(None)] * (dim % nd)) + (int(k),)
 
 
 # aten op name -> why qrt refuses it (added to the message)
@@ -932,6 +1006,11 @@ def _float_call(n, fa):
         return F.hardtanh, (at(0), float(at(1, "min_val", -1.0)), float(at(2, "max_val", 1.0))), {}
     if _in(t, (a.clamp.default,)):
         return torch.clamp, (at(0), at(1, "min"), at(2, "max")), {}
+    if _in(t, (a.select.int,)) and _is_node(n.args[0]) and "val" in n.args[0].meta:
+        # x[:, 0] (BERT's pooler, ViT's class token): a getitem
+        nd = n.args[0].meta["val"].dim()
+        key = tuple([slice(None)] * (int(at(1, "dim")) % nd)) + (int(at(2, "index")),)
+        return operator.getitem, (at(0), key), {}
     if _in(t, (a.prelu.default,)):
         return F.prelu, (at(0), at(1, "weight")), {}
     if _in(t, (a.to.dtype_layout, a.to.device, a.to.dtype, a._to_copy.default)):
