@@ -280,3 +280,18 @@ def test_bert_dynamic_padding_masks_at_run_time(tmp_path):
         t = _qnnpack(qm, ids, mk, tt).logits.numpy()
         y = q(ids.numpy(), mk.numpy(), tt.numpy())["logits"]   # HF's output, by name
         assert np.abs(y - t).max() <= 1e-4 * (np.abs(t).max() + 1e-3), (pad, y, t)
+
+
+def test_capture_releases_its_leaves():
+    """The opaque leaves (and the modules they hold) live only while one capture runs."""
+    from qrt_export import capture as C
+    m = torch.ao.quantization.quantize_dynamic(Checked().eval(), {nn.Linear, nn.LSTM},
+                                               dtype=torch.qint8)
+    x = torch.randn(2, 4, 20)
+    state = (torch.zeros(1, 2, 8), torch.zeros(1, 2, 8))
+    first = len(C._LEAVES)
+    gm, flat = capture(m, (x, state))
+    assert len(C._LEAVES) > first and all(v is None for v in C._LEAVES[first:])
+    assert not any(k[0] >= first for k in C._META)
+    with torch.no_grad():
+        gm(*flat)      # the rewritten graph calls the modules, not the leaves

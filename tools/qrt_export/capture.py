@@ -161,7 +161,21 @@ def _make_stand_in(leaf):
 def capture(model, inputs):
     """(fx.GraphModule in the form the rules lower, flat example inputs) for ``model`` (an
     ``nn.Module``, quantized or not) at ``inputs`` (a tuple; nested tuples / lists / dicts
-    of tensors allowed). Raises :class:`CaptureError` naming why torch.export failed."""
+    of tensors allowed). Raises :class:`CaptureError` naming why torch.export failed.
+
+    The leaves registered for this capture are released when it returns (the rewritten graph
+    calls the modules themselves): a long process exporting many models keeps none alive."""
+    first = len(_LEAVES)
+    try:
+        return _capture(model, inputs)
+    finally:
+        for i in range(first, len(_LEAVES)):
+            _LEAVES[i] = None
+        for key in [k for k in _META if k[0] >= first]:
+            del _META[key]
+
+
+def _capture(model, inputs):
     torch = _torch()
     _register()
     from qrt_export._export import _engine, deepcopy_model, _qconv_state_fix
