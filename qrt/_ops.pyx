@@ -780,11 +780,13 @@ def softmax_rows_f32(const float[:, ::1] x, float[:, ::1] y, int variant=-1):
 
 # ---- float32 LayerNorm over contiguous rows (include/qrt/float_norm.h; qrt/ops/float_nn.py) ----
 cdef extern from "qrt/float_norm.h" nogil:
-    void qrt_layer_norm_rows_f32(const float *x, float *y, size_t rows, size_t n, float inv,
-                                 float eps, const float *w, const float *b)
+    void qrt_layer_norm_rows_f32(const float *x, float *y, size_t rows, size_t n, float eps,
+                                 const float *w, const float *b)
+    void qrt_group_norm_f32(const float *x, float *y, size_t n, size_t c, size_t hw,
+                            size_t groups, double eps, const float *w, const float *b)
 
 
-def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float inv, float eps, w, b):
+def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float eps, w, b):
     """y = layer_norm(x) over each row (n = x.shape[1] >= 1), w / b: float32 [n] or None."""
     cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
     if y.shape[0] != rows or y.shape[1] != n or n < 1:
@@ -806,7 +808,36 @@ def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float inv, float
     if rows == 0:
         return
     with nogil:
-        qrt_layer_norm_rows_f32(&x[0, 0], &y[0, 0], <size_t>rows, <size_t>n, inv, eps, pw, pb)
+        qrt_layer_norm_rows_f32(&x[0, 0], &y[0, 0], <size_t>rows, <size_t>n, eps, pw, pb)
+
+def group_norm_f32(const float[:, :, ::1] x, float[:, :, ::1] y, Py_ssize_t groups,
+                   double eps, w, b):
+    """y = group_norm(x) for x: [n, c, hw] contiguous, groups dividing c; w / b: float32 [c]
+    or None."""
+    cdef Py_ssize_t n = x.shape[0], c = x.shape[1], hw = x.shape[2]
+    if y.shape[0] != n or y.shape[1] != c or y.shape[2] != hw:
+        raise ValueError("group_norm: x and y must be [n, c, hw] alike")
+    if groups < 1 or c % groups:
+        raise ValueError("group_norm: groups must divide the channels")
+    cdef const float[::1] wv
+    cdef const float[::1] bv
+    cdef const float *pw = NULL
+    cdef const float *pb = NULL
+    if w is not None:
+        wv = w
+        if wv.shape[0] != c:
+            raise ValueError("group_norm: weight must have c elements")
+        pw = &wv[0]
+    if b is not None:
+        bv = b
+        if bv.shape[0] != c:
+            raise ValueError("group_norm: bias must have c elements")
+        pb = &bv[0]
+    if n == 0 or c == 0 or hw == 0:
+        return
+    with nogil:
+        qrt_group_norm_f32(&x[0, 0, 0], &y[0, 0, 0], <size_t>n, <size_t>c, <size_t>hw,
+                           <size_t>groups, eps, pw, pb)
 
 # ---- float recurrent layers (qrt/ops/rnn_float.py, include/qrt/rnn_float.h) ----------------
 cdef extern from "qrt/rnn_float.h" nogil:

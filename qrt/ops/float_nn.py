@@ -3,8 +3,11 @@
 InstanceNorm, BatchNorm (eval: running statistics), Linear and Conv1d left in float (e.g. by
 ``quantize_dynamic``, which only swaps Linear).
 
-Norms: two-pass mean and biased variance in float32 (numpy pairwise sums), rstd =
-1 / sqrt(var + eps), y = (x - mean) * rstd * weight + bias. BatchNorm folds its running
+LayerNorm: torch's CPU kernel step for step, bit-exact (include/qrt/float_norm.h: torch's
+Welford moments, y = fma((x - mean) * rstd, weight, bias)); GroupNorm likewise (its scale and
+bias per channel). InstanceNorm: two-pass
+mean and biased variance in float32 (numpy pairwise sums), rstd = 1 / sqrt(var + eps),
+y = (x - mean) * rstd * weight + bias. BatchNorm folds its running
 statistics once at load, as torch's CPU kernel does: alpha = weight / sqrt(var + eps),
 beta = bias - mean * alpha, y = x * alpha + beta. Linear and Conv1d are float32 GEMMs (numpy's
 BLAS), Conv1d on an im2col buffer made once per plan.
@@ -18,11 +21,6 @@ from qrt.ops._core import Choice, Float, Int, Ints, Param, ShapeError, define, n
 from qrt.ops._float import F32, FloatOp, channel_shape, quiet
 
 _ONE, _ZERO = F32(1.0), F32(0.0)
-
-
-# True: float_layer_norm on contiguous rows in C (include/qrt/float_norm.h: the steps below,
-# another summation order within the same bound); False: the numpy steps.  Tests run both.
-_USE_C_LAYER_NORM = True
 
 
 def _rownorm(x2, y2, eps):
@@ -118,16 +116,21 @@ class LayerNorm(FloatOp):
         m = numel(x.shape) // n if n else 0
         x2, y2 = x.reshape(m, n), y.reshape(m, n)
         w, b = _param(node, "weight", (n,)), _param(node, "bias", (n,))
-        if _USE_C_LAYER_NORM and n and m and x2.flags.c_contiguous and y2.flags.c_contiguous \
-                and all(p is None or (p.dtype == np.float32 and p.flags.c_contiguous)
-                        for p in (w, b)):
-            from qrt import _ops
-            inv = float(F32(1.0 / n))
-            eps = float(F32(node.attrs["eps"]))
-            # the same steps in one C pass per row (include/qrt/float_norm.h)
-            return (lambda: _ops.layer_norm_rows_f32(x2, y2, inv, eps, w, b)), (), {}
-        fn = _seq(_rownorm(x2, y2, node.attrs["eps"]), _affine(y2, w, b))
-        return fn, (), {}
+        if not (n and m):
+            return (lambda: None), (), {}
+        from qrt import _ops
+        eps = float(F32(node.attrs["eps"]))
+        w = None if w is None else np.ascontiguousarray(w, F32)
+        b = None if b is None else np.ascontiguousarray(b, F32)
+        if x2.flags.c_contiguous and y2.flags.c_contiguous:
+            # torch's CPU kernel step for step (include/qrt/float_norm.h): bit-exact
+            return (lambda: _ops.layer_norm_rows_f32(x2, y2, eps, w, b)), (), {}
+
+        def strided():   # views that reshape copies: read and write the views themselves
+            t = np.ascontiguousarray(x).reshape(m, n)
+            _ops.layer_norm_rows_f32(t, t, eps, w, b)
+            np.copyto(y, t.reshape(y.shape))
+        return strided, (), {}
 
 
 class _GroupStats(FloatOp):
@@ -173,6 +176,29 @@ class GroupNorm(_GroupStats):
         if c % g:
             raise ShapeError(f"{c} channels do not split into {g} groups")
         return g
+
+    def bind(self, node, ins, outs):
+        x, y = ins[0], outs[0]
+        n, c = x.shape[0], x.shape[1]
+        g = self.groups(node, c)
+        hw = numel(x.shape[2:])
+        if not (n and c and hw):
+            return (lambda: None), (), {}
+        from qrt import _ops
+        eps = float(node.attrs["eps"])      # a double in torch's GroupNorm
+        w, b = _param(node, "weight", (c,)), _param(node, "bias", (c,))
+        w = None if w is None else np.ascontiguousarray(w, F32)
+        b = None if b is None else np.ascontiguousarray(b, F32)
+        if x.flags.c_contiguous and y.flags.c_contiguous:
+            # torch's CPU kernel step for step (include/qrt/float_norm.h): bit-exact
+            x3, y3 = x.reshape(n, c, hw), y.reshape(n, c, hw)
+            return (lambda: _ops.group_norm_f32(x3, y3, g, eps, w, b)), (), {}
+
+        def strided():
+            t = np.ascontiguousarray(x).reshape(n, c, hw)
+            _ops.group_norm_f32(t, t, g, eps, w, b)
+            np.copyto(y, t.reshape(y.shape))
+        return strided, (), {}
 
 
 @define
