@@ -839,6 +839,46 @@ def group_norm_f32(const float[:, :, ::1] x, float[:, :, ::1] y, Py_ssize_t grou
         qrt_group_norm_f32(&x[0, 0, 0], &y[0, 0, 0], <size_t>n, <size_t>c, <size_t>hw,
                            <size_t>groups, eps, pw, pb)
 
+# ---- quantized LayerNorm over contiguous rows (include/qrt/qlayer_norm.h; qrt/ops/qarith.py) ---
+cdef extern from "qrt/qlayer_norm.h" nogil:
+    void qrt_qlayer_norm_rows(const void *x, void *y, int is_signed, size_t rows, size_t n,
+                              float sx, int32_t zx, float sy, int32_t zy, double eps,
+                              const float *w, const float *b, int32_t qmin, int32_t qmax)
+
+
+def qlayer_norm_rows(x, y, float sx, int32_t zx, float sy, int32_t zy, double eps, w, b,
+                     int32_t qmin, int32_t qmax):
+    """torch's quantized::layer_norm over each row of the 2-d C-contiguous uint8 / int8 codes
+    x into y (same shape and dtype); w / b: float32 [n] or None."""
+    import numpy as _np
+    if not (isinstance(x, _np.ndarray) and isinstance(y, _np.ndarray)) or x.ndim != 2 or \
+            x.shape != y.shape or x.dtype != y.dtype or x.dtype not in (_np.uint8, _np.int8) \
+            or not x.flags.c_contiguous or not y.flags.c_contiguous or not y.flags.writeable:
+        raise ValueError("qlayer_norm: x and y must be C-contiguous [rows, n] uint8 / int8 "
+                         "arrays alike")
+    cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
+    cdef const float[::1] wv
+    cdef const float[::1] bv
+    cdef const float *pw = NULL
+    cdef const float *pb = NULL
+    if w is not None:
+        wv = w
+        if wv.shape[0] != n:
+            raise ValueError("qlayer_norm: weight must have n elements")
+        pw = &wv[0]
+    if b is not None:
+        bv = b
+        if bv.shape[0] != n:
+            raise ValueError("qlayer_norm: bias must have n elements")
+        pb = &bv[0]
+    if rows == 0 or n == 0:
+        return
+    cdef size_t px = x.ctypes.data, py = y.ctypes.data
+    cdef int sgn = 1 if x.dtype == _np.int8 else 0
+    with nogil:
+        qrt_qlayer_norm_rows(<const void *>px, <void *>py, sgn, <size_t>rows, <size_t>n, sx,
+                             zx, sy, zy, eps, pw, pb, qmin, qmax)
+
 # ---- float recurrent layers (qrt/ops/rnn_float.py, include/qrt/rnn_float.h) ----------------
 cdef extern from "qrt/rnn_float.h" nogil:
     ctypedef struct qrt_rnn_float_args:

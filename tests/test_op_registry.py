@@ -43,6 +43,7 @@ PINNED_CODES = {
     "float_conv_transpose1d": 86, "float_conv2d": 87,
     "conv_transpose1d": 100, "adaptive_max_pool1d": 101, "embedding": 102,
     "embedding_bag": 103, "qembedding": 104, "qembedding_bag": 105, "padding_mask": 106,
+    "layer_norm": 107,
     "conv2d": 110, "max_pool2d": 111, "avg_pool2d": 112, "adaptive_avg_pool2d": 113,
     "adaptive_max_pool2d": 114, "conv_transpose2d": 115, "upsample2d": 116,
     "rnn_dynamic": 130, "rnn_float": 131,

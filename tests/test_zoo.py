@@ -42,6 +42,7 @@ EXPORTING = {
     "mobilenetv3_pt2e": ("timm", "pt2e program"),
     "efficientnet_lite0_fx": ("timm", "fx"),
     "efficientnet_lite0_pt2e": ("timm", "pt2e program"),
+    "vit_tiny_fx": ("timm", "fx"),
     "vit_tiny_pt2e": ("timm", "pt2e program"),
     "deepspeech_dynamic": ("torchaudio", "fx"),
     "wav2letter_dynamic": ("torchaudio", "fx"),
@@ -101,7 +102,6 @@ def test_zoo_exports_exact(name, needs, capture, tmp_path):
     if a["total"]:
         assert exact, f"{name}: quantized outputs {agr}"
     if a.get("float"):
-        print(f"{name}: float outputs {agr}")
         bound = FLOAT_REL_DYNAMIC if name.endswith("_dynamic") else FLOAT_REL
         assert rel <= bound, f"{name}: float outputs {agr}"
     assert cap == capture, rep.model_kind

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from qrt.ops._core import Choice, Int, OpDef, ShapeError, define, same_qparams
+from qrt.ops._core import (Choice, Float, Int, Ints, OpDef, Param, ShapeError, define,
+                          same_qparams)
 
 _F32 = np.float32
 _RANGE = {"quint8": (0, 255), "qint8": (-128, 127)}
@@ -129,3 +130,58 @@ class Mean(OpDef):
         codes = _codes(ins[0])
         rows = codes.reshape(-1, codes.shape[-1])
         return _ops.mean_rows, (rows, _codes(outs[0]).reshape(-1)), {}
+
+
+# ---- LayerNorm on quantized tensors ------------------------------------------------------------
+@define
+class LayerNorm(OpDef):
+    name, code = "layer_norm", 107
+    doc = ("quantized LayerNorm over the last dims (torch.ops.quantized.layer_norm: nnq.LayerNorm, "
+           "F.layer_norm in an FX-quantized graph), per-tensor quint8 / qint8 in and out")
+    attrs = {"normalized_shape": Ints(lo=1, min_len=1), "eps": Float(lo=0.0, default=1e-5)}
+    params = (Param("weight", "float32", optional=True), Param("bias", "float32",
+                                                               optional=True))
+
+    def validate(self, node):
+        x, y = node.inputs[0], node.outputs[0]
+        if x.dtype not in _RANGE or x.qscheme != "per_tensor_affine":
+            raise node.fail(f"takes a per-tensor quint8/qint8 tensor, not {x.dtype} {x.qscheme}")
+        if y.dtype != x.dtype or y.qscheme != "per_tensor_affine":
+            raise node.fail(f"the output must be per-tensor {x.dtype}, is {y.dtype}")
+        n = int(np.prod(node.attrs["normalized_shape"]))
+        for k in ("weight", "bias"):
+            t = node.params.get(k)
+            if t is not None and int(np.prod(t.shape)) != n:
+                raise node.fail(f"parameter {k!r} must hold {n} values, has shape "
+                                f"{tuple(t.shape)}")
+
+    def infer(self, node, shapes):
+        s, ns = tuple(shapes[0]), tuple(node.attrs["normalized_shape"])
+        if len(s) < len(ns) or s[len(s) - len(ns):] != ns:
+            raise ShapeError(f"input shape {s} does not end with normalized_shape {ns}")
+        return [s]
+
+    def bind(self, node, ins, outs):
+        from qrt import _ops
+        x_t, y_t = node.inputs[0], node.outputs[0]
+        x, y = _codes(ins[0]), _codes(outs[0])
+        n = int(np.prod(node.attrs["normalized_shape"]))
+        m = x.size // n if n else 0
+        params = []
+        for k in ("weight", "bias"):
+            a = node.array(k)
+            params.append(None if a is None else np.ascontiguousarray(a, _F32).reshape(-1))
+        lo, hi = _RANGE[y_t.dtype]
+        args = (float(_F32(x_t.scale)), int(x_t.zero_point), float(_F32(y_t.scale)),
+                int(y_t.zero_point), float(node.attrs["eps"]), params[0], params[1], lo, hi)
+        if not (m and n):
+            return (lambda: None), (), {}
+        if x.flags.c_contiguous and y.flags.c_contiguous:
+            x2, y2 = x.reshape(m, n), y.reshape(m, n)
+            return _ops.qlayer_norm_rows, (x2, y2) + args, {}
+
+        def strided():
+            t = np.ascontiguousarray(x).reshape(m, n)
+            _ops.qlayer_norm_rows(t, t, *args)
+            np.copyto(y, t.reshape(y.shape))
+        return strided, (), {}

@@ -579,11 +579,15 @@ class _Converter:
         self.tensor_of: Dict[str, int] = {}   # node name -> tensor index
         self.missing: List[str] = []          # unsupported nodes (all reported at the end)
         self.done: set = set()                # nodes a rule already lowered (fused patterns)
+        self.qconst: Dict[str, Any] = {}      # quantize of a parameter -> its get_attr node
 
     # tensors
     def _tensor(self, node) -> int:
         if node.name in self.tensor_of:
             return self.tensor_of[node.name]
+        if node.name in self.qconst:
+            from qrt_export.rules.attention import batch_constant
+            return batch_constant(self, node, self.qconst.pop(node.name))
         idx = self.new_tensor(node.name, self.v[node.name],
                               None if self.v2 is None else self.v2.get(node.name),
                               index_ok=node.op == "placeholder")
@@ -827,6 +831,11 @@ class _Converter:
         import torch
         if val.dtype not in (torch.quint8, torch.qint8, torch.qint32):
             self._unsupported(node, f"quantize to {val.dtype}")
+        if getattr(a0, "op", None) == "get_attr":
+            # a parameter quantized in the graph (timm ViT's pos_embed under FX static): made
+            # where an op first reads it (_tensor), batch-following (rules/attention.py)
+            self.qconst[node.name] = a0
+            return
         self._emit("quantize", node, [a0])
 
     def _pool(self, kind, node, a0, k, s, p, **kw):
@@ -1474,8 +1483,12 @@ def _lower(gm, inputs):
     """(blob builder, values, values at batch + 1 or None, fixed batch, refused nodes) of the
     fx graph ``gm`` (torch.fx's trace or torch.export's capture) on ``inputs``."""
     import torch
+    from qrt_export import pt2e
     refused: Dict[str, str] = {}
     values = _run_nodes(gm, inputs, refused)
+    if any(pt2e._is_unbind(n) or (n.op == "call_function" and n.target in pt2e._sdpa_fns())
+           for n in gm.graph.nodes) and pt2e.fx_attention(gm, values):
+        values = _run_nodes(gm, inputs, refused)   # unbind / attention: the shared table's ops
     batch = int(inputs[0].shape[0]) if inputs and inputs[0].dim() else 1
     try:
         if any(x.dim() == 1 and x.dtype in (torch.int64, torch.int32) for x in inputs):
@@ -1484,7 +1497,14 @@ def _lower(gm, inputs):
             raise _Skip()
         values2 = _run_nodes(gm, _batched(inputs))
         fixed = False
+        const = set()     # parameters and what only they feed: no batch to follow
+        for n in gm.graph.nodes:
+            if n.op == "get_attr" or (n.op == "call_function" and n.all_input_nodes and
+                                      all(a.name in const for a in n.all_input_nodes)):
+                const.add(n.name)
         for name, v in values.items():
+            if name in const:
+                continue
             v2 = values2.get(name)
             if isinstance(v, torch.Tensor) and v.dim() and isinstance(v2, torch.Tensor):
                 if tuple(v2.shape[1:]) != tuple(v.shape[1:]) or v2.shape[0] != v.shape[0] + 1:

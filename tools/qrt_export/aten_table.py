@@ -208,6 +208,12 @@ def float_lowering(op):
                        "the tensor is a constant)")
     if op == torch.ops.aten.convolution.default:
         return _convolution()
+    from qrt_export import pt2e
+    tup = pt2e._tuple_ops().get(op)
+    if tup is not None:   # (value, statistics / indices) with only the value read
+        f, how = float_lowering(tup[0])
+        return f, (f"as {name(tup[0])} when only its first result is read: {how}" if f else
+                   how)
     fn, note = float_call(op)
     if fn is not None:
         if _rule_for(fn):
@@ -275,11 +281,21 @@ def quantized_lowering(op, float_fn=None):
     return False, ""
 
 
+# core overloads whose quantized form torch.ao runs as a module / quantized op of its own (FX,
+# eager), which qrt lowers (rules/qarith.py); pt2e's quantizers leave them in float
+_AO_QUANTIZED = {
+    "native_layer_norm.default": "torch.ao: nnq.LayerNorm / quantized::layer_norm "
+                                      "(op layer_norm)",
+}
+
+
 def lowering(op) -> Dict[str, Any]:
     """``dict(float=bool, quantized=bool, how=str)`` for ATen overload ``op``."""
     f, fhow = float_lowering(op)
     fn, _ = float_call(op)
     q, qhow = quantized_lowering(op, fn)
+    if not q and name(op) in _AO_QUANTIZED:
+        q, qhow = True, _AO_QUANTIZED[name(op)]
     how = "; ".join(h for h in (fhow, qhow) if h)
     return {"float": f, "quantized": q, "how": how}
 

@@ -823,6 +823,75 @@ def sdpa_nodes(g, q, k, v, head_dim, scale, mask=None):
     return made[-1], made
 
 
+def _sdpa_fns():
+    torch = _torch()
+    return {torch.nn.functional.scaled_dot_product_attention,
+            getattr(torch._C._nn, "scaled_dot_product_attention", None)} - {None}
+
+
+def _is_unbind(n):
+    torch = _torch()
+    return (n.op == "call_method" and n.target == "unbind") or \
+        (n.op == "call_function" and n.target is torch.unbind)
+
+
+def fx_attention(gm, values) -> bool:
+    """Rewrite, on a torch.fx graph (FX-quantized or traced), what the torch.export path lowers
+    through this module's shared table: ``x.unbind(dim)`` read by getitems becomes ``x[..., k]``
+    selections (unbind_item's), and F.scaled_dot_product_attention without a mask, dropout or
+    causality (timm's Attention) the float ops of its definition (sdpa_nodes). ``values``:
+    torch's value of every node (the head size, the None / False arguments). Returns whether
+    the graph changed (then recompiled)."""
+    g = gm.graph
+    sdpa = _sdpa_fns()
+    changed = False
+    for n in list(g.nodes):
+        if _is_unbind(n):
+            users = list(n.users)
+            if not users or any(u.op != "call_function" or u.target is not operator.getitem
+                                or not isinstance(u.args[1], int) for u in users):
+                continue
+            x = n.args[0]
+            dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+            xv = values.get(x.name) if hasattr(x, "name") else None
+            if not hasattr(xv, "dim") or not isinstance(dim, int):
+                continue
+            for u in users:
+                with g.inserting_before(u):
+                    new = g.call_function(operator.getitem,
+                                          (x, unbind_key(xv, dim, u.args[1])))
+                new.meta = dict(u.meta)
+                u.replace_all_uses_with(new)
+                g.erase_node(u)
+            g.erase_node(n)
+            changed = True
+        elif n.op == "call_function" and n.target in sdpa:
+            a = dict(zip(_SDPA_NAMES, n.args))
+            a.update(n.kwargs)
+
+            def val(k, default=None):
+                v = a.get(k, default)
+                return values.get(v.name) if hasattr(v, "op") else v
+            if val("attn_mask") is not None or val("dropout_p", 0.0) or \
+                    val("is_causal", False) or val("enable_gqa", False):
+                continue          # refused with its reason by the rules
+            qv = values.get(a["query"].name) if hasattr(a["query"], "name") else None
+            if not hasattr(qv, "shape"):
+                continue
+            with g.inserting_before(n):
+                out, made = sdpa_nodes(g, a["query"], a["key"], a["value"],
+                                       int(qv.shape[-1]), val("scale"))
+            for m in made:
+                m.meta = dict(n.meta)
+            n.replace_all_uses_with(out)
+            g.erase_node(n)
+            changed = True
+    if changed:
+        g.eliminate_dead_code()
+        gm.recompile()
+    return changed
+
+
 def unbind_item(n):
     """(tensor node, dim) when ``n`` is aten.unbind(x, dim), else None: its getitem users
     become ``x[:, ..., k]`` selections (timm's ``q, k, v = qkv.unbind(0)``)."""

@@ -509,7 +509,7 @@ def _batch_of(a):
 
 
 @method(("expand",), "Tensor.expand of a constant (class token: "
-        "self.cls.expand(x.shape[0], -1, -1), batch from x)")
+        "self.cls.expand(x.shape[0], -1, -1), batch from x, float or quantized)")
 def expand_constant(cx, node, target):
     import torch
     src, sizes = node.args[0], list(node.args[1:])
@@ -524,10 +524,13 @@ def expand_constant(cx, node, target):
           and not c.is_quantized and c.dim() == len(sizes) and c.shape[0] == 1
           and all(s == -1 or s == c.shape[i] for i, s in enumerate(sizes[1:], 1)))
     xv = cx.value(x) if x is not None else None
-    if not ok or not isinstance(xv, torch.Tensor) or xv.dim() != c.dim() or xv.is_quantized \
-            or xv.dtype != torch.float32:
+    quantized = isinstance(xv, torch.Tensor) and xv.is_quantized and \
+        xv.qscheme() == torch.per_tensor_affine
+    if not ok or not isinstance(xv, torch.Tensor) or xv.dim() != c.dim() or \
+            not (quantized or xv.dtype == torch.float32):
         cx.unsupported(node, "Tensor.expand other than a float constant of leading size 1 "
-                       "expanded to (x.shape[0], -1, ...) of a float input x of as many dims")
+                       "expanded to (x.shape[0], -1, ...) of an input x of as many dims "
+                       "(float32 or per-tensor quantized)")
     nd = c.dim()
     seq = _Seq(cx, node)
     h = seq.input(x)
@@ -536,9 +539,47 @@ def expand_constant(cx, node, target):
     h = seq.op("slice", [h], lambda t: t[(slice(None),) + (slice(0, 1),) * (nd - 1)].contiguous(),
                attrs={"dims": list(range(1, nd)), "starts": [0] * (nd - 1),
                       "stops": [1] * (nd - 1), "steps": [1] * (nd - 1)})
+    if quantized:   # x quantized (timm's ViT under FX static): its codes, dequantized, finite
+        h = seq.op("dequantize", [h], lambda t: t.dequantize())
     h = seq.op("float_mul", [h], lambda t: t * 0.0, attrs={"scalar": 0.0})
     cst = cx.constant(f"{node.name}.value", array(c))
     seq.op("float_add", [h], lambda t: t + c, [cst], name=node.name, out=cx.tensor(node))
+
+
+def batch_constant(cx, qnode, attr) -> int:
+    """``torch.quantize_per_tensor`` of a parameter (``qnode``; ``attr``: its get_attr), which
+    torch adds to activations (timm ViT's pos_embed under FX static, a quantized add of it), as
+    an activation of the model's batch, made where an op first reads it: the first float model
+    input x, one element per sample (x[:, :1, ...] viewed [B, 1, ...] with as many dims as the
+    parameter), times 0, plus the parameter, quantized with its qparams (x's first elements
+    must be finite, as they are for any input the model can take). Returns the tensor index."""
+    import torch
+    c, qv = cx.value(attr), cx.value(qnode)
+    xs = [n for n in cx.gm.graph.nodes if n.op == "placeholder" and
+          isinstance(cx.value(n), torch.Tensor) and cx.value(n).dtype == torch.float32 and
+          cx.value(n).dim() >= 1]
+    if not (isinstance(c, torch.Tensor) and c.dtype == torch.float32 and c.dim() >= 1 and
+            c.shape[0] == 1 and isinstance(qv, torch.Tensor) and qv.is_quantized and
+            qv.qscheme() == torch.per_tensor_affine) or not xs:
+        cx.unsupported(qnode, f"quantize of the parameter {attr.target} (qrt quantizes a "
+                       "float32 parameter of leading size 1 in a model with a float input)")
+    x = xs[0]
+    nx, nd = cx.value(x).dim(), c.dim()
+    seq = _Seq(cx, qnode)
+    h = seq.input(x)
+    h = seq.op("slice", [h], lambda t: t[(slice(None),) + (slice(0, 1),) * (nx - 1)]
+               .contiguous(), attrs={"dims": list(range(1, nx)), "starts": [0] * (nx - 1),
+                                     "stops": [1] * (nx - 1), "steps": [1] * (nx - 1)})
+    if nx != nd:
+        h = seq.op("reshape", [h], lambda t: t.reshape((t.shape[0],) + (1,) * (nd - 1)))
+    h = seq.op("float_mul", [h], lambda t: t * 0.0, attrs={"scalar": 0.0})
+    cst = cx.constant(f"{qnode.name}.value", array(c))
+    h = seq.op("float_add", [h], lambda t: t + c, [cst])
+    s, z, dt = qv.q_scale(), qv.q_zero_point(), qv.dtype
+    h = seq.op("quantize", [h], lambda t: torch.quantize_per_tensor(t, s, z, dt),
+               name=qnode.name)
+    cx.tensor_of[qnode.name] = h.t
+    return h.t
 
 
 # ---- an attention_mask input as an additive mask (qrt/ops/embedding.py, padding_mask) --------

@@ -5,7 +5,7 @@ output qparams torch derives from the input's -> ``lut`` (table computed by torc
 
 from __future__ import annotations
 
-from qrt_export.rules import Decline, function, method
+from qrt_export.rules import Decline, function, method, module
 from qrt_export.rules.lut import emit_lut
 
 
@@ -115,3 +115,42 @@ def mean_fn(cx, node, target):
         "4-d quint8 tensor (qnnpack's global average pool)")
 def mean_method(cx, node, name):
     _mean(cx, node)
+
+
+# ---- quantized LayerNorm ---------------------------------------------------------------------
+def _qlayer_norm(cx, node, x, ns, w, b, eps, what):
+    import torch
+    xv = cx.value(x)
+    if not (isinstance(xv, torch.Tensor) and xv.is_quantized and
+            xv.dtype in (torch.quint8, torch.qint8) and
+            xv.qscheme() == torch.per_tensor_affine):
+        raise Decline(f"{what} of a tensor that is not per-tensor quint8 / qint8")
+    from qrt_export.rules._float import param
+    ps = [None if v is None else param(cx, node, v, lb) for lb, v in (("weight", w),
+                                                                          ("bias", b))]
+    if ps[0] is None and ps[1] is not None:
+        cx.unsupported(node, f"{what} with a bias and no weight")
+    ps = [p for p in ps if p is not None]
+    ns = [int(ns)] if isinstance(ns, int) else [int(d) for d in ns]
+    cx.emit("layer_norm", node, [x], ps, attrs={"normalized_shape": ns, "eps": float(eps)})
+
+
+@function(lambda: _q("layer_norm"), "quantized layer_norm (torch.ops.quantized.layer_norm: "
+          "F.layer_norm in an FX-quantized graph; quint8 / qint8)")
+def qlayer_norm_fn(cx, node, target):
+    from qrt_export.rules._float import arg, scalar
+    _qlayer_norm(cx, node, arg(node, 0, "input"), arg(node, 1, "normalized_shape"),
+                 arg(node, 2, "weight"), arg(node, 3, "bias"),
+                 scalar(cx, node, arg(node, 4, "eps", 1e-5), "eps"), "quantized layer_norm")
+
+
+def _nnq_layer_norm():
+    import torch.ao.nn.quantized as nnq
+    return (nnq.LayerNorm,)
+
+
+@module(_nnq_layer_norm, "quantized LayerNorm module (nnq.LayerNorm, eager / FX; quint8 / "
+        "qint8)")
+def qlayer_norm_module(cx, node, m):
+    _qlayer_norm(cx, node, node.args[0], m.normalized_shape, m.weight, m.bias, m.eps,
+                 "quantized LayerNorm")
