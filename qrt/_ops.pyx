@@ -786,25 +786,36 @@ cdef extern from "qrt/float_norm.h" nogil:
                             size_t groups, double eps, const float *w, const float *b)
 
 
+def _affine_vecs(w, b, Py_ssize_t n, str what, str count):
+    """(weight, bias) as C-contiguous float32 arrays of n elements or None; a ValueError that
+    names ``what`` otherwise."""
+    import numpy as _np
+    out = []
+    for v, name in ((w, "weight"), (b, "bias")):
+        if v is None:
+            out.append(None)
+            continue
+        if not isinstance(v, _np.ndarray) or v.dtype != _np.float32 or v.ndim != 1 or \
+                not v.flags.c_contiguous or v.shape[0] != n:
+            raise ValueError(f"{what}: {name} must be a contiguous float32 array of {count} "
+                             "elements")
+        out.append(v)
+    return out
+
+
+cdef inline const float *_fptr(v):
+    cdef size_t p = 0 if v is None else v.ctypes.data
+    return <const float *>p
+
+
 def layer_norm_rows_f32(const float[:, ::1] x, float[:, ::1] y, float eps, w, b):
     """y = layer_norm(x) over each row (n = x.shape[1] >= 1), w / b: float32 [n] or None."""
     cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
     if y.shape[0] != rows or y.shape[1] != n or n < 1:
         raise ValueError("layer_norm: x and y must be [rows, n >= 1] alike")
-    cdef const float[::1] wv
-    cdef const float[::1] bv
-    cdef const float *pw = NULL
-    cdef const float *pb = NULL
-    if w is not None:
-        wv = w
-        if wv.shape[0] != n:
-            raise ValueError("layer_norm: weight must have n elements")
-        pw = &wv[0]
-    if b is not None:
-        bv = b
-        if bv.shape[0] != n:
-            raise ValueError("layer_norm: bias must have n elements")
-        pb = &bv[0]
+    w, b = _affine_vecs(w, b, n, "layer_norm", "n")
+    cdef const float *pw = _fptr(w)
+    cdef const float *pb = _fptr(b)
     if rows == 0:
         return
     with nogil:
@@ -819,20 +830,9 @@ def group_norm_f32(const float[:, :, ::1] x, float[:, :, ::1] y, Py_ssize_t grou
         raise ValueError("group_norm: x and y must be [n, c, hw] alike")
     if groups < 1 or c % groups:
         raise ValueError("group_norm: groups must divide the channels")
-    cdef const float[::1] wv
-    cdef const float[::1] bv
-    cdef const float *pw = NULL
-    cdef const float *pb = NULL
-    if w is not None:
-        wv = w
-        if wv.shape[0] != c:
-            raise ValueError("group_norm: weight must have c elements")
-        pw = &wv[0]
-    if b is not None:
-        bv = b
-        if bv.shape[0] != c:
-            raise ValueError("group_norm: bias must have c elements")
-        pb = &bv[0]
+    w, b = _affine_vecs(w, b, c, "group_norm", "c")
+    cdef const float *pw = _fptr(w)
+    cdef const float *pb = _fptr(b)
     if n == 0 or c == 0 or hw == 0:
         return
     with nogil:
@@ -857,20 +857,9 @@ def qlayer_norm_rows(x, y, float sx, int32_t zx, float sy, int32_t zy, double ep
         raise ValueError("qlayer_norm: x and y must be C-contiguous [rows, n] uint8 / int8 "
                          "arrays alike")
     cdef Py_ssize_t rows = x.shape[0], n = x.shape[1]
-    cdef const float[::1] wv
-    cdef const float[::1] bv
-    cdef const float *pw = NULL
-    cdef const float *pb = NULL
-    if w is not None:
-        wv = w
-        if wv.shape[0] != n:
-            raise ValueError("qlayer_norm: weight must have n elements")
-        pw = &wv[0]
-    if b is not None:
-        bv = b
-        if bv.shape[0] != n:
-            raise ValueError("qlayer_norm: bias must have n elements")
-        pb = &bv[0]
+    w, b = _affine_vecs(w, b, n, "qlayer_norm", "n")
+    cdef const float *pw = _fptr(w)
+    cdef const float *pb = _fptr(b)
     if rows == 0 or n == 0:
         return
     cdef size_t px = x.ctypes.data, py = y.ctypes.data

@@ -85,6 +85,14 @@ def _param(node, name, shape=None):
     return a if shape is None else a.reshape(shape)
 
 
+def ends_with(shape, normalized_shape) -> tuple:
+    """``shape`` when it ends with ``normalized_shape`` (LayerNorm's input), else ShapeError."""
+    s, ns = tuple(shape), tuple(normalized_shape)
+    if len(s) < len(ns) or s[len(s) - len(ns):] != ns:
+        raise ShapeError(f"input shape {s} does not end with normalized_shape {ns}")
+    return s
+
+
 def _check_vec(node, names, n):
     for k in names:
         t = node.params.get(k)
@@ -105,10 +113,7 @@ class LayerNorm(FloatOp):
         _check_vec(node, ("weight", "bias"), numel(node.attrs["normalized_shape"]))
 
     def infer(self, node, shapes):
-        s, ns = tuple(shapes[0]), tuple(node.attrs["normalized_shape"])
-        if len(s) < len(ns) or s[len(s) - len(ns):] != ns:
-            raise ShapeError(f"input shape {s} does not end with normalized_shape {ns}")
-        return [s]
+        return [ends_with(shapes[0], node.attrs["normalized_shape"])]
 
     def bind(self, node, ins, outs):
         x, y = ins[0], outs[0]

@@ -148,18 +148,12 @@ class LayerNorm(OpDef):
             raise node.fail(f"takes a per-tensor quint8/qint8 tensor, not {x.dtype} {x.qscheme}")
         if y.dtype != x.dtype or y.qscheme != "per_tensor_affine":
             raise node.fail(f"the output must be per-tensor {x.dtype}, is {y.dtype}")
-        n = int(np.prod(node.attrs["normalized_shape"]))
-        for k in ("weight", "bias"):
-            t = node.params.get(k)
-            if t is not None and int(np.prod(t.shape)) != n:
-                raise node.fail(f"parameter {k!r} must hold {n} values, has shape "
-                                f"{tuple(t.shape)}")
+        from qrt.ops.float_nn import _check_vec
+        _check_vec(node, ("weight", "bias"), int(np.prod(node.attrs["normalized_shape"])))
 
     def infer(self, node, shapes):
-        s, ns = tuple(shapes[0]), tuple(node.attrs["normalized_shape"])
-        if len(s) < len(ns) or s[len(s) - len(ns):] != ns:
-            raise ShapeError(f"input shape {s} does not end with normalized_shape {ns}")
-        return [s]
+        from qrt.ops.float_nn import ends_with
+        return [ends_with(shapes[0], node.attrs["normalized_shape"])]
 
     def bind(self, node, ins, outs):
         from qrt import _ops
