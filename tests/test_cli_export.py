@@ -124,7 +124,7 @@ def run_ok(args, cwd):
 
 def within_contract(report):
     """The report's op-by-op line: every op within the contract."""
-    m = re.search(r"op by op vs torch \(qnnpack\)[^:\n]*: (\d+)/(\d+) ops within the "
+    m = re.search(r"op by op vs torch \(qnnpack\)[^\n]*?: (\d+)/(\d+) ops within the "
                   r"contract", report)
     assert m and m.group(1) == m.group(2) and int(m.group(2)) > 0, report
 
@@ -398,6 +398,30 @@ def test_torchvision_quantized_mobilenet_v2(work):
         notes = [ln for ln in rep.splitlines() if "bare namespace package" in ln]
         assert len(notes) == 1 and "importing torchvision failed" in notes[0], rep
     assert_same_codes(d / "mnv2.bin", [x], torch_qnnpack(m, x))
+
+
+def test_timm_vit_float_model_calibrate(work):
+    """timm's ViT saved whole as a float model, quantized by ``qrt-export --calibrate`` (torch.ao
+    FX static: quantized LayerNorm, float attention, a quantized pos_embed) in a fresh process
+    where timm's own ``import torchvision`` may fail: codes equal torch's (qnnpack)."""
+    import importlib.util
+    if importlib.util.find_spec("timm") is None or importlib.util.find_spec("torchvision") is None:
+        pytest.skip("timm / torchvision is not installed")
+    import _zoo
+    d = work["dir"]
+    fails, why = _torchvision_import_fails(d)
+    m, ex, kw = _zoo.CASES["vit_tiny_fx"].build()
+    torch.save(m, d / "vit.pt")
+    x = ex[0].numpy()
+    np.save(d / "vit_x.npy", x)
+    np.save(d / "vit_calib.npy", torch.cat(kw["calibration_data"]).numpy())
+    rep = run_ok(["vit.pt", "--calibrate", "vit_calib.npy", "--input", "vit_x.npy", "-o",
+                  "vit.bin"], d)
+    within_contract(rep)   # the report's end to end line: torch's model of the same calibration
+    assert "end to end: quantized outputs 1000/1000 codes exact" in rep, rep
+    if fails:
+        notes = [ln for ln in rep.splitlines() if "bare namespace package" in ln]
+        assert len(notes) == 1 and "importing torchvision failed" in notes[0], rep
 
 
 def test_failing_parent_package_in_a_fresh_process(tmp_path):

@@ -312,7 +312,8 @@ def _cwd_on_path():
         sys.path.append(cwd)
 
 
-def _bare_parent(module: str, err: BaseException, notes: List[str]) -> bool:
+def _bare_parent(module: str, err: BaseException, notes: List[str],
+                 reading: Optional[str] = None) -> bool:
     """After importing ``module`` failed with ``err``: when a parent package's ``__init__``
     failed (it is then missing from ``sys.modules``; e.g. torchvision's compiled ops that do not
     match this torch: ``operator torchvision::nms does not exist``), put that package in
@@ -343,10 +344,32 @@ def _bare_parent(module: str, err: BaseException, notes: List[str]) -> bool:
             setattr(sys.modules[".".join(parts[:i - 1])], parts[i - 1], bare)
         why = str(err).splitlines()[0] if str(err) else ""
         notes.append(f"note: importing {name} failed ({type(err).__name__}: {why}); "
-                     f"{module} was read with {name} as a bare namespace package (its "
-                     "__init__ not run): the model code needs only its modules")
+                     f"{reading or module} was read with {name} as a bare namespace package "
+                     "(its __init__ not run): the model code needs only its modules")
         return True
     return False
+
+
+def _bare_failed_init(err: BaseException, notes: List[str]) -> bool:
+    """When ``err`` was raised while a package's ``__init__`` ran during an import (timm's
+    ``import torchvision`` whose compiled ops do not match this torch), make the innermost such
+    package (the one whose own ``__init__`` failed) a bare namespace package as
+    :func:`_bare_parent` does, note it and return True (the caller imports again)."""
+    import traceback
+    tb = err.__traceback__
+    name = None
+    while tb is not None:   # innermost __init__ frame of a package not imported
+        f = tb.tb_frame
+        mod = f.f_globals.get("__name__", "")
+        if f.f_code.co_filename.endswith("__init__.py") and f.f_code.co_name == "<module>" \
+                and mod and mod not in sys.modules:
+            name = mod
+        tb = tb.tb_next
+    del tb
+    if name is None:
+        traceback.clear_frames(err.__traceback__)
+        return False
+    return _bare_parent(name + ".__init__", err, notes, reading="the model")
 
 
 def _pickle_module(notes: List[str]):
@@ -362,8 +385,8 @@ def _pickle_module(notes: List[str]):
                 return super().find_class(module, name)
             except Exception as e:  # noqa: BLE001 - an __init__ may raise anything
                 err = e
-            for _ in range(module.count(".")):
-                if not _bare_parent(module, err, notes):
+            for _ in range(module.count(".") + 8):
+                if not (_bare_failed_init(err, notes) or _bare_parent(module, err, notes)):
                     break
                 try:
                     return super().find_class(module, name)
