@@ -366,25 +366,14 @@ class _Rewrite:
             new.meta["stack_trace"] = n.meta["stack_trace"]
         return new
 
+    def output(self, n):
+        self.g.output(tuple(self.arg(o) for o in _flat(n.args[0]) if o is not None))
+
     def node(self, n):
         torch = _torch()
-        from qrt_export.pt2e import _float_call, _is_assert
+        from qrt_export.pt2e import _float_call, _is_assert, not_a_call
         val = self.v.get(n.name)
-        if n.op == "placeholder":
-            self.env[n.name] = self.g.placeholder(n.name)
-            return
-        if n.op == "get_attr":
-            self.const[n.name] = val
-            return
-        if n.op == "output":
-            self.g.output(tuple(self.arg(o) for o in _flat(n.args[0]) if o is not None))
-            return
-        if n.op == "call_module":   # torch.export's _guards_fn
-            if n.users:
-                self.fail(n, f"call_module {n.target}")
-            return
-        if n.op != "call_function":
-            self.fail(n, f"{n.op} {n.target}")
+        if not_a_call(self, n, val):
             return
         if not n.users and _is_assert(n):
             return

@@ -226,6 +226,27 @@ def _dtname(dt) -> str:
     return str(dt).replace("torch.", "")
 
 
+def not_a_call(rw, n, val) -> bool:
+    """The nodes other than call_function, as both rewriters (this module's _Rewriter and
+    capture._Rewrite) take them: a placeholder is copied, a get_attr is a constant, the output
+    is ``rw.output(n)``, torch.export's ``_guards_fn`` module without users is dropped, and
+    anything else is refused. True when ``n`` was one of these."""
+    if n.op == "placeholder":
+        rw.env[n.name] = rw.g.placeholder(n.name)
+    elif n.op == "get_attr":
+        rw.const[n.name] = val
+    elif n.op == "output":
+        rw.output(n)
+    elif n.op == "call_module":   # _guards_fn of torch.export's unlifted module
+        if n.users:
+            rw.fail(n, f"call_module {n.target}")
+    elif n.op != "call_function":
+        rw.fail(n, f"{n.op} {n.target}")
+    else:
+        return False
+    return True
+
+
 class _Rewriter:
     def __init__(self, gm, values):
         import torch.fx as fx
@@ -403,29 +424,17 @@ class _Rewriter:
         gm.graph.lint()
         return gm
 
+    def output(self, n):
+        outs = n.args[0]
+        if isinstance(outs, (tuple, list)):
+            self.g.output(type(outs)(self.out_of(o) for o in outs))
+        else:
+            self.g.output(self.out_of(outs))
+
     def node(self, n):
         torch = _torch()
         val = self.v.get(n.name)
-        if n.op == "placeholder":
-            self.env[n.name] = self.g.placeholder(n.name)
-            return
-        if n.op == "get_attr":
-            self.const[n.name] = val
-            return
-        if n.op == "output":
-            outs = n.args[0]
-            if isinstance(outs, (tuple, list)):
-                self.g.output(type(outs)(self.out_of(o) for o in outs))
-            else:
-                self.g.output(self.out_of(outs))
-            return
-        if n.op == "call_module":   # _guards_fn of torch.export's unlifted module
-            if not n.users:
-                return
-            self.fail(n, f"call_module {n.target}")
-            return
-        if n.op != "call_function":
-            self.fail(n, f"{n.op} {n.target}")
+        if not_a_call(self, n, val):
             return
         # constants: every input constant (weights quantized at convert, folded params)
         ins = [a for a in n.all_input_nodes]
