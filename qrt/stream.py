@@ -1,0 +1,689 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Streaming inference (issue 46): ``model.stream()`` runs a loaded 1-d model chunk by chunk.
+
+A :class:`Schedule` is derived once per model (and time axis) from the loaded graph: which
+axis of every tensor is time (propagated from the input's time axis; layout ops move it), and
+one small adapter per op that says how the op's output frames follow from its input frames.
+A :class:`Stream` holds one adapter *state* per op (ring buffers of the input frames an op
+still needs, running sums, alignment buffers) and runs each op's existing offline kernel on
+the frames that are computable now, so a streamed output frame is computed by the same kernel
+from the same codes as in ``model(whole)``: concatenated streamed outputs equal the offline
+run bit for bit (docs/streaming.md).
+
+Adapters (``_RULES`` below, by op kind):
+  * frame-local ops (quantize, dequantize, relu, add, float elementwise, layout ops that keep
+    or move the time axis, linear / batch norm / softmax over a non-time axis): run on the new
+    frames; several inputs are aligned (frames of the earlier branch wait for the later one);
+  * windowed ops along time (conv1d, float_conv1d, max_pool1d, avg_pool1d): the op re-bound
+    with padding 0 runs on a buffer holding the frames still needed; left padding is the
+    initial buffer content (zero-point codes; the smallest code for max pooling), right padding
+    (and ceil_mode's partial window) is appended at ``flush()``;
+  * conv_transpose1d: the op re-bound with padding 0 runs on the input frames that contribute
+    to the output frames now complete;
+  * slice along time (TCN's chomp): drops / holds back frames;
+  * global average pooling over time (quantized, one output): running integer sums; each call
+    gives the pool over every frame of its input seen so far (the final call = offline).
+
+Anything else along time (normalisation over time, a reduction over time mid-graph, recurrent
+ops, ...) is refused by :func:`Schedule.build` with a ValueError naming the op and why.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from qrt.ops import ShapeError
+
+__all__ = ["Stream", "Schedule", "MAX_STATE_BYTES"]
+
+MAX_STATE_BYTES = 1 << 30       # no stream keeps more than this many bytes of state
+_BIND_CACHE = 8                 # bound windows (input shapes) kept per op and stream
+
+# frame-local ops: output frame t depends only on input frame t (checked per op below)
+_LOCAL = {"quantize", "dequantize", "relu", "sigmoid", "hardswish", "lut", "add", "mul",
+          "identity", "flatten", "reshape", "view", "squeeze", "unsqueeze", "permute",
+          "float_add", "float_sub", "float_mul", "float_div", "float_exp", "float_log",
+          "float_sqrt", "float_pow", "float_tanh", "float_sigmoid", "float_silu", "float_gelu",
+          "float_elu", "float_leaky_relu", "float_hardswish", "float_hardsigmoid",
+          "float_clamp", "float_prelu", "float_batch_norm", "batch_norm", "linear",
+          "float_linear", "linear_dynamic", "cat", "float_softmax", "float_log_softmax",
+          "layer_norm", "float_layer_norm", "slice", "float_mean", "float_sum", "mean"}
+_WINDOW = {"conv1d", "float_conv1d", "max_pool1d", "avg_pool1d"}
+_GLOBAL = {"adaptive_avg_pool1d", "avg_pool1d"}
+_WHY = {"rnn_dynamic": "a recurrent op (its streaming state is not implemented yet)",
+        "rnn_float": "a recurrent op (its streaming state is not implemented yet)",
+        "float_group_norm": "it normalises over the whole sequence",
+        "float_instance_norm": "it normalises over the whole sequence",
+        "adaptive_max_pool1d": "it pools over the whole sequence",
+        "float_matmul": "it mixes frames (attention over time needs the whole sequence)",
+        "pad": "padding along time is not streamed",
+        "split": "it has several outputs"}
+
+
+class _Refuse(ValueError):
+    pass
+
+
+def _refuse(node, why):
+    return _Refuse(f"cannot stream op {node.index} {node.kind} '{node.name}': {why}")
+
+
+def _min_code(t):
+    return {"quint8": 0, "qint8": -128, "qint32": -(1 << 31)}[t.dtype]
+
+
+def _np_dtype(t):
+    return t.np_dtype
+
+
+# ---- the schedule: static, shared by every stream of a model ---------------------------------
+class _Op:
+    """Static streaming description of one node."""
+
+    kind = "local"
+    node = None
+    run_node = None        # the node the stream binds (padding removed for windowed ops)
+    in_axes: List[Optional[int]]
+    out_axis: Optional[int]
+    frame_bytes = 0        # bytes of one input frame per batch item (state bound)
+    hold = 0               # frames of state per batch item (bound)
+
+
+class Schedule:
+    """How a model streams: per tensor its time axis, per op an adapter (see module doc)."""
+
+    def __init__(self, model, time_axis: Optional[int] = None):
+        self.model = model
+        g = model.graph
+        if len(g.inputs) != 1:
+            raise ValueError(f"streaming needs a model with one input, this one has "
+                             f"{len(g.inputs)}")
+        self.inp = g.inputs[0]
+        t = g.tensors[self.inp]
+        shape0 = tuple(model._exec.plan(model._exported_shapes(model._batch0)).shapes[self.inp])
+        rank = len(shape0)
+        if rank < 2:
+            raise ValueError(f"streaming needs an input with a time axis, the input has shape "
+                             f"{shape0}")
+        self.in_shape0 = shape0
+        cands = [time_axis] if time_axis is not None else \
+            ([rank - 1, 1] if rank >= 3 else [rank - 1])
+        err = None
+        for ax in cands:
+            if ax is None or not -rank <= ax < rank:
+                raise ValueError(f"time_axis {ax} is not an axis of the input {shape0}")
+            ax %= rank
+            if t.batched and ax == 0:
+                raise ValueError("the time axis cannot be the batch axis")
+            try:
+                self._build(ax)
+                return
+            except _Refuse as e:
+                err = e if err is None else err
+        raise err
+
+    def _build(self, ax):
+        m, g = self.model, self.model.graph
+        T = g.tensors
+        self.in_axis = ax
+        axes: Dict[int, Optional[int]] = {self.inp: ax}
+        la: Dict[int, int] = {self.inp: 0}       # lookahead in input frames
+        tail: Dict[int, int] = {self.inp: 0}     # frames guaranteed to follow (lower bound)
+        rate: Dict[int, float] = {self.inp: 1.0}  # input frames per frame
+        ops: List[_Op] = []
+        for n in g.nodes:
+            ins = [axes[i] for i in n.input_ids]
+            o = self._op(n, ins, la, tail, rate)
+            ops.append(o)
+            axes[n.output_ids[0]] = o.out_axis
+        self.ops = ops
+        self.axes = axes
+        self.lookahead = la
+        self.latency = max([la[i] for i in g.outputs], default=0)
+        self.outputs = list(g.outputs)
+        shapes = m._exec.plan(m._exported_shapes(m._batch0)).shapes
+        self.out_shapes0 = {i: tuple(shapes[i]) for i in g.outputs}
+        self.state_bound = sum(o.hold * o.frame_bytes for o in ops)  # per batch item
+
+    # each op's adapter, its output's time axis, lookahead, tail and rate
+    def _op(self, n, ins, la, tail, rate) -> _Op:
+        o = _Op()
+        o.node, o.run_node, o.in_axes = n, n, ins
+        i0, out = n.input_ids[0], n.output_ids[0]
+        timed = [a for a in ins if a is not None]
+        if len(n.output_ids) != 1:
+            raise _refuse(n, "it has several outputs")
+        if not timed:                       # after a global pool: runs once per call
+            o.kind, o.out_axis = "timeless", None
+            la[out], tail[out], rate[out] = max(la[i] for i in n.input_ids), 0, 0.0
+            return o
+        if len(timed) != len(ins):
+            raise _refuse(n, "it combines a tensor along time with one that is not (a value "
+                          "over the whole sequence used mid-graph)")
+        k = n.kind
+        ax = ins[0]
+        rank = len(self._shape(n, 0))
+        a = n.attrs
+        if k in _WHY:
+            raise _refuse(n, _WHY[k])
+        if k in _GLOBAL and (k == "adaptive_avg_pool1d" or a.get("whole_length")):
+            if ax != rank - 1:
+                raise _refuse(n, "it pools an axis that is not time")
+            if n.inputs[0].qscheme == "none":
+                raise _refuse(n, "a float average over the whole sequence sums pairwise "
+                              "(not as a running sum)")
+            if k == "adaptive_avg_pool1d" and a["output_size"] != 1:
+                raise _refuse(n, "an adaptive pool to more than one output needs the whole "
+                              "length")
+            o.kind, o.out_axis = "global", None
+            o.frame_bytes, o.hold = 0, 0
+            la[out], tail[out], rate[out] = la[i0], 0, 0.0
+            return o
+        if k in _WINDOW:
+            return self._window(n, o, ax, rank, la, tail, rate)
+        if k == "conv_transpose1d":
+            return self._transpose(n, o, ax, rank, la, tail, rate)
+        if k == "slice":
+            dims = [d % rank for d in a["dims"]] + [d % rank for d in a["index_dims"]]
+            if ax in dims:
+                return self._slice(n, o, ax, rank, la, tail, rate)
+        if k not in _LOCAL:
+            raise _refuse(n, "streaming is not defined for this op along time")
+        # frame-local: the op must not reduce / mix along time
+        if k in ("linear", "float_linear", "linear_dynamic") and ax == rank - 1:
+            raise _refuse(n, "it mixes the time axis (the last axis)")
+        if k in ("float_softmax", "float_log_softmax", "cat") and a["dim"] % rank == ax:
+            raise _refuse(n, "it works along the time axis")
+        if k in ("layer_norm", "float_layer_norm") and \
+                ax >= rank - len(a["normalized_shape"]):
+            raise _refuse(n, "it normalises over the time axis")
+        if k in ("float_mean", "float_sum") and (a["dims"] is None or
+                                                 ax in [d % rank for d in a["dims"]]):
+            raise _refuse(n, "it reduces over the whole sequence mid-graph")
+        if k == "mean":
+            raise _refuse(n, "it reduces over the whole sequence mid-graph")
+        if len(set(rate[i] for i in n.input_ids)) > 1:
+            raise _refuse(n, "its inputs run at different frame rates")
+        o.kind = "local"
+        o.out_axis = self._moved_axis(n, ax)
+        if len(ins) > 1:
+            o.kind = "align"
+            o.frame_bytes = sum(self._frame_bytes(n, j, ax) for j in range(len(ins)))
+        la[out] = max(la[i] for i in n.input_ids)
+        tail[out] = min(tail[i] for i in n.input_ids)
+        rate[out] = rate[i0]
+        return o
+
+    def _shape(self, n, j, out=False):
+        sh = self.model._exec.plan(self.model._exported_shapes(self.model._batch0)).shapes
+        return sh[(n.output_ids if out else n.input_ids)[j]]
+
+    def _frame_bytes(self, n, j, ax):
+        s = list(self._shape(n, j))
+        if n.inputs[j].batched and s:
+            s[0] = 1
+        s[ax] = 1
+        return int(np.prod(s)) * n.inputs[j].np_dtype.itemsize
+
+    def _moved_axis(self, n, ax):
+        """Where an op puts the time axis: infer at two lengths, the one axis that follows."""
+        base = list(self._shape(n, 0))
+        got = []
+        for L in (3, 5):
+            shp = [list(self._shape(n, j)) for j in range(len(n.input_ids))]
+            for s in shp:
+                s[ax] = L
+            try:
+                got.append(n.op.infer(n, [tuple(s) for s in shp])[0])
+            except (ShapeError, ValueError, IndexError, KeyError, TypeError):
+                raise _refuse(n, "it does not take inputs of another length along time")
+        a3, a5 = got
+        moved = [d for d in range(len(a3)) if len(a3) == len(a5) and a3[d] != a5[d]]
+        if len(moved) != 1 or (a3[moved[0]], a5[moved[0]]) != (3, 5):
+            raise _refuse(n, f"it reshapes the time axis (input {tuple(base)})")
+        return moved[0]
+
+    def _window(self, n, o, ax, rank, la, tail, rate):
+        a = n.attrs
+        i0, out = n.input_ids[0], n.output_ids[0]
+        if ax != rank - 1:
+            raise _refuse(n, "time is not its last axis")
+        k = n.kind
+        if k in ("conv1d", "float_conv1d"):
+            w = n.params.get("weight")
+            ksz = int(w.shape[-1])
+            d, s = a["dilation"], a["stride"]
+            p = a["padding"]
+            pl, pr = (p, p) if isinstance(p, int) else (p[0], p[-1])
+            if isinstance(p, list) and len(p) not in (1, 2):
+                raise _refuse(n, f"padding {p}")
+            pad = n.inputs[0].zero_point if n.inputs[0].qscheme != "none" else 0.0
+            attrs = dict(a, padding=[0, 0] if isinstance(p, list) and len(p) == 2 else
+                         ([0] if isinstance(p, list) else 0))
+            ceil = False
+        else:
+            ksz, d = a["kernel_size"], a.get("dilation", 1)
+            s = a.get("stride") or ksz
+            pl = pr = a.get("padding", 0)
+            ceil = a.get("ceil_mode", False)
+            if k == "avg_pool1d" and (pl or ceil):
+                raise _refuse(n, "an average pool with padding or ceil_mode divides its edge "
+                              "windows differently")
+            pad = _min_code(n.inputs[0]) if n.inputs[0].qscheme != "none" else -np.inf
+            attrs = dict(a, padding=0, ceil_mode=False)
+        run = replace(n, attrs=attrs)
+        run.state = n.op.prepare(run)
+        o.kind, o.run_node, o.out_axis = "window", run, ax
+        o.span, o.stride, o.pl, o.pr, o.ceil, o.pad = (ksz - 1) * d + 1, s, pl, pr, ceil, pad
+        o.kernel, o.dil = ksz, d
+        o.frame_bytes = self._frame_bytes(n, 0, ax)
+        o.hold = o.span + s
+        la[out] = la[i0] + int(rate[i0] * pr)
+        tail[out] = (tail[i0] + pr) // s
+        rate[out] = rate[i0] * s
+        return o
+
+    def _transpose(self, n, o, ax, rank, la, tail, rate):
+        a = n.attrs
+        i0, out = n.input_ids[0], n.output_ids[0]
+        if ax != rank - 1:
+            raise _refuse(n, "time is not its last axis")
+        ksz = int(n.params["weight"].shape[-1])
+        s, p, op, d = a["stride"], a["padding"], a["output_padding"], a["dilation"]
+        o.span, o.stride, o.p, o.op, o.dil = (ksz - 1) * d + 1, s, p, op, d
+        o.run_node = {}
+        for extra in range(0, op + 1):   # output_padding of the flush window (< stride)
+            run = replace(n, attrs=dict(a, padding=0, output_padding=extra))
+            try:
+                run.state = n.op.prepare(run)
+            except Exception:           # noqa: BLE001 - torch's output_padding rule
+                continue
+            o.run_node[extra] = run
+        o.kind, o.out_axis = "transpose", ax
+        o.frame_bytes = self._frame_bytes(n, 0, ax)
+        o.hold = o.span // s + 2
+        la[out] = la[i0]
+        tail[out] = max(0, (tail[i0] - 1) * s - p + o.span + op)
+        rate[out] = rate[i0] / s
+        return o
+
+    def _slice(self, n, o, ax, rank, la, tail, rate):
+        a = n.attrs
+        i0, out = n.input_ids[0], n.output_ids[0]
+        dims = [d % rank for d in a["dims"]]
+        if a["index_dims"] or dims != [ax]:
+            raise _refuse(n, "it slices time together with other axes / by index")
+        start, stop, step = a["starts"][0], a["stops"][0], a["steps"][0]
+        if step != 1 or start < 0:
+            raise _refuse(n, "a slice along time that counts from the end or steps needs the "
+                          "whole sequence")
+        o.kind, o.out_axis, o.start, o.stop = "slice", ax, start, stop
+        o.frame_bytes = self._frame_bytes(n, 0, ax)
+        drop = -stop if stop < 0 else 0
+        o.hold = max(0, drop - tail[i0])
+        o.keep_back = o.hold
+        la[out] = max(0, la[i0] - int(rate[i0] * drop))
+        tail[out] = max(0, tail[i0] - drop)
+        rate[out] = rate[i0]
+        return o
+
+
+# ---- running one op on arbitrary shapes: its own buffers, bound once per shape ---------------
+class _Runner:
+    def __init__(self, node):
+        self.node = node
+        self.cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+    def __call__(self, arrays):
+        key = tuple(x.shape for x in arrays)
+        e = self.cache.get(key)
+        if e is None:
+            e = self._bind(key)
+        else:
+            self.cache.move_to_end(key)
+        ins, outs, fn, args, kw = e
+        for dst, x in zip(ins, arrays):
+            np.copyto(dst, x)
+        fn(*args, **kw)
+        return outs[0].copy()
+
+    def _bind(self, key):
+        from qrt.model import CPUBackend as B
+        n = self.node
+        oshape = tuple(int(d) for d in n.op.infer(n, list(key))[0])
+        views_in = [B.view(B.alloc(max(1, int(np.prod(s)) * t.np_dtype.itemsize)), 0, t, s)
+                    for s, t in zip(key, n.inputs)]
+        t = n.outputs[0]
+        vo = B.view(B.alloc(max(1, int(np.prod(oshape)) * t.np_dtype.itemsize)), 0, t, oshape)
+        c = n.op.bind(n, views_in, [vo])
+        fn, args, kw = c
+        e = ([B.input_view(v) for v in views_in], [B.input_view(vo)], fn, args, kw)
+        self.cache[key] = e
+        while len(self.cache) > _BIND_CACHE:
+            self.cache.popitem(last=False)
+        return e
+
+
+def _take(x, ax, a, b):
+    idx = [slice(None)] * x.ndim
+    idx[ax] = slice(a, b)
+    return x[tuple(idx)]
+
+
+def _cat(a, b, ax):
+    if a is None or a.shape[ax] == 0:
+        return b
+    if b.shape[ax] == 0:
+        return a
+    return np.concatenate([a, b], axis=ax)
+
+
+def _frames(x, ax, n, value, dtype):
+    shp = list(x.shape)
+    shp[ax] = n
+    return np.full(shp, value, dtype)
+
+
+# ---- a stream ----------------------------------------------------------------------------------
+class Stream:
+    """One stream over a loaded model (see :meth:`qrt.Model.stream`): ``s(chunk)`` takes the
+    next frames along time and returns the output frames they complete, ``s.flush()`` ends the
+    signal, ``s.reset()`` starts a new one. Each stream has its own state and buffers: use one
+    stream per thread (a stream itself is not for concurrent calls)."""
+
+    def __init__(self, model, schedule: Schedule):
+        self.model = model
+        self.sched = schedule
+        self._runners = [self._runner(o) for o in schedule.ops]
+        self._lock = threading.Lock()
+        self.reset()
+
+    @staticmethod
+    def _runner(o):
+        if o.node.op.alias or o.kind in ("slice", "global"):
+            return None
+        if o.kind == "transpose":
+            return {k: _Runner(n) for k, n in o.run_node.items()}
+        return _Runner(o.run_node)
+
+    @property
+    def latency(self) -> int:
+        """Lookahead in input frames: a streamed output frame waits for this many input
+        frames past its own (0 for a causal model)."""
+        return self.sched.latency
+
+    @property
+    def time_axis(self) -> int:
+        return self.sched.in_axis
+
+    @property
+    def state_nbytes(self) -> int:
+        """Bytes of state this stream holds now (frame buffers, running sums)."""
+        n = 0
+        for st in self._st:
+            for v in st.values():
+                if isinstance(v, np.ndarray):
+                    n += v.nbytes
+                elif isinstance(v, list):
+                    n += sum(x.nbytes for x in v if isinstance(x, np.ndarray))
+        return n
+
+    def reset(self) -> None:
+        """Forget the signal: the next chunk starts a new one."""
+        self._st = [dict() for _ in self.sched.ops]
+        self._batch_shape = None
+        self._n_in = 0
+        self._done = False
+        self._last = {}
+
+    # ---- input checks (before any state changes) ----
+    def _check(self, x):
+        sch = self.sched
+        spec = self.model.inputs[0]
+        t = self.model.graph.tensors[sch.inp]
+        from qrt._tensor import QTensor
+        if t.qscheme == "none":
+            if not isinstance(x, np.ndarray) or isinstance(x, QTensor) or \
+                    x.dtype != np.dtype(t.np_dtype):
+                got = getattr(x, "dtype", type(x).__name__)
+                raise ValueError(f"stream input {spec.name!r}: expected a {t.dtype} numpy "
+                                 f"array, got dtype {got}")
+            arr = x
+        else:
+            if not isinstance(x, QTensor) or x.dtype.name != t.dtype or \
+                    (x.q_scale(), x.q_zero_point()) != (t.scale, t.zero_point):
+                raise ValueError(f"stream input {spec.name!r}: expected a {t.dtype} QTensor "
+                                 f"with scale={t.scale!r}, zero_point={t.zero_point}")
+            arr = np.asarray(x.int_repr())
+        ax = sch.in_axis
+        want = list(sch.in_shape0)
+        if arr.ndim != len(want):
+            raise ValueError(f"stream input {spec.name!r}: expected {len(want)} dims (time on "
+                             f"axis {ax}), got shape {tuple(arr.shape)}")
+        other = [d for k, d in enumerate(arr.shape) if k != ax]
+        ref = self._batch_shape
+        if ref is None:
+            ref = [d for k, d in enumerate(want) if k != ax]
+            if t.batched and not self.model._fixed_batch:
+                ref[0] = arr.shape[0]
+        if list(other) != list(ref) or (t.batched and arr.shape[0] < 1):
+            exp = list(ref)
+            exp.insert(ax, "T")
+            raise ValueError(f"stream input {spec.name!r}: expected shape {tuple(exp)} "
+                             f"(any T >= 0 along axis {ax}), got {tuple(arr.shape)}")
+        if self._done:
+            raise ValueError("this stream was flushed: reset() it before the next signal")
+        if self._batch_shape is None:
+            per_item = sch.state_bound
+            batch = arr.shape[0] if t.batched else 1
+            if per_item * batch > MAX_STATE_BYTES:
+                raise ValueError(f"this stream would keep about {per_item * batch} bytes of "
+                                 f"state, more than {MAX_STATE_BYTES}")
+        return arr, other
+
+    def __call__(self, chunk):
+        with self._lock:
+            arr, other = self._check(chunk)
+            self._batch_shape = other
+            self._n_in += arr.shape[self.sched.in_axis]
+            return self._run(np.ascontiguousarray(arr), final=False)
+
+    def flush(self):
+        """End of signal: the outputs held back by lookahead (the offline run's right
+        padding), then the stream takes no more chunks until :meth:`reset`."""
+        with self._lock:
+            if self._batch_shape is None:
+                raise ValueError("flush() before any input: the stream has seen no frames")
+            if self._done:
+                raise ValueError("this stream was already flushed")
+            sch = self.sched
+            shp = list(self._batch_shape)
+            shp.insert(sch.in_axis, 0)
+            t = self.model.graph.tensors[sch.inp]
+            out = self._run(np.zeros(shp, t.np_dtype), final=True)
+            self._done = True
+            return out
+
+    # ---- the per-call schedule ----
+    def _run(self, x, final):
+        sch, g = self.sched, self.model.graph
+        vals: Dict[int, Optional[np.ndarray]] = {sch.inp: x}
+        for o, run, st in zip(sch.ops, self._runners, self._st):
+            n = o.node
+            ins = [vals.get(i) for i in n.input_ids]
+            vals[n.output_ids[0]] = _STEP[o.kind](self, o, run, st, ins, final)
+        outs = []
+        for i in sch.outputs:
+            v = vals.get(i)
+            ax = sch.axes[i]
+            if ax is None:
+                if v is not None:
+                    self._last[i] = v
+                outs.append(self._wrap(i, v))
+                continue
+            if v is None:
+                shp = list(sch.out_shapes0[i])
+                if g.tensors[i].batched:
+                    shp[0] = self._batch_shape[0]
+                shp[ax] = 0
+                v = np.zeros(shp, g.tensors[i].np_dtype)
+            outs.append(self._wrap(i, v))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _wrap(self, i, v):
+        t = self.model.graph.tensors[i]
+        if v is None or t.qscheme == "none":
+            return v
+        from qrt._quantize import from_int_repr
+        return from_int_repr(v, t.scale, t.zero_point, t.dtype)
+
+    # ---- adapters ----
+    def _local(self, o, run, st, ins, final):
+        x = ins[0]
+        if x is None or x.shape[o.in_axes[0]] == 0:
+            return None
+        if run is None:     # alias op: the same codes, reshaped
+            shp = o.node.op.infer(o.node, [x.shape])[0]
+            return x.reshape(shp)
+        return run([x])
+
+    def _timeless(self, o, run, st, ins, final):
+        if any(v is None for v in ins):
+            return None
+        if run is None:
+            return ins[0].reshape(o.node.op.infer(o.node, [ins[0].shape])[0])
+        return run(ins)
+
+    def _align(self, o, run, st, ins, final):
+        bufs = st.get("bufs") or [None] * len(ins)
+        for j, (x, ax) in enumerate(zip(ins, o.in_axes)):
+            if x is not None:
+                bufs[j] = _cat(bufs[j], x, ax)
+        st["bufs"] = bufs
+        if any(b is None for b in bufs):
+            return None
+        m = min(b.shape[ax] for b, ax in zip(bufs, o.in_axes))
+        if m == 0:
+            return None
+        now = [_take(b, ax, 0, m) for b, ax in zip(bufs, o.in_axes)]
+        st["bufs"] = [_take(b, ax, m, None) for b, ax in zip(bufs, o.in_axes)]
+        return run(now)
+
+    def _window(self, o, run, st, ins, final):
+        x = ins[0]
+        ax = o.in_axes[0]
+        buf = st.get("buf")
+        if x is not None:
+            if buf is None:             # left padding: the first frames of the window
+                buf = _frames(x, ax, o.pl, o.pad, x.dtype)
+                st["n"] = 0
+            buf = _cat(buf, x, ax)
+            st["n"] += x.shape[ax]
+        if buf is None:
+            return None
+        if final:
+            L = st["n"]
+            extra = o.pr
+            if o.ceil:                  # the partial last window of ceil_mode
+                from qrt._geometry import pool_out_len
+                lo = pool_out_len(L, o.kernel, o.stride, o.pl, o.dil, True)
+                extra = max(extra, (lo - 1) * o.stride + o.span - (o.pl + L))
+            if extra > 0:
+                buf = _cat(buf, _frames(buf, ax, extra, o.pad, buf.dtype), ax)
+        have = buf.shape[ax]
+        m = (have - o.span) // o.stride + 1 if have >= o.span else 0
+        if m <= 0:
+            st["buf"] = buf
+            return None
+        y = run([_take(buf, ax, 0, (m - 1) * o.stride + o.span)])
+        st["buf"] = np.ascontiguousarray(_take(buf, ax, m * o.stride, None))
+        return y
+
+    def _transpose(self, o, run, st, ins, final):
+        x = ins[0]
+        ax = o.in_axes[0]
+        s, p, span = o.stride, o.p, o.span
+        buf = st.get("buf")             # input frames from index st["i0"] on
+        if x is not None and x.shape[ax]:
+            if buf is None:
+                st["i0"], st["a"], st["n"] = 0, 0, 0
+            buf = _cat(buf, x, ax)
+            st["n"] += x.shape[ax]
+        if buf is None:
+            return None
+        n, i0, a = st["n"], st["i0"], st["a"]
+        L_out = (n - 1) * s - 2 * p + span + o.op     # the offline length if it ended now
+        b = L_out if final else min(n * s - p, L_out)
+        if b <= a:
+            st["buf"] = buf
+            return None
+        extra = 0
+        if final:
+            natural_end = (n - 1) * s + span - p      # global index after the window's end
+            extra = max(0, L_out - natural_end)
+        y = run[extra]([buf])                         # outputs from global i0 * s - p on
+        off = i0 * s - p
+        y = np.ascontiguousarray(_take(y, ax, a - off, b - off))
+        # keep the inputs that contribute to outputs >= b
+        first = max(0, -(-(b + p - span + 1) // s))
+        first = min(first, n)
+        if first > i0:
+            buf = np.ascontiguousarray(_take(buf, ax, first - i0, None))
+            st["i0"] = first
+        st["buf"], st["a"] = buf, b
+        return y
+
+    def _slice(self, o, run, st, ins, final):
+        x = ins[0]
+        ax = o.in_axes[0]
+        buf = st.get("buf")
+        if x is not None:
+            buf = _cat(buf, x, ax)
+            st.setdefault("pos", 0)    # global index of buf's first frame
+            st["n"] = st.get("n", 0) + x.shape[ax]
+        if buf is None:
+            return None
+        pos, n = st["pos"], st["n"]
+        start, stop = o.start, o.stop
+        if stop < 0:
+            end = n + stop if final else n - o.keep_back
+        else:
+            end = min(stop, n)
+        lo = max(start, pos)
+        if end <= lo:
+            y = None
+            drop = min(max(0, lo - pos), buf.shape[ax])
+        else:
+            y = np.ascontiguousarray(_take(buf, ax, lo - pos, end - pos))
+            drop = end - pos
+        st["buf"] = np.ascontiguousarray(_take(buf, ax, drop, None))
+        st["pos"] = pos + drop
+        return y
+
+    def _global(self, o, run, st, ins, final):
+        x = ins[0]
+        if x is not None and x.shape[-1]:
+            acc = st.get("acc")
+            s = x.astype(np.int64).sum(axis=-1, keepdims=True)
+            st["acc"] = s if acc is None else acc + s
+            st["n"] = st.get("n", 0) + x.shape[-1]
+        elif not final:
+            return None
+        if "acc" not in st:
+            return None
+        t = o.node.outputs[0]
+        qmin, qmax = {"quint8": (0, 255), "qint8": (-128, 127)}[t.dtype]
+        acc = st["acc"].astype(np.int32)            # the kernel's int32 accumulator
+        rcp = np.float32(1.0) / np.float32(st["n"])
+        v = np.rint(acc.astype(np.float32) * rcp)
+        return np.clip(v, qmin, qmax).astype(t.np_dtype)
+
+
+_STEP = {"local": Stream._local, "timeless": Stream._timeless, "align": Stream._align,
+         "window": Stream._window, "transpose": Stream._transpose, "slice": Stream._slice,
+         "global": Stream._global}
