@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Issue 46: streaming inference. For any chunking, the concatenated outputs of ``s(chunk)`` and
+``s.flush()`` equal ``model(whole)`` bit for bit (quantized outputs and float ops computed in
+the same order); bad chunks leave the state unchanged; what cannot stream is refused by name."""
+
+import threading
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from torch import nn  # noqa: E402
+
+import _flavours as F  # noqa: E402
+import qrt  # noqa: E402
+import qrt_export  # noqa: E402
+from test_models_1d import fx_quantize  # noqa: E402
+
+
+class Gated(nn.Module):
+    """WaveNet-style: causal dilated convs (left padding only), tanh * sigmoid gate, residual
+    add of branches with different delays, a 'same' padded conv (lookahead), strided tail."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.inp = nn.Conv1d(2, c, 1)
+        self.f = nn.ModuleList([nn.Conv1d(c, c, 2, dilation=d) for d in (1, 2, 4)])
+        self.g = nn.ModuleList([nn.Conv1d(c, c, 2, dilation=d) for d in (1, 2, 4)])
+        self.pads = [d for d in (1, 2, 4)]
+        self.same = nn.Conv1d(c, c, 5, padding=2)
+        self.down = nn.Conv1d(c, 4, 3, stride=2, padding=1)
+        self.pool = nn.MaxPool1d(3, stride=2, padding=1)
+
+    def forward(self, x):
+        x = self.inp(x)
+        for f, g, p in zip(self.f, self.g, self.pads):
+            y = torch.tanh(f(x)) * torch.sigmoid(g(x))
+            x = x[:, :, p:] + y            # residual of a shorter branch: aligned
+        x = torch.relu(self.same(x))
+        return self.pool(self.down(x))
+
+
+def _export(tmp, name, build, shape):
+    torch.manual_seed(0)
+    tm, ex = fx_quantize(build(), shape)
+    path = tmp / f"{name}.bin"
+    qrt_export.export(tm, ex, path, verbose=False)
+    return qrt.load(path)
+
+
+MODELS = {
+    "tcn": (F.SPECS["tcn"].build, (2, 3, 40)),
+    "ecg_resnet": (F.SPECS["ecg_resnet"].build, (2, 1, 128)),
+    "imu": (F.SPECS["imu"].build, (2, 64, 6)),
+    "autoencoder": (F.SPECS["autoencoder"].build, (2, 1, 64)),
+    "m5_16000": (F.SPECS["m5_16000"].build, (1, 1, 16000)),
+    "gated": (Gated, (2, 2, 64)),
+}
+LENGTHS = {"m5_16000": 16000}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("stream")
+    return {k: _export(tmp, k, b, s) for k, (b, s) in MODELS.items()}
+
+
+def _signal(m, s, L, batch=2, seed=0):
+    shp = [batch if d is None else d for d in m.inputs[0].shape]
+    shp[s.time_axis] = L
+    return np.random.default_rng(seed).standard_normal(shp).astype(np.float32)
+
+
+def _streamed(s, x, cuts):
+    ax = s.time_axis
+    outs = [s(np.take(x, range(a, b), axis=ax)) for a, b in zip([0] + cuts, cuts + [x.shape[ax]])]
+    outs.append(s.flush())
+    return outs
+
+
+def _joined(m, s, outs):
+    oax = s.sched.axes[m.graph.outputs[0]]
+    if oax is None:          # a value over time (global pool): the last one is the offline one
+        return outs[-1]
+    return np.concatenate(outs, axis=oax)
+
+
+def _check(m, x, cuts):
+    s = m.stream()
+    got = _joined(m, s, _streamed(s, x, cuts))
+    want = m(x)
+    assert got.shape == want.shape
+    if m.graph.tensors[m.graph.outputs[0]].qscheme == "none" and \
+            m.graph.nodes[-1].kind.startswith("float_"):
+        np.testing.assert_array_equal(got, want)   # same float ops in the same order
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_random_chunking_equals_offline(models, name, data):
+    m = models[name]
+    s = m.stream()
+    L = LENGTHS.get(name, data.draw(st.integers(60, 300), "L"))
+    x = _signal(m, s, L, seed=data.draw(st.integers(0, 1000), "seed"))
+    k = data.draw(st.integers(0, min(12, L - 1)), "cuts")
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, L - 1), min_size=k, max_size=k))))
+    _check(m, x, cuts)
+
+
+@pytest.mark.parametrize("name", ["tcn", "gated", "autoencoder"])
+def test_one_frame_at_a_time(models, name):
+    m = models[name]
+    s = m.stream()
+    x = _signal(m, s, 70)
+    _check(m, x, list(range(1, 70)))
+
+
+def test_latency_and_causality(models):
+    tcn = models["tcn"].stream()
+    assert tcn.latency == 0
+    x = _signal(models["tcn"], tcn, 50)
+    want = models["tcn"](x)
+    got = tcn(x[:, :, :20])           # causal: every input frame gives its output frame now
+    np.testing.assert_array_equal(got, want[:, :, :20])
+    assert models["gated"].stream().latency > 0
+    assert models["ecg_resnet"].stream().latency > 0
+
+
+def test_global_pool_is_the_pool_over_what_was_seen(models):
+    m = models["imu"]
+    s = m.stream()
+    x = _signal(m, s, 128)
+    a = s(x[:, :64])
+    assert a is not None and a.shape == m(x).shape
+    np.testing.assert_array_equal(_joined(m, s, [s(x[:, 64:]), s.flush()]), m(x))
+
+
+def test_independent_streams_in_threads(models):
+    m = models["gated"]
+    xs = [_signal(m, m.stream(), 200, seed=k) for k in range(4)]
+    want = [m(x) for x in xs]
+    got = [None] * 4
+
+    def work(k):
+        s = m.stream()
+        rng = np.random.default_rng(k)
+        cuts = sorted(set(rng.integers(1, 200, 15).tolist()))
+        got[k] = _joined(m, s, _streamed(s, xs[k], cuts))
+    th = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_bad_chunk_leaves_state_unchanged(models):
+    m = models["tcn"]
+    s = m.stream()
+    x = _signal(m, s, 60)
+    outs = [s(x[:, :, :20])]
+    with pytest.raises(ValueError, match="expected a float32"):
+        s(x[:, :, 20:30].astype(np.float64))
+    with pytest.raises(ValueError, match="expected shape"):
+        s(np.zeros((2, 4, 10), np.float32))          # wrong channel count
+    with pytest.raises(ValueError, match="expected shape"):
+        s(np.zeros((3, 3, 10), np.float32))          # another batch size mid-stream
+    with pytest.raises(ValueError, match="expected a float32"):
+        s([[0.0]])
+    outs += [s(x[:, :, 20:]), s.flush()]
+    np.testing.assert_array_equal(np.concatenate(outs, axis=2), m(x))
+    with pytest.raises(ValueError, match="flushed"):
+        s(x)
+    s.reset()
+    np.testing.assert_array_equal(np.concatenate([s(x), s.flush()], axis=2), m(x))
+
+
+def test_empty_output_and_reset(models):
+    m = models["gated"]
+    s = m.stream()
+    x = _signal(m, s, 80)
+    y = s(x[:, :, :1])                               # the receptive field is not filled yet
+    assert y.shape[2] == 0 and y.shape[:2] == m(x).shape[:2]
+    assert s.state_nbytes > 0
+
+
+class _GroupNormMid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv1d(2, 4, 3)
+        self.gn = nn.GroupNorm(2, 4)
+
+    def forward(self, x):
+        return self.gn(self.c(x))
+
+
+def test_refuses_what_needs_the_whole_sequence(tmp_path):
+    class SE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv1d(2, 4, 3)
+            self.p = nn.AdaptiveAvgPool1d(1)
+
+        def forward(self, x):
+            y = self.c(x)
+            return y * self.p(y)
+    m = _export(tmp_path, "se", SE, (2, 2, 32))
+    with pytest.raises(ValueError, match="cannot stream op .* mul .*whole sequence"):
+        m.stream()
+    m = _export(tmp_path, "gn", _GroupNormMid, (2, 2, 32))
+    with pytest.raises(ValueError, match="cannot stream op .*group_norm.*whole sequence"):
+        m.stream()
