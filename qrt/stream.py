@@ -150,6 +150,20 @@ class Schedule:
         self.out_shapes0 = {i: tuple(shapes[i]) for i in g.outputs}
         self.state_bound = sum(o.hold * o.frame_bytes for o in ops)  # per batch item
 
+    def table(self) -> str:
+        """Per op with state: its adapter and its state bound per batch item; then the
+        latency and the total (``qrt inspect``)."""
+        lines = [f"streaming (time axis {self.in_axis} of the input): latency "
+                 f"{self.latency} input frames, state <= {self.state_bound} B per batch item"]
+        for o in self.ops:
+            if o.hold * o.frame_bytes or o.kind == "global":
+                n = o.node
+                lines.append(f"  {n.index:>4} {n.kind:<20} {n.name[:24]:<24} {o.kind:<9} "
+                             f"state <= {o.hold * o.frame_bytes} B"
+                             + (f" + running sums" if o.kind == "global" else "")
+                             + f"  lookahead {self.lookahead[n.output_ids[0]]}")
+        return "\n".join(lines)
+
     # each op's adapter, its output's time axis, lookahead, tail and rate
     def _op(self, n, ins, la, tail, rate) -> _Op:
         o = _Op()
@@ -416,6 +430,9 @@ class Stream:
         """Lookahead in input frames: a streamed output frame waits for this many input
         frames past its own (0 for a causal model)."""
         return self.sched.latency
+
+    def _sched_table(self) -> str:
+        return self.sched.table()
 
     @property
     def time_axis(self) -> int:

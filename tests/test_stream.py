@@ -215,3 +215,18 @@ def test_refuses_what_needs_the_whole_sequence(tmp_path):
     m = _export(tmp_path, "gn", _GroupNormMid, (2, 2, 32))
     with pytest.raises(ValueError, match="cannot stream op .*group_norm.*whole sequence"):
         m.stream()
+
+
+def test_cli_stream_and_inspect(models, tmp_path, capsys):
+    from qrt.__main__ import main
+    m = models["tcn"]
+    x = _signal(m, m.stream(), 500, batch=1)
+    np.save(tmp_path / "long.npy", x)
+    path = m.path
+    assert main(["stream", path, "--input", str(tmp_path / "long.npy"), "--chunk", "160",
+                 "-o", str(tmp_path / "y.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), m(x))
+    assert main(["inspect", path]) == 0
+    out = capsys.readouterr().out
+    assert "streaming (time axis 2 of the input): latency 0 input frames" in out
+    assert main(["stream", path, "--input", str(tmp_path / "long.npy"), "--chunk", "0"]) == 2
