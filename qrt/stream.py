@@ -55,8 +55,9 @@ _LOCAL = {"quantize", "dequantize", "relu", "sigmoid", "hardswish", "lut", "add"
           "layer_norm", "float_layer_norm", "slice", "float_mean", "float_sum", "mean"}
 _WINDOW = {"conv1d", "float_conv1d", "max_pool1d", "avg_pool1d"}
 _GLOBAL = {"adaptive_avg_pool1d", "avg_pool1d"}
-_WHY = {"rnn_dynamic": "a recurrent op (its streaming state is not implemented yet)",
-        "rnn_float": "a recurrent op (its streaming state is not implemented yet)",
+_WHY = {"rnn_dynamic": "quantize_dynamic's recurrent op quantizes its input with one min/max "
+                       "over the whole sequence (torch's arithmetic): no chunk of it gives the "
+                       "same codes",
         "float_group_norm": "it normalises over the whole sequence",
         "float_instance_norm": "it normalises over the whole sequence",
         "adaptive_max_pool1d": "it pools over the whole sequence",
@@ -140,7 +141,9 @@ class Schedule:
             ins = [axes[i] for i in n.input_ids]
             o = self._op(n, ins, la, tail, rate)
             ops.append(o)
-            axes[n.output_ids[0]] = o.out_axis
+            o.out_axes = getattr(o, "out_axes", None) or [o.out_axis]
+            for i, a in zip(n.output_ids, o.out_axes):
+                axes[i] = a
         self.ops = ops
         self.axes = axes
         self.lookahead = la
@@ -170,6 +173,10 @@ class Schedule:
         o.node, o.run_node, o.in_axes = n, n, ins
         i0, out = n.input_ids[0], n.output_ids[0]
         timed = [a for a in ins if a is not None]
+        if n.kind in _WHY and timed:
+            raise _refuse(n, _WHY[n.kind])
+        if n.kind == "rnn_float" and timed:
+            return self._rnn(n, o, ins, la, tail, rate)
         if len(n.output_ids) != 1:
             raise _refuse(n, "it has several outputs")
         if not timed:                       # after a global pool: runs once per call
@@ -204,6 +211,11 @@ class Schedule:
             return self._transpose(n, o, ax, rank, la, tail, rate)
         if k == "slice":
             dims = [d % rank for d in a["dims"]] + [d % rank for d in a["index_dims"]]
+            if a["index_dims"] and a["index_dims"][0] % rank == ax and not a["dims"] and \
+                    len(a["index_dims"]) == 1 and a["indices"][0] == -1:
+                o.kind, o.out_axis = "last", None   # x[:, -1]: the last frame seen so far
+                la[out], tail[out], rate[out] = la[i0], 0, 0.0
+                return o
             if ax in dims:
                 return self._slice(n, o, ax, rank, la, tail, rate)
         if k not in _LOCAL:
@@ -326,6 +338,28 @@ class Schedule:
         rate[out] = rate[i0] / s
         return o
 
+    def _rnn(self, n, o, ins, la, tail, rate):
+        a = n.attrs
+        i0 = n.input_ids[0]
+        if a["cell"]:
+            raise _refuse(n, "a cell takes one step, not a sequence")
+        if a["bidirectional"]:
+            raise _refuse(n, "its reverse direction needs the whole sequence")
+        if len(n.input_ids) > 1:
+            raise _refuse(n, "its initial state comes from another tensor (the caller carries "
+                          "it)")
+        want = 1 if a["batch_first"] else 0
+        if ins[0] != want:
+            raise _refuse(n, f"time is axis {want} of its input, the stream's time is axis "
+                          f"{ins[0]}")
+        o.kind, o.out_axis = "rnn", want
+        o.out_axes = [want] + [None] * (len(n.output_ids) - 1)
+        o.frame_bytes, o.hold = 0, 0
+        for k, i in enumerate(n.output_ids):
+            la[i], tail[i], rate[i] = la[i0], (tail[i0] if k == 0 else 0), \
+                (rate[i0] if k == 0 else 0.0)
+        return o
+
     def _slice(self, n, o, ax, rank, la, tail, rate):
         a = n.attrs
         i0, out = n.input_ids[0], n.output_ids[0]
@@ -383,6 +417,39 @@ class _Runner:
         return e
 
 
+class _RnnRunner:
+    """A recurrent op bound with (h0, c0) inputs this stream owns: each call starts from the
+    state the previous one ended with (torch's sequence = its chunks with (h, c) carried)."""
+
+    def __init__(self, node):
+        self.node = node
+        self.cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self.h = None      # [h0, c0] arrays, made at the first chunk (zeros: torch's default)
+
+    def state(self):
+        return [v.copy() for v in self.h]
+
+    def __call__(self, x):
+        n = self.node
+        e = self.cache.get(x.shape)
+        if e is None:
+            shapes = n.op.infer(n, [x.shape])
+            if self.h is None:
+                self.h = [np.zeros(sh, np.float32) for sh in shapes[1:]]
+            xin = np.empty(x.shape, np.float32)
+            outs = [np.empty(sh, np.float32) for sh in shapes]
+            fn, args, kw = n.op.bind(n, [xin] + self.h, outs)
+            e = self.cache[x.shape] = (xin, outs, fn, args, kw)
+            while len(self.cache) > _BIND_CACHE:
+                self.cache.popitem(last=False)
+        xin, outs, fn, args, kw = e
+        np.copyto(xin, x)
+        fn(*args, **kw)
+        for h, o in zip(self.h, outs[1:]):
+            np.copyto(h, o)
+        return [v.copy() for v in outs]
+
+
 def _take(x, ax, a, b):
     idx = [slice(None)] * x.ndim
     idx[ax] = slice(a, b)
@@ -419,8 +486,10 @@ class Stream:
 
     @staticmethod
     def _runner(o):
-        if o.node.op.alias or o.kind in ("slice", "global"):
+        if o.node.op.alias or o.kind in ("slice", "global", "last"):
             return None
+        if o.kind == "rnn":
+            return _RnnRunner(o.node)
         if o.kind == "transpose":
             return {k: _Runner(n) for k, n in o.run_node.items()}
         return _Runner(o.run_node)
@@ -448,11 +517,18 @@ class Stream:
                     n += v.nbytes
                 elif isinstance(v, list):
                     n += sum(x.nbytes for x in v if isinstance(x, np.ndarray))
+        for r in self._runners:
+            if isinstance(r, _RnnRunner) and r.h is not None:
+                n += sum(h.nbytes for h in r.h)
         return n
 
     def reset(self) -> None:
         """Forget the signal: the next chunk starts a new one."""
         self._st = [dict() for _ in self.sched.ops]
+        for r in self._runners:
+            if isinstance(r, _RnnRunner):   # its bound calls hold the old state arrays
+                r.h = None
+                r.cache.clear()
         self._batch_shape = None
         self._n_in = 0
         self._done = False
@@ -533,7 +609,12 @@ class Stream:
         for o, run, st in zip(sch.ops, self._runners, self._st):
             n = o.node
             ins = [vals.get(i) for i in n.input_ids]
-            vals[n.output_ids[0]] = _STEP[o.kind](self, o, run, st, ins, final)
+            v = _STEP[o.kind](self, o, run, st, ins, final)
+            if o.kind == "rnn":
+                for i, vi in zip(n.output_ids, v):
+                    vals[i] = vi
+            else:
+                vals[n.output_ids[0]] = v
         outs = []
         for i in sch.outputs:
             v = vals.get(i)
@@ -599,8 +680,13 @@ class Stream:
             if buf is None:             # left padding: the first frames of the window
                 buf = _frames(x, ax, o.pl, o.pad, x.dtype)
                 st["n"] = 0
-            buf = _cat(buf, x, ax)
             st["n"] += x.shape[ax]
+            skip = st.get("skip", 0)    # stride > span: frames no window reads
+            if skip:
+                k = min(skip, x.shape[ax])
+                x = _take(x, ax, k, None)
+                st["skip"] = skip - k
+            buf = _cat(buf, x, ax)
         if buf is None:
             return None
         if final:
@@ -618,6 +704,7 @@ class Stream:
             st["buf"] = buf
             return None
         y = run([_take(buf, ax, 0, (m - 1) * o.stride + o.span)])
+        st["skip"] = st.get("skip", 0) + max(0, m * o.stride - have)
         st["buf"] = np.ascontiguousarray(_take(buf, ax, m * o.stride, None))
         return y
 
@@ -682,6 +769,23 @@ class Stream:
         st["pos"] = pos + drop
         return y
 
+    def _rnn(self, o, run, st, ins, final):
+        x = ins[0]
+        if x is not None and x.shape[o.in_axes[0]]:
+            st["n"] = 1
+            return run(x)
+        if final and st.get("n"):
+            return [None] + run.state()
+        return [None] * len(o.node.output_ids)
+
+    def _last(self, o, run, st, ins, final):
+        x = ins[0]
+        ax = o.in_axes[0]
+        if x is not None and x.shape[ax]:
+            st["v"] = np.ascontiguousarray(np.take(x, x.shape[ax] - 1, axis=ax))
+            return st["v"]
+        return st.get("v") if final else None
+
     def _global(self, o, run, st, ins, final):
         x = ins[0]
         if x is not None and x.shape[-1]:
@@ -693,14 +797,31 @@ class Stream:
             return None
         if "acc" not in st:
             return None
-        t = o.node.outputs[0]
-        qmin, qmax = {"quint8": (0, 255), "qint8": (-128, 127)}[t.dtype]
-        acc = st["acc"].astype(np.int32)            # the kernel's int32 accumulator
-        rcp = np.float32(1.0) / np.float32(st["n"])
-        v = np.rint(acc.astype(np.float32) * rcp)
-        return np.clip(v, qmin, qmax).astype(t.np_dtype)
+        return _pool_codes(o.node, st["acc"], st["n"])
+
+
+def _pool_codes(node, acc64, n):
+    """What the bound kernel gives for a whole-length average of ``n`` frames whose codes sum
+    to ``acc64`` (qrt/functional/_ops.py pool_binding, include/qrt/ref/pool1d_ref.h): quint8
+    over n > 1 frames: QNNPACK's average pool (kernel = stride = n) as torch's qnnpack engine;
+    else ATen's generic adaptive kernel (adaptive_avg_pool1d) or average pool (avg_pool1d)."""
+    t = node.inputs[0]
+    f32 = np.float32
+    qmin, qmax = {"quint8": (0, 255), "qint8": (-128, 127)}[t.dtype]
+    zp = t.zero_point
+    acc = acc64.astype(np.int32)                # the kernels' int32 accumulator
+    if t.dtype == "quint8" and n > 1:
+        sf = f32(t.scale)
+        scale = f32(sf / f32(sf * f32(n)))
+        v = np.rint((acc - np.int32(n * zp)).astype(f32) * scale) + f32(zp)
+    elif node.kind == "adaptive_avg_pool1d":
+        v = np.rint(acc.astype(f32) * (f32(1.0) / f32(n)))
+    else:                                       # GENERIC avg_pool1d, count_include_pad
+        rcp = f32(1.0 / float(n))
+        v = np.rint((acc - np.int32(n * zp)).astype(f32) * rcp + f32(zp))
+    return np.clip(v, qmin, qmax).astype(t.np_dtype)
 
 
 _STEP = {"local": Stream._local, "timeless": Stream._timeless, "align": Stream._align,
          "window": Stream._window, "transpose": Stream._transpose, "slice": Stream._slice,
-         "global": Stream._global}
+         "global": Stream._global, "rnn": Stream._rnn, "last": Stream._last}

@@ -14,6 +14,7 @@ from hypothesis import strategies as st  # noqa: E402
 from torch import nn  # noqa: E402
 
 import _flavours as F  # noqa: E402
+from _torch_models import sequence_models  # noqa: E402
 import qrt  # noqa: E402
 import qrt_export  # noqa: E402
 from test_models_1d import fx_quantize  # noqa: E402
@@ -42,6 +43,25 @@ class Gated(nn.Module):
         return self.pool(self.down(x))
 
 
+class GRUTagger(nn.Module):
+    """Conv front end, a 2-layer GRU over time (float in FX static), per-frame Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(8, 16, 3, padding=1)
+        self.gru = nn.GRU(16, 24, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(24, 5)
+
+    def forward(self, x):                   # x: [N, C, T]
+        y, _ = self.gru(torch.relu(self.conv(x)).transpose(1, 2))
+        return self.fc(y)
+
+
+def _tc_resnet8():
+    import _pt2e
+    return _pt2e.TCResNet8()
+
+
 def _export(tmp, name, build, shape):
     torch.manual_seed(0)
     tm, ex = fx_quantize(build(), shape)
@@ -57,6 +77,9 @@ MODELS = {
     "autoencoder": (F.SPECS["autoencoder"].build, (2, 1, 64)),
     "m5_16000": (F.SPECS["m5_16000"].build, (1, 1, 16000)),
     "gated": (Gated, (2, 2, 64)),
+    "kws_lstm": (sequence_models().KWS, (2, 30, 40)),   # [N, T, C]: float LSTM, y[:, -1]
+    "gru_tagger": (GRUTagger, (2, 8, 30)),
+    "tc_resnet8": (_tc_resnet8, (2, 40, 64)),
 }
 LENGTHS = {"m5_16000": 16000}
 
@@ -111,7 +134,19 @@ def test_random_chunking_equals_offline(models, name, data):
     _check(m, x, cuts)
 
 
-@pytest.mark.parametrize("name", ["tcn", "gated", "autoencoder"])
+@pytest.mark.parametrize("name", sorted(set(MODELS) - {"m5_16000"}))
+def test_every_length_near_the_strides(models, name):
+    """Lengths 40..71: every remainder of the strides (ceil_mode windows, strided 1x1
+    shortcuts that skip frames, odd lengths into global pools)."""
+    m = models[name]
+    rng = np.random.default_rng(7)
+    for L in range(40, 72):
+        x = _signal(m, m.stream(), L, seed=L)
+        cuts = sorted(set(rng.integers(1, L, 3).tolist()))
+        _check(m, x, cuts)
+
+
+@pytest.mark.parametrize("name", ["tcn", "gated", "autoencoder", "kws_lstm", "tc_resnet8"])
 def test_one_frame_at_a_time(models, name):
     m = models[name]
     s = m.stream()
@@ -212,6 +247,12 @@ def test_refuses_what_needs_the_whole_sequence(tmp_path):
     m = _export(tmp_path, "se", SE, (2, 2, 32))
     with pytest.raises(ValueError, match="cannot stream op .* mul .*whole sequence"):
         m.stream()
+    torch.manual_seed(0)
+    dm = torch.ao.quantization.quantize_dynamic(sequence_models().KWS().eval(),
+                                                {nn.LSTM, nn.Linear}, dtype=torch.qint8)
+    qrt_export.export(dm, (torch.randn(2, 30, 40),), tmp_path / "dyn.bin", verbose=False)
+    with pytest.raises(ValueError, match="rnn_dynamic .*min/max over the whole sequence"):
+        qrt.load(tmp_path / "dyn.bin").stream()
     m = _export(tmp_path, "gn", _GroupNormMid, (2, 2, 32))
     with pytest.raises(ValueError, match="cannot stream op .*group_norm.*whole sequence"):
         m.stream()
