@@ -398,7 +398,7 @@ class _Runner:
         for dst, x in zip(ins, arrays):
             np.copyto(dst, x)
         fn(*args, **kw)
-        return outs[0].copy()
+        return outs[0]     # valid until this runner runs again (the next call)
 
     def _bind(self, key):
         from qrt.model import CPUBackend as B
@@ -451,14 +451,18 @@ class _RnnRunner:
 
 
 def _take(x, ax, a, b):
+    if ax == x.ndim - 1:
+        return x[..., a:b]
     idx = [slice(None)] * x.ndim
     idx[ax] = slice(a, b)
     return x[tuple(idx)]
 
 
 def _cat(a, b, ax):
+    """``a`` then ``b`` along ``ax``, as an array the caller owns (state never keeps a view of
+    a runner's buffer or of the caller's chunk)."""
     if a is None or a.shape[ax] == 0:
-        return b
+        return b.copy()
     if b.shape[ax] == 0:
         return a
     return np.concatenate([a, b], axis=ax)
@@ -525,14 +529,18 @@ class Stream:
     def reset(self) -> None:
         """Forget the signal: the next chunk starts a new one."""
         self._st = [dict() for _ in self.sched.ops]
+        self._steps = [(_STEP[o.kind], o, run, st, tuple(o.node.input_ids),
+                        o.node.output_ids[0] if len(o.node.output_ids) == 1 else None)
+                       for o, run, st in zip(self.sched.ops, self._runners, self._st)]
         for r in self._runners:
             if isinstance(r, _RnnRunner):   # its bound calls hold the old state arrays
                 r.h = None
                 r.cache.clear()
         self._batch_shape = None
+        self._fast = None       # (dtype, ndim, time axis, dims before, dims after) checked
         self._n_in = 0
         self._done = False
-        self._last = {}
+        self._values = {}
 
     # ---- input checks (before any state changes) ----
     def _check(self, x):
@@ -581,8 +589,20 @@ class Stream:
 
     def __call__(self, chunk):
         with self._lock:
+            fast = self._fast
+            if fast is not None and type(chunk) is np.ndarray and chunk.dtype is fast[0] and \
+                    chunk.ndim == fast[1] and chunk.shape[:fast[2]] == fast[3] and \
+                    chunk.shape[fast[2] + 1:] == fast[4] and not self._done:
+                # the checks below passed for this dtype and these other dims already
+                self._n_in += chunk.shape[fast[2]]
+                return self._run(chunk if chunk.flags.c_contiguous else
+                                 np.ascontiguousarray(chunk), final=False)
             arr, other = self._check(chunk)
             self._batch_shape = other
+            if type(chunk) is np.ndarray:
+                ax = self.sched.in_axis
+                self._fast = (chunk.dtype, chunk.ndim, ax, chunk.shape[:ax],
+                              chunk.shape[ax + 1:])
             self._n_in += arr.shape[self.sched.in_axis]
             return self._run(np.ascontiguousarray(arr), final=False)
 
@@ -606,22 +626,22 @@ class Stream:
     def _run(self, x, final):
         sch, g = self.sched, self.model.graph
         vals: Dict[int, Optional[np.ndarray]] = {sch.inp: x}
-        for o, run, st in zip(sch.ops, self._runners, self._st):
-            n = o.node
-            ins = [vals.get(i) for i in n.input_ids]
-            v = _STEP[o.kind](self, o, run, st, ins, final)
-            if o.kind == "rnn":
-                for i, vi in zip(n.output_ids, v):
+        get = vals.get
+        for fn, o, run, st, in_ids, out_id in self._steps:
+            v = fn(self, o, run, st, [get(i) for i in in_ids], final)
+            if out_id is None:          # several outputs
+                for i, vi in zip(o.node.output_ids, v):
                     vals[i] = vi
             else:
-                vals[n.output_ids[0]] = v
+                vals[out_id] = v
         outs = []
         for i in sch.outputs:
             v = vals.get(i)
             ax = sch.axes[i]
             if ax is None:
                 if v is not None:
-                    self._last[i] = v
+                    v = v.copy()
+                    self._values[i] = v
                 outs.append(self._wrap(i, v))
                 continue
             if v is None:
@@ -630,6 +650,8 @@ class Stream:
                     shp[0] = self._batch_shape[0]
                 shp[ax] = 0
                 v = np.zeros(shp, g.tensors[i].np_dtype)
+            else:
+                v = v.copy()            # the caller's: runner buffers are reused
             outs.append(self._wrap(i, v))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
