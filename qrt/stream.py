@@ -71,7 +71,9 @@ class _Refuse(ValueError):
 
 
 def _refuse(node, why):
-    return _Refuse(f"cannot stream op {node.index} {node.kind} '{node.name}': {why}")
+    e = _Refuse(f"cannot stream op {node.index} {node.kind} '{node.name}': {why}")
+    e.op_index = node.index
+    return e
 
 
 def _min_code(t):
@@ -125,7 +127,8 @@ class Schedule:
                 self._build(ax)
                 return
             except _Refuse as e:
-                err = e if err is None else err
+                if err is None or e.op_index > err.op_index:
+                    err = e             # the candidate that got furthest says why
         raise err
 
     def _build(self, ax):
@@ -195,9 +198,6 @@ class Schedule:
         if k in _GLOBAL and (k == "adaptive_avg_pool1d" or a.get("whole_length")):
             if ax != rank - 1:
                 raise _refuse(n, "it pools an axis that is not time")
-            if n.inputs[0].qscheme == "none":
-                raise _refuse(n, "a float average over the whole sequence sums pairwise "
-                              "(not as a running sum)")
             if k == "adaptive_avg_pool1d" and a["output_size"] != 1:
                 raise _refuse(n, "an adaptive pool to more than one output needs the whole "
                               "length")
@@ -207,7 +207,7 @@ class Schedule:
             return o
         if k in _WINDOW:
             return self._window(n, o, ax, rank, la, tail, rate)
-        if k == "conv_transpose1d":
+        if k in ("conv_transpose1d", "float_conv_transpose1d"):
             return self._transpose(n, o, ax, rank, la, tail, rate)
         if k == "slice":
             dims = [d % rank for d in a["dims"]] + [d % rank for d in a["index_dims"]]
@@ -810,15 +810,18 @@ class Stream:
 
     def _global(self, o, run, st, ins, final):
         x = ins[0]
+        flt = o.node.inputs[0].qscheme == "none"
         if x is not None and x.shape[-1]:
             acc = st.get("acc")
-            s = x.astype(np.int64).sum(axis=-1, keepdims=True)
+            s = x.astype(np.float64 if flt else np.int64).sum(axis=-1, keepdims=True)
             st["acc"] = s if acc is None else acc + s
             st["n"] = st.get("n", 0) + x.shape[-1]
         elif not final:
             return None
         if "acc" not in st:
             return None
+        if flt:     # float64 running sum (offline: float32 pairwise sum; docs/streaming.md)
+            return (st["acc"] * (1.0 / st["n"])).astype(np.float32)
         return _pool_codes(o.node, st["acc"], st["n"])
 
 

@@ -271,3 +271,36 @@ def test_cli_stream_and_inspect(models, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "streaming (time axis 2 of the input): latency 0 input frames" in out
     assert main(["stream", path, "--input", str(tmp_path / "long.npy"), "--chunk", "0"]) == 2
+
+
+@pytest.mark.parametrize("name", ["tcn", "autoencoder", "imu", "ecg_resnet"])
+def test_float_models_within_the_float_bound(tmp_path, name):
+    """quantize_dynamic leaves these models float (float_conv1d, float_conv_transpose1d, a
+    float global average): BLAS sums a convolution in an order that depends on the number of
+    frames, and the float global pool is a float64 running sum: streamed outputs agree within
+    1e-6 x max|offline| (docs/streaming.md)."""
+    tm, ex = F.quantize(F.SPECS[name], "dynamic")
+    qrt_export.export(tm, ex, tmp_path / "f.bin", **F.export_kwargs("dynamic"))
+    m = qrt.load(tmp_path / "f.bin")
+    rng = np.random.default_rng(3)
+    for L in (64, 77, 128):
+        s = m.stream()
+        x = _signal(m, s, L, seed=L)
+        cuts = sorted(set(rng.integers(1, L, 5).tolist()))
+        got, want = _joined(m, s, _streamed(s, x, cuts)), m(x)
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+
+
+def test_state_bound_refused_before_any_state(models, monkeypatch):
+    import qrt.stream as S
+    m = models["tc_resnet8"]
+    s = m.stream()
+    x = _signal(m, s, 64)
+    monkeypatch.setattr(S, "MAX_STATE_BYTES", 100)
+    with pytest.raises(ValueError, match="bytes of state"):
+        s(x)
+    assert s.state_nbytes == 0
+    monkeypatch.undo()
+    _check(m, x, [5, 30])
+    np.testing.assert_array_equal(_joined(m, s, [s(x), s.flush()]), m(x))
