@@ -33,6 +33,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import replace
+from functools import partial
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -383,38 +384,65 @@ class Schedule:
 
 # ---- running one op on arbitrary shapes: its own buffers, bound once per shape ---------------
 class _Runner:
+    """One op bound on this stream's own buffers, once per input shape (``_BIND_CACHE``
+    shapes kept): copy the frames in, run the bound kernel, return the output buffer."""
+
     def __init__(self, node):
         self.node = node
-        self.cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self.cache: Dict[tuple, tuple] = {}
 
     def __call__(self, arrays):
-        key = tuple(x.shape for x in arrays)
-        e = self.cache.get(key)
-        if e is None:
-            e = self._bind(key)
+        if len(arrays) == 1:
+            x = arrays[0]
+            e = self.cache.get(x.shape)
+            if e is None:
+                e = self._bind((x.shape,), x.shape)
+            np.copyto(e[0][0], x)
         else:
-            self.cache.move_to_end(key)
-        ins, outs, fn, args, kw = e
-        for dst, x in zip(ins, arrays):
-            np.copyto(dst, x)
-        fn(*args, **kw)
-        return outs[0]     # valid until this runner runs again (the next call)
+            key = tuple([x.shape for x in arrays])
+            e = self.cache.get(key)
+            if e is None:
+                e = self._bind(key, key)
+            for dst, x in zip(e[0], arrays):
+                np.copyto(dst, x)
+        e[2]()
+        return e[1]        # valid until this runner runs again (the next call)
 
-    def _bind(self, key):
+    def _bind(self, shapes, key):
         from qrt.model import CPUBackend as B
         n = self.node
-        oshape = tuple(int(d) for d in n.op.infer(n, list(key))[0])
+        oshape = tuple(int(d) for d in n.op.infer(n, list(shapes))[0])
         views_in = [B.view(B.alloc(max(1, int(np.prod(s)) * t.np_dtype.itemsize)), 0, t, s)
-                    for s, t in zip(key, n.inputs)]
+                    for s, t in zip(shapes, n.inputs)]
         t = n.outputs[0]
         vo = B.view(B.alloc(max(1, int(np.prod(oshape)) * t.np_dtype.itemsize)), 0, t, oshape)
-        c = n.op.bind(n, views_in, [vo])
-        fn, args, kw = c
-        e = ([B.input_view(v) for v in views_in], [B.input_view(vo)], fn, args, kw)
+        fn, args, kw = n.op.bind(n, views_in, [vo])
+        thunk = _direct_conv1d(fn, args, views_in, vo)
+        if thunk is None:
+            thunk = fn if not args and not kw else partial(fn, *args, **kw)
+        e = ([B.input_view(v) for v in views_in], B.input_view(vo), thunk)
+        if len(self.cache) >= _BIND_CACHE:
+            self.cache.clear()
         self.cache[key] = e
-        while len(self.cache) > _BIND_CACHE:
-            self.cache.popitem(last=False)
         return e
+
+
+def _direct_conv1d(fn, args, ins, out):
+    """A qrt.nn.Conv1d bound call as its prepared kernel plan on these fixed buffers (the
+    plan its ``_call`` looks up on every call, resolved once here); None for anything else."""
+    from qrt.nn import Conv1d
+    m = getattr(fn, "__self__", None)
+    if not isinstance(m, Conv1d) or getattr(fn, "__name__", "") != "_call" or \
+            len(args) < 2 or args[0] is not ins[0] or args[1] is not out:
+        return None
+    fn(*args)                               # makes (and caches) the plan for these buffers
+    x = ins[0]
+    key = (x._shape, x._strides, x._dtype, x._qscheme, x._scale, x._zero_point,
+           m.scale, m.zero_point, m._variant)
+    entry = m._plans.get(key)
+    if entry is None or m._out_qtensor(out, entry[1]) is not out:
+        return None
+    return partial(entry[0].run_u8, x._storage, x._offset, out._storage, out._offset)
 
 
 class _RnnRunner:
