@@ -66,7 +66,8 @@ def _build(tmp, width=32):
 
     torch.backends.quantized.engine = "qnnpack"
     out = {}
-    for name, net, shape in (("tcn_audio", TCNAudio(width), (1, 1, SR)), ("tiny", Tiny(), (1, 8, 16))):
+    for name, net, shape in (("tcn_audio", TCNAudio(width), (1, 1, SR)),
+                             ("tiny", Tiny(), (1, 8, 16))):
         torch.manual_seed(0)
         ex = torch.randn(*shape)
         p = prepare_fx(net.eval(), get_default_qconfig_mapping("qnnpack"), (ex,))
@@ -107,8 +108,8 @@ def main(argv=None):
         assert np.array_equal(np.concatenate(ys, axis=2), m(x)), "stream != offline"
         win = x[:, :, :SR].copy()
         arena = m.arena_nbytes_for(1)
-        print(f"tcn_audio (width {args.width}): receptive field about 1 s; latency {s.latency} frames; "
-              f"offline window arena {arena} B")
+        print(f"tcn_audio (width {args.width}): receptive field about 1 s; latency "
+              f"{s.latency} frames; offline window arena {arena} B")
         for hop in (160, 320):
             s = m.stream()
             s(x[:, :, :SR])                     # warm: a full receptive field seen

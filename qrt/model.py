@@ -217,7 +217,7 @@ class Model:
         self.arena_nbytes = plan.nbytes
         self._exec.dry_run(plan)
 
-    def stream(self, time_axis: Optional[int] = None) -> "Stream":
+    def stream(self, time_axis: Optional[int] = None) -> "qrt.stream.Stream":  # noqa: F821
         """A new :class:`qrt.stream.Stream` over this model: ``s(chunk)`` runs the next frames
         along time, ``s.flush()`` ends the signal (docs/streaming.md). Streams are independent
         (their own state); the streaming schedule is derived once per time axis and shared.

@@ -21,11 +21,14 @@ Adapters (``_RULES`` below, by op kind):
   * conv_transpose1d: the op re-bound with padding 0 runs on the input frames that contribute
     to the output frames now complete;
   * slice along time (TCN's chomp): drops / holds back frames;
-  * global average pooling over time (quantized, one output): running integer sums; each call
-    gives the pool over every frame of its input seen so far (the final call = offline).
+  * global average pooling over time (one output): running integer sums (float: float64); each
+    call gives the pool over every frame of its input seen so far (the final call = offline);
+  * float LSTM / GRU (rnn_float, unidirectional): (h, c) carried from call to call;
+  * ``x[:, -1]`` along time: the last frame seen.
 
-Anything else along time (normalisation over time, a reduction over time mid-graph, recurrent
-ops, ...) is refused by :func:`Schedule.build` with a ValueError naming the op and why.
+Anything else along time (normalisation over time, a reduction over time mid-graph,
+quantize_dynamic's RNN, a bidirectional RNN, ...) is refused when the schedule is made, with
+a ValueError naming the op and why.
 """
 
 from __future__ import annotations
@@ -134,7 +137,6 @@ class Schedule:
 
     def _build(self, ax):
         m, g = self.model, self.model.graph
-        T = g.tensors
         self.in_axis = ax
         axes: Dict[int, Optional[int]] = {self.inp: ax}
         la: Dict[int, int] = {self.inp: 0}       # lookahead in input frames
@@ -167,7 +169,7 @@ class Schedule:
                 n = o.node
                 lines.append(f"  {n.index:>4} {n.kind:<20} {n.name[:24]:<24} {o.kind:<9} "
                              f"state <= {o.hold * o.frame_bytes} B"
-                             + (f" + running sums" if o.kind == "global" else "")
+                             + (" + running sums" if o.kind == "global" else "")
                              + f"  lookahead {self.lookahead[n.output_ids[0]]}")
         return "\n".join(lines)
 
