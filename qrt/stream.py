@@ -243,6 +243,11 @@ class Schedule:
         if len(ins) > 1:
             o.kind = "align"
             o.frame_bytes = sum(self._frame_bytes(n, j, ax) for j in range(len(ins)))
+            # the earlier branch waits for the later one: at most their lookahead difference
+            # (in frames of this rate) plus one stride's worth (counted in the state bound)
+            las = [la[i] for i in n.input_ids]
+            r = rate[i0] or 1.0
+            o.hold = int((max(las) - min(las)) / r) + 2
         la[out] = max(la[i] for i in n.input_ids)
         tail[out] = min(tail[i] for i in n.input_ids)
         rate[out] = rate[i0]
