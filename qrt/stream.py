@@ -305,10 +305,19 @@ class Schedule:
             s = a.get("stride") or ksz
             pl = pr = a.get("padding", 0)
             ceil = a.get("ceil_mode", False)
-            if k == "avg_pool1d" and (pl or ceil):
-                raise _refuse(n, "an average pool with padding or ceil_mode divides its edge "
-                              "windows differently")
-            pad = _min_code(n.inputs[0]) if n.inputs[0].qscheme != "none" else -np.inf
+            x = n.inputs[0]
+            if k == "avg_pool1d" and ceil:
+                raise _refuse(n, "an average pool with ceil_mode divides its last window by "
+                              "what it covers")
+            if k == "avg_pool1d" and pl and not (x.dtype == "quint8" and ksz > 1 and
+                                                 a.get("count_include_pad", True)):
+                raise _refuse(n, "an average pool with padding divides its edge windows by "
+                              "what they cover (only quint8 with count_include_pad, "
+                              "QNNPACK's average, reads padding as zero-point frames)")
+            if k == "avg_pool1d":
+                pad = x.zero_point if x.qscheme != "none" else 0.0
+            else:
+                pad = _min_code(x) if x.qscheme != "none" else -np.inf
             attrs = dict(a, padding=0, ceil_mode=False)
         run = replace(n, attrs=attrs)
         run.state = n.op.prepare(run)

@@ -33,6 +33,7 @@ class Gated(nn.Module):
         self.same = nn.Conv1d(c, c, 5, padding=2)
         self.down = nn.Conv1d(c, 4, 3, stride=2, padding=1)
         self.pool = nn.MaxPool1d(3, stride=2, padding=1)
+        self.avg = nn.AvgPool1d(3, stride=1, padding=1)
 
     def forward(self, x):
         x = self.inp(x)
@@ -40,7 +41,7 @@ class Gated(nn.Module):
             y = torch.tanh(f(x)) * torch.sigmoid(g(x))
             x = x[:, :, p:] + y            # residual of a shorter branch: aligned
         x = torch.relu(self.same(x))
-        return self.pool(self.down(x))
+        return self.avg(self.pool(self.down(x)))
 
 
 class GRUTagger(nn.Module):
