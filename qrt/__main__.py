@@ -224,8 +224,9 @@ def _stream(args) -> int:
     if args.chunk < 1:
         raise _UsageError(f"--chunk must be >= 1, got {args.chunk}")
     xs = _read_inputs(args.input, m)
-    if len(xs) != 1 or len(m.inputs) != 1:
-        raise _UsageError("qrt stream takes a model with one input and one array")
+    if len(xs) != 1:
+        raise _UsageError("qrt stream takes one array: the signal (a recurrent op's initial "
+                          "state, if the model takes one, starts at zeros)")
     x = _to_qrt_input(xs[0], m.inputs[0])
     try:
         s = m.stream(time_axis=args.time_axis)

@@ -107,10 +107,18 @@ class Schedule:
     def __init__(self, model, time_axis: Optional[int] = None):
         self.model = model
         g = model.graph
-        if len(g.inputs) != 1:
-            raise ValueError(f"streaming needs a model with one input, this one has "
-                             f"{len(g.inputs)}")
         self.inp = g.inputs[0]
+        # other inputs: only the initial state of a recurrent op (Silero-style forward(x, h,
+        # c)): the stream starts it at zeros and carries it itself
+        self.extra = list(g.inputs[1:])
+        for i in self.extra:
+            readers = [(n, n.input_ids.index(i)) for n in g.nodes if i in n.input_ids]
+            if i in g.outputs or not readers or any(
+                    n.kind != "rnn_float" or k == 0 or n.input_ids.count(i) > 1
+                    for n, k in readers):
+                raise ValueError(f"streaming takes one input along time; input "
+                                 f"{g.tensors[i].name!r} is not only a recurrent op's "
+                                 f"initial state")
         t = g.tensors[self.inp]
         shape0 = tuple(model._exec.plan(model._exported_shapes(model._batch0)).shapes[self.inp])
         rank = len(shape0)
@@ -142,6 +150,8 @@ class Schedule:
         la: Dict[int, int] = {self.inp: 0}       # lookahead in input frames
         tail: Dict[int, int] = {self.inp: 0}     # frames guaranteed to follow (lower bound)
         rate: Dict[int, float] = {self.inp: 1.0}  # input frames per frame
+        for i in self.extra:                     # initial recurrent state: no time axis
+            axes[i], la[i], tail[i], rate[i] = None, 0, 0, 0.0
         ops: List[_Op] = []
         for n in g.nodes:
             ins = [axes[i] for i in n.input_ids]
@@ -362,9 +372,9 @@ class Schedule:
             raise _refuse(n, "a cell takes one step, not a sequence")
         if a["bidirectional"]:
             raise _refuse(n, "its reverse direction needs the whole sequence")
-        if len(n.input_ids) > 1:
-            raise _refuse(n, "its initial state comes from another tensor (the caller carries "
-                          "it)")
+        if any(i not in self.extra for i in n.input_ids[1:]):
+            raise _refuse(n, "its initial state is computed by the graph (only a model input, "
+                          "started at zeros by the stream, can be carried)")
         want = 1 if a["batch_first"] else 0
         if ins[0] != want:
             raise _refuse(n, f"time is axis {want} of its input, the stream's time is axis "

@@ -305,3 +305,30 @@ def test_state_bound_refused_before_any_state(models, monkeypatch):
     monkeypatch.undo()
     _check(m, x, [5, 30])
     np.testing.assert_array_equal(_joined(m, s, [s(x), s.flush()]), m(x))
+
+
+def test_silero_style_vad_carries_its_lstm_state(tmp_path):
+    """forward(x, h, c) (FX static: a float LSTM whose initial state is a model input): the
+    stream takes the signal only, starts (h, c) at zeros and carries them; after any chunking
+    (prob, h, c) equal model(whole, 0, 0)."""
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(0)
+    z = torch.zeros(1, 1, 32)
+    ex = (torch.randn(1, 1, 480), z, z)
+    p = prepare_fx(sequence_models().VAD().eval(), get_default_qconfig_mapping("qnnpack"), ex)
+    with torch.no_grad():
+        for _ in range(3):
+            p(torch.randn(1, 1, 480), z, z)
+    qrt_export.export(convert_fx(p), ex, tmp_path / "vad.bin", verbose=False)
+    m = qrt.load(tmp_path / "vad.bin")
+    x = np.random.default_rng(0).standard_normal((1, 1, 4800)).astype(np.float32)
+    want = m(x, z.numpy(), z.numpy())
+    rng = np.random.default_rng(1)
+    for cuts in ([480 * k for k in range(1, 10)], sorted(set(rng.integers(1, 4800, 9)))):
+        s = m.stream()
+        assert s.latency == 0
+        outs = _streamed(s, x, list(cuts))
+        for got, w in zip(outs[-1], want):
+            np.testing.assert_array_equal(got, w)
