@@ -100,7 +100,8 @@ def _inspect(args) -> int:
         print(m.summary())
         try:
             print(m.stream()._sched_table())
-        except ValueError as e:
+        except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError,
+                OverflowError) as e:     # a graph the schedule cannot follow
             print(f"streaming: refused: {e}")
     return EXIT_OK
 
