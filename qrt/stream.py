@@ -798,20 +798,22 @@ class Stream:
             return None
         n, i0, a = st["n"], st["i0"], st["a"]
         L_out = (n - 1) * s - 2 * p + span + o.op     # the offline length if it ended now
-        b = L_out if final else min(n * s - p, L_out)
+        natural_end = (n - 1) * s + span - p          # global index after the window's end
+        # before the end: outputs every contributing input of which has arrived, and that
+        # the window computes (a kernel shorter than the stride leaves bias-only frames
+        # after it: they come with the next input)
+        b = L_out if final else min(n * s - p, L_out, natural_end)
         if b <= a:
             st["buf"] = buf
             return None
-        extra = 0
-        if final:
-            natural_end = (n - 1) * s + span - p      # global index after the window's end
-            extra = max(0, L_out - natural_end)
+        extra = max(0, L_out - natural_end) if final else 0
         y = run[extra]([buf])                         # outputs from global i0 * s - p on
         off = i0 * s - p
         y = np.ascontiguousarray(_take(y, ax, a - off, b - off))
         # keep the inputs that contribute to outputs >= b
+        # (and the input whose outputs start at or before b: the next window starts there)
         first = max(0, -(-(b + p - span + 1) // s))
-        first = min(first, n)
+        first = min(first, (b + p) // s, n)
         if first > i0:
             buf = np.ascontiguousarray(_take(buf, ax, first - i0, None))
             st["i0"] = first

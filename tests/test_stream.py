@@ -332,3 +332,52 @@ def test_silero_style_vad_carries_its_lstm_state(tmp_path):
         outs = _streamed(s, x, list(cuts))
         for got, w in zip(outs[-1], want):
             np.testing.assert_array_equal(got, w)
+
+
+def _geometries():
+    out = []
+    for k, s, d in [(1, 1, 1), (3, 1, 1), (3, 2, 1), (5, 3, 2), (4, 4, 1), (2, 3, 1), (7, 2, 3),
+                    (1, 3, 1)]:
+        span = d * (k - 1) + 1
+        out += [("conv", k, s, d, p, 0) for p in sorted({0, span // 2, span - 1})]
+    for k, s, d in [(3, 2, 1), (4, 2, 1), (5, 3, 2), (2, 2, 1), (3, 1, 1), (1, 2, 1), (4, 3, 1)]:
+        for p in sorted({0, 1, d * (k - 1) // 2}):
+            out += [("tconv", k, s, d, p, op) for op in sorted({0, max(0, min(s, d) - 1)})]
+    for k, s, p, ceil in [(3, 2, 1, True), (2, 2, 0, True), (3, 3, 1, False), (5, 2, 2, True),
+                          (2, 3, 0, True), (3, 1, 1, False)]:
+        out += [("max", k, s, 1, p, ceil), ("avg", k, s, 1, p, False)]
+    return out
+
+
+class _One(nn.Module):
+    def __init__(self, kind, k, s, d, p, extra):
+        super().__init__()
+        if kind == "conv":
+            self.m = nn.Conv1d(3, 4, k, stride=s, dilation=d, padding=p)
+        elif kind == "tconv":
+            self.m = nn.ConvTranspose1d(3, 4, k, stride=s, dilation=d, padding=p,
+                                        output_padding=extra)
+        elif kind == "max":
+            self.m = nn.MaxPool1d(k, s, p, ceil_mode=extra)
+        else:
+            self.m = nn.AvgPool1d(k, s, p)
+
+    def forward(self, x):
+        return self.m(x)
+
+
+@pytest.mark.parametrize("geo", _geometries(), ids=lambda g: "-".join(map(str, g)))
+def test_every_geometry(tmp_path, geo):
+    """conv1d / conv_transpose1d / max_pool1d / avg_pool1d of many kernels, strides,
+    dilations, paddings, output paddings and ceil modes (kernels shorter than the stride
+    included): random cuts and one frame at a time equal the offline run."""
+    m = _export(tmp_path, "one", lambda: _One(*geo), (2, 3, 40))
+    rng = np.random.default_rng(0)
+    for L in range(12, 40, 3):
+        x = _signal(m, m.stream(), L, seed=L)
+        try:
+            m(x)
+        except ValueError:               # too short for this geometry offline
+            continue
+        _check(m, x, sorted(set(rng.integers(1, L, 3).tolist())))
+        _check(m, x, list(range(1, L)))
