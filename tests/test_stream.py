@@ -81,6 +81,7 @@ MODELS = {
     "kws_lstm": (sequence_models().KWS, (2, 30, 40)),   # [N, T, C]: float LSTM, y[:, -1]
     "gru_tagger": (GRUTagger, (2, 8, 30)),
     "tc_resnet8": (_tc_resnet8, (2, 40, 64)),
+    "wav2letter_mfcc": (F.SPECS["wav2letter_mfcc"].build, (1, 13, 24)),   # + log_softmax
 }
 LENGTHS = {"m5_16000": 16000}
 
