@@ -284,7 +284,8 @@ class Schedule:
                 s[ax] = L
             try:
                 got.append(n.op.infer(n, [tuple(s) for s in shp])[0])
-            except (ShapeError, ValueError, IndexError, KeyError, TypeError):
+            except (ShapeError, ValueError, IndexError, KeyError, TypeError, ZeroDivisionError,
+                    OverflowError, AttributeError):
                 raise _refuse(n, "it does not take inputs of another length along time")
         a3, a5 = got
         moved = [d for d in range(len(a3)) if len(a3) == len(a5) and a3[d] != a5[d]]
@@ -354,9 +355,11 @@ class Schedule:
             run = replace(n, attrs=dict(a, padding=0, output_padding=extra))
             try:
                 run.state = n.op.prepare(run)
-            except Exception:           # noqa: BLE001 - torch's output_padding rule
-                continue
+            except (ValueError, TypeError, KeyError, IndexError, OverflowError):
+                continue                # torch's output_padding rule
             o.run_node[extra] = run
+        if 0 not in o.run_node or max(0, op - p) not in o.run_node:
+            raise _refuse(n, "its weights do not bind without padding")
         o.kind, o.out_axis = "transpose", ax
         o.frame_bytes = self._frame_bytes(n, 0, ax)
         o.hold = o.span // s + 2
