@@ -122,7 +122,8 @@ def main(argv=None):
             print(f"  hop {hop:>3} samples ({hop * 1000 // SR} ms): stream "
                   f"{t_stream * 1e6:8.1f} us/hop, re-run 1 s window {t_off * 1e6:8.1f} us/hop, "
                   f"ratio {t_off / t_stream:6.1f}x; state {s.state_nbytes} B "
-                  f"({s.state_nbytes / arena:.2f} of the window's arena)")
+                  f"({s.state_nbytes / arena:.2f} of the window's arena), bound buffers "
+                  f"{s.scratch_nbytes} B")
         t = qrt.load(paths["tiny"])
         st = t.stream()
         one = rng.standard_normal((1, 8, 1)).astype(np.float32)

@@ -34,7 +34,6 @@ a ValueError naming the op and why.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import replace
 from functools import partial
 from typing import Dict, List, Optional
@@ -47,6 +46,7 @@ __all__ = ["Stream", "Schedule", "MAX_STATE_BYTES"]
 
 MAX_STATE_BYTES = 1 << 30       # no stream keeps more than this many bytes of state
 _BIND_CACHE = 8                 # bound windows (input shapes) kept per op and stream
+_BIND_KEEP_BYTES = 1 << 16      # a binding with more buffer bytes is used once, not kept
 
 # frame-local ops: output frame t depends only on input frame t (checked per op below)
 _LOCAL = {"quantize", "dequantize", "relu", "sigmoid", "hardswish", "lut", "add", "mul",
@@ -57,6 +57,7 @@ _LOCAL = {"quantize", "dequantize", "relu", "sigmoid", "hardswish", "lut", "add"
           "float_clamp", "float_prelu", "float_batch_norm", "batch_norm", "linear",
           "float_linear", "linear_dynamic", "cat", "float_softmax", "float_log_softmax",
           "layer_norm", "float_layer_norm", "slice", "float_mean", "float_sum", "mean"}
+_NUMPY_REDUCE = {"float_softmax", "float_log_softmax", "float_mean", "float_sum"}
 _WINDOW = {"conv1d", "float_conv1d", "max_pool1d", "avg_pool1d"}
 _GLOBAL = {"adaptive_avg_pool1d", "avg_pool1d"}
 _WHY = {"rnn_dynamic": "quantize_dynamic's recurrent op quantizes its input with one min/max "
@@ -99,6 +100,7 @@ class _Op:
     out_axis: Optional[int]
     frame_bytes = 0        # bytes of one input frame per batch item (state bound)
     hold = 0               # frames of state per batch item (bound)
+    two = False            # run on >= 2 frames (numpy reductions: see _local)
 
 
 class Schedule:
@@ -250,6 +252,10 @@ class Schedule:
             raise _refuse(n, "its inputs run at different frame rates")
         o.kind = "local"
         o.out_axis = self._moved_axis(n, ax)
+        # numpy reduces an axis in another order when it is the only one left (a chunk of
+        # one frame makes the reduced axis contiguous: pairwise sums): such float ops run
+        # on at least two frames (docs/streaming.md)
+        o.two = k in _NUMPY_REDUCE and n.inputs[0].qscheme == "none"
         if len(ins) > 1:
             o.kind = "align"
             o.frame_bytes = sum(self._frame_bytes(n, j, ax) for j in range(len(ins)))
@@ -450,9 +456,10 @@ class _Runner:
         if thunk is None:
             thunk = fn if not args and not kw else partial(fn, *args, **kw)
         e = ([B.input_view(v) for v in views_in], B.input_view(vo), thunk)
-        if len(self.cache) >= _BIND_CACHE:
-            self.cache.clear()
-        self.cache[key] = e
+        if sum(a.nbytes for a in e[0]) + e[1].nbytes <= _BIND_KEEP_BYTES:
+            if len(self.cache) >= _BIND_CACHE:
+                self.cache.clear()
+            self.cache[key] = e         # (a big first chunk's buffers are not kept)
         return e
 
 
@@ -480,7 +487,7 @@ class _RnnRunner:
 
     def __init__(self, node):
         self.node = node
-        self.cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self.cache: Dict[tuple, tuple] = {}
         self.h = None      # [h0, c0] arrays, made at the first chunk (zeros: torch's default)
 
     def state(self):
@@ -496,9 +503,11 @@ class _RnnRunner:
             xin = np.empty(x.shape, np.float32)
             outs = [np.empty(sh, np.float32) for sh in shapes]
             fn, args, kw = n.op.bind(n, [xin] + self.h, outs)
-            e = self.cache[x.shape] = (xin, outs, fn, args, kw)
-            while len(self.cache) > _BIND_CACHE:
-                self.cache.popitem(last=False)
+            e = (xin, outs, fn, args, kw)
+            if xin.nbytes + sum(o.nbytes for o in outs) <= _BIND_KEEP_BYTES:
+                if len(self.cache) >= _BIND_CACHE:
+                    self.cache.clear()
+                self.cache[x.shape] = e
         xin, outs, fn, args, kw = e
         np.copyto(xin, x)
         fn(*args, **kw)
@@ -581,6 +590,22 @@ class Stream:
         for r in self._runners:
             if isinstance(r, _RnnRunner) and r.h is not None:
                 n += sum(h.nbytes for h in r.h)
+        return n
+
+    @property
+    def scratch_nbytes(self) -> int:
+        """Bytes of the per-stream buffers the ops are bound on (input and output of each op
+        per window shape met, at most ``_BIND_CACHE`` shapes per op): memory, not state."""
+        n = 0
+        for r in self._runners:
+            rs = r.values() if isinstance(r, dict) else [r]
+            for q in rs:
+                if isinstance(q, _Runner):
+                    n += sum(sum(a.nbytes for a in e[0]) + e[1].nbytes
+                             for e in q.cache.values())
+                elif isinstance(q, _RnnRunner):
+                    n += sum(e[0].nbytes + sum(o.nbytes for o in e[1])
+                             for e in q.cache.values())
         return n
 
     def reset(self) -> None:
@@ -727,6 +752,10 @@ class Stream:
         if run is None:     # alias op: the same codes, reshaped
             shp = o.node.op.infer(o.node, [x.shape])[0]
             return x.reshape(shp)
+        ax = o.in_axes[0]
+        if o.two and x.shape[ax] == 1:   # the same summation order as a longer run
+            y = run([np.concatenate([x, x], axis=ax)])
+            return _take(y, o.out_axis, 0, 1)
         return run([x])
 
     def _timeless(self, o, run, st, ins, final):

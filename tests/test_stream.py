@@ -148,7 +148,8 @@ def test_every_length_near_the_strides(models, name):
         _check(m, x, cuts)
 
 
-@pytest.mark.parametrize("name", ["tcn", "gated", "autoencoder", "kws_lstm", "tc_resnet8"])
+@pytest.mark.parametrize("name", ["tcn", "gated", "autoencoder", "kws_lstm", "tc_resnet8",
+                                  "wav2letter_mfcc"])
 def test_one_frame_at_a_time(models, name):
     m = models[name]
     s = m.stream()
@@ -223,7 +224,7 @@ def test_empty_output_and_reset(models):
     x = _signal(m, s, 80)
     y = s(x[:, :, :1])                               # the receptive field is not filled yet
     assert y.shape[2] == 0 and y.shape[:2] == m(x).shape[:2]
-    assert s.state_nbytes > 0
+    assert s.state_nbytes > 0 and s.scratch_nbytes > 0
 
 
 class _GroupNormMid(nn.Module):
