@@ -55,14 +55,17 @@ _LOCAL = {"quantize", "dequantize", "relu", "sigmoid", "hardswish", "lut", "add"
           "float_sqrt", "float_pow", "float_tanh", "float_sigmoid", "float_silu", "float_gelu",
           "float_elu", "float_leaky_relu", "float_hardswish", "float_hardsigmoid",
           "float_clamp", "float_prelu", "float_batch_norm", "batch_norm", "linear",
-          "float_linear", "linear_dynamic", "cat", "float_softmax", "float_log_softmax",
+          "float_linear", "cat", "float_softmax", "float_log_softmax",
           "layer_norm", "float_layer_norm", "slice", "float_mean", "float_sum", "mean"}
-_NUMPY_REDUCE = {"float_softmax", "float_log_softmax", "float_mean", "float_sum"}
+_NUMPY_REDUCE = {"float_softmax", "float_log_softmax", "float_mean", "float_sum",
+                 "float_linear"}
 _WINDOW = {"conv1d", "float_conv1d", "max_pool1d", "avg_pool1d"}
 _GLOBAL = {"adaptive_avg_pool1d", "avg_pool1d"}
 _WHY = {"rnn_dynamic": "quantize_dynamic's recurrent op quantizes its input with one min/max "
                        "over the whole sequence (torch's arithmetic): no chunk of it gives the "
                        "same codes",
+        "linear_dynamic": "quantize_dynamic's Linear quantizes its input with one min/max over "
+                          "every frame (torch's arithmetic): a chunk of it gives other codes",
         "float_group_norm": "it normalises over the whole sequence",
         "float_instance_norm": "it normalises over the whole sequence",
         "adaptive_max_pool1d": "it pools over the whole sequence",
@@ -236,7 +239,7 @@ class Schedule:
         if k not in _LOCAL:
             raise _refuse(n, "streaming is not defined for this op along time")
         # frame-local: the op must not reduce / mix along time
-        if k in ("linear", "float_linear", "linear_dynamic") and ax == rank - 1:
+        if k in ("linear", "float_linear") and ax == rank - 1:
             raise _refuse(n, "it mixes the time axis (the last axis)")
         if k in ("float_softmax", "float_log_softmax", "cat") and a["dim"] % rank == ax:
             raise _refuse(n, "it works along the time axis")

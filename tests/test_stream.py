@@ -256,6 +256,19 @@ def test_refuses_what_needs_the_whole_sequence(tmp_path):
     qrt_export.export(dm, (torch.randn(2, 30, 40),), tmp_path / "dyn.bin", verbose=False)
     with pytest.raises(ValueError, match="rnn_dynamic .*min/max over the whole sequence"):
         qrt.load(tmp_path / "dyn.bin").stream()
+    class FrameLinear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c, self.fc = nn.Conv1d(2, 8, 3), nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(self.c(x).transpose(1, 2))
+    dm = torch.ao.quantization.quantize_dynamic(FrameLinear().eval(), {nn.Linear},
+                                                dtype=torch.qint8)
+    qrt_export.export(dm, (torch.randn(2, 2, 32),), tmp_path / "fl.bin", keep_float=True,
+                      verbose=False)
+    with pytest.raises(ValueError, match="linear_dynamic .*min/max over every frame"):
+        qrt.load(tmp_path / "fl.bin").stream()
     m = _export(tmp_path, "gn", _GroupNormMid, (2, 2, 32))
     with pytest.raises(ValueError, match="cannot stream op .*group_norm.*whole sequence"):
         m.stream()
