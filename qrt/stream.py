@@ -45,8 +45,8 @@ from qrt.ops import ShapeError
 __all__ = ["Stream", "Schedule", "MAX_STATE_BYTES"]
 
 MAX_STATE_BYTES = 1 << 30       # no stream keeps more than this many bytes of state
-_BIND_CACHE = 8                 # bound windows (input shapes) kept per op and stream
-_BIND_KEEP_BYTES = 1 << 16      # a binding with more buffer bytes is used once, not kept
+_BIND_CACHE = 4                 # bound windows (input shapes) kept per op and stream
+_BIND_KEEP_BYTES = 1 << 14      # a binding with more buffer bytes is used once, not kept
 
 # frame-local ops: output frame t depends only on input frame t (checked per op below)
 _LOCAL = {"quantize", "dequantize", "relu", "sigmoid", "hardswish", "lut", "add", "mul",
@@ -443,8 +443,16 @@ class _Runner:
                 e = self._bind(key, key)
             for dst, x in zip(e[0], arrays):
                 np.copyto(dst, x)
+        e[3] = True
         e[2]()
         return e[1]        # valid until this runner runs again (the next call)
+
+    def sweep(self):
+        """Drop the bindings not used since the last sweep (a warm-up chunk's shapes)."""
+        for k in [k for k, e in self.cache.items() if not e[3]]:
+            del self.cache[k]
+        for e in self.cache.values():
+            e[3] = False
 
     def _bind(self, shapes, key):
         from qrt.model import CPUBackend as B
@@ -458,7 +466,7 @@ class _Runner:
         thunk = _direct_conv1d(fn, args, views_in, vo)
         if thunk is None:
             thunk = fn if not args and not kw else partial(fn, *args, **kw)
-        e = ([B.input_view(v) for v in views_in], B.input_view(vo), thunk)
+        e = [[B.input_view(v) for v in views_in], B.input_view(vo), thunk, True]
         if sum(a.nbytes for a in e[0]) + e[1].nbytes <= _BIND_KEEP_BYTES:
             if len(self.cache) >= _BIND_CACHE:
                 self.cache.clear()
@@ -623,6 +631,7 @@ class Stream:
                 r.cache.clear()
         self._batch_shape = None
         self._fast = None       # (dtype, ndim, time axis, dims before, dims after) checked
+        self._calls = 0
         self._n_in = 0
         self._done = False
         self._values = {}
@@ -674,6 +683,14 @@ class Stream:
 
     def __call__(self, chunk):
         with self._lock:
+            self._calls += 1
+            if not self._calls & 63:        # every 64 calls: free bindings no longer used
+                for r in self._runners:
+                    if isinstance(r, _Runner):
+                        r.sweep()
+                    elif isinstance(r, dict):
+                        for q in r.values():
+                            q.sweep()
             fast = self._fast
             if fast is not None and type(chunk) is np.ndarray and chunk.dtype is fast[0] and \
                     chunk.ndim == fast[1] and chunk.shape[:fast[2]] == fast[3] and \
