@@ -217,6 +217,20 @@ class Model:
         self.arena_nbytes = plan.nbytes
         self._exec.dry_run(plan)
 
+    def stream(self, time_axis: Optional[int] = None) -> "qrt.stream.Stream":  # noqa: F821
+        """A new :class:`qrt.stream.Stream` over this model: ``s(chunk)`` runs the next frames
+        along time, ``s.flush()`` ends the signal (docs/streaming.md). Streams are independent
+        (their own state); the streaming schedule is derived once per time axis and shared.
+        ValueError names the op when the model cannot be streamed."""
+        from qrt.stream import Schedule, Stream
+        key = time_axis
+        with self._lock:
+            cache = self.__dict__.setdefault("_schedules", {})
+            sched = cache.get(key)
+            if sched is None:
+                sched = cache[key] = Schedule(self, time_axis)
+        return Stream(self, sched)
+
     @property
     def _plans(self):
         return self._exec._plans
