@@ -3,8 +3,10 @@
 
 Exit codes: 0 success, 1 invalid blob (FormatError), 2 bad arguments or unreadable files
 (missing, a directory, a FIFO, a device, a bad .npy/.npz), 3 not enough memory, 4 internal
-error (a bug: please report it), 130 interrupted, 141 output closed early (broken pipe).
-Every failure is one line on stderr, never a traceback.
+error (a bug: please report it), 130 interrupted (Ctrl-C at any point, numpy's import
+included). Every failure is one line on stderr, never a traceback. A reader that leaves early
+(``qrt inspect m.bin | head -1``) ends the command quietly with exit code 0, whether or not a
+write hit the closed pipe (a short output fits the pipe buffer and never does).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import sys
 import time
 
 EXIT_OK, EXIT_BAD_BLOB, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_INTERNAL = 0, 1, 2, 3, 4
-EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
+EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = ("exit codes: 0 success, 1 invalid blob (qrt.FormatError), 2 bad arguments "
                    "or unreadable files, 3 not enough memory, 4 internal error, 130 "
-                   "interrupted, 141 output closed early (broken pipe)")
+                   "interrupted; a reader that leaves early (qrt inspect m.bin | head -1) is "
+                   "not an error: exit code 0, nothing on stderr")
 
 
 class _UsageError(Exception):
@@ -191,8 +194,11 @@ def _run(args) -> int:
     except (ValueError, TypeError) as e:
         raise _UsageError(str(e)) from None
     arrs = [v.int_repr().copy() if isinstance(v, qrt.QTensor) else v for v in ys]
-    if args.output:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
-        out = args.output
+    out = args.output
+    if out:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
+        if os.path.isdir(out):
+            raise _UsageError(f"--output {out} is a folder; give a file name (y.npy for one "
+                              "output, y.npz for several)")
         if len(arrs) == 1 and not out.endswith(".npz"):
             out += "" if out.endswith(".npy") else ".npy"
             replace_file(out, lambda f: np.save(f, arrs[0]))
@@ -201,15 +207,19 @@ def _run(args) -> int:
             replace_file(out, lambda f: np.savez(f, **{s.name: a
                                                        for s, a in zip(m.outputs, arrs)}))
     for s, a in zip(m.outputs, arrs):
-        print(f"{s.name}: shape {a.shape} dtype {a.dtype}"
-              + (f" -> {args.output}" if args.output else ""))
-        if not args.output:
+        print(f"{s.name}: shape {a.shape} dtype {a.dtype}" + (f" -> {out}" if out else ""))
+        if not out:
             print(a)
     return EXIT_OK
 
 
 # ---- bench ------------------------------------------------------------------------------------
+_progress_line_open = False   # a progress bar is on stderr's current line (no newline yet)
+
+
 def _progress(i, n, t0, stream=sys.stderr):
+    global _progress_line_open
+    _progress_line_open = True
     width = 30
     done = int(width * i / n)
     el = time.perf_counter() - t0
@@ -262,9 +272,21 @@ def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
         if show and (b - last > 0.2 or i == iters - 1) and b - t0 > 1.0:
             _progress(i + 1, iters, t0)
             last = b
-    if show and time.perf_counter() - t0 > 1.0:
-        sys.stderr.write("\n")
+    _end_progress_line()
     return times
+
+
+def _end_progress_line():
+    """End the progress bar's line, so that what follows (a report, "interrupted") starts on
+    its own line."""
+    global _progress_line_open
+    if _progress_line_open:
+        _progress_line_open = False
+        try:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def _check_batch_fits(m, batch):
@@ -355,17 +377,36 @@ def _demo(args) -> int:
 def _upgrade(args) -> int:
     from qrt._format.writer import rewrite
     m = _load(args.model, verify=True)
+    old = m._blob.storage.nbytes   # before -o replaces it (qrt upgrade m.bin -o m.bin)
     b = rewrite(m.graph)
     n = b.write(args.output)
     v = b.format_version()
-    print(f"{args.output}: format {v[0]}.{v[1]}, {n} bytes (was {os.path.getsize(args.model)})")
+    print(f"{args.output}: format {v[0]}.{v[1]}, {n} bytes (was {old})")
     return EXIT_OK
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before a command's own handler: argparse, numpy's import
+        _end_progress_line()
+        try:
+            print("qrt: interrupted", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+        return EXIT_INTERRUPTED
+
+
+def _version() -> str:
+    from qrt import __version__   # qrt/__init__.py imports nothing heavy
+    return __version__
+
+
+def _main(argv=None) -> int:
     _safe_streams()
     p = argparse.ArgumentParser(prog="qrt", description="qrt: run PyTorch-quantized models "
                                 "without torch.", epilog=EXIT_CODES_HELP)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("inspect", help="print a blob's header, tensors, ops, sizes, qparams")
     s.add_argument("model")
@@ -421,6 +462,7 @@ def _run_command(prog, func, *args) -> int:
     from qrt.loader import FormatError
 
     def say(msg):
+        _end_progress_line()
         try:
             print(f"{prog}: {msg}", file=sys.stderr)
         except (OSError, ValueError):
@@ -436,15 +478,15 @@ def _run_command(prog, func, *args) -> int:
         say(f"error: {e}")
         return EXIT_USAGE
     except BrokenPipeError:
-        # The reader (head, less) went away: stop quietly, and keep the interpreter's final
-        # flush of stdout from raising again.
+        # The reader (head, less) went away: it took what it wanted. Stop quietly, as when a
+        # short output fitted the pipe buffer, and keep the interpreter's final flush of stdout
+        # from raising again.
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-        say("output closed early (broken pipe)")
-        return EXIT_BROKEN_PIPE
+        return EXIT_OK
     except FileNotFoundError as e:
         say(f"error: no such file: {e.filename if e.filename is not None else e}")
         return EXIT_USAGE
