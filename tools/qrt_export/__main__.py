@@ -83,25 +83,29 @@ _NOT_A_MODEL = ((b"QRTB", "a qrt blob (qrt-export writes these; read it with qrt
                 (b"\x93NUMPY", "a numpy .npy array (an --input, not a model)"))
 
 
-def _check_model_file(path, what="model file"):
-    """One line and exit code 2 for a model file that cannot be a torch model; None if fine."""
+def _check_model_file(path, what=None):
+    """One line (exit code 2) for a model file (``what`` None) or a --weights / --tensors
+    checkpoint that cannot be a torch one; None if it may be."""
     from qrt._fileio import NotARegularFileError, open_for_reading
+    name = f"{what} {path}" if what else path
+    expect = ("a state_dict saved with torch.save(model.state_dict(), path)" if what else
+              "a torch model saved with torch.save(model, path) or a .pt2 program saved with "
+              "torch.export.save")
     try:
-        fd, st = open_for_reading(path, what)
+        fd, st = open_for_reading(path, what or "model file")
         with os.fdopen(fd, "rb") as f:
             head = f.read(8)
     except FileNotFoundError:
-        return f"no such file: {path}"
+        return f"no such file: {name}"
     except (NotARegularFileError, IsADirectoryError, PermissionError) as e:
         return str(e)
     except OSError as e:
-        return f"cannot read {path}: {e.strerror or e}"
+        return f"cannot read {name}: {e.strerror or e}"
     if not head:
-        return f"{path} is an empty file, not a saved torch model"
+        return f"{name} is an empty file; qrt-export takes {expect}"
     for magic, what_it_is in _NOT_A_MODEL:
         if head.startswith(magic):
-            return (f"{path} is {what_it_is}; qrt-export takes a torch model saved with "
-                    "torch.save(model, path) or a .pt2 program saved with torch.export.save")
+            return f"{name} is {what_it_is}; qrt-export takes {expect}"
     return None
 
 
@@ -145,8 +149,7 @@ def _main(p, args) -> int:
             p.error("--tensors takes no model")
         bad = _check_model_file(args.tensors, "--tensors")
         if bad:
-            print(f"qrt-export: {bad.replace('a saved torch model', 'a checkpoint')}",
-                  file=sys.stderr)
+            print(f"qrt-export: {bad}", file=sys.stderr)
             return 2
         if not _have_torch():
             print(f"qrt-export: {TORCH_MISSING}", file=sys.stderr)
