@@ -156,10 +156,13 @@ def _to_qrt_input(x, spec):
     import numpy as np
 
     import qrt
-    if spec.dtype == "float32":
-        if x.dtype.kind not in "fiub":
-            raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype {x.dtype}")
-        return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
+    if spec.dtype == "float32":   # as Model() does: float32 only, never a silent conversion
+        if x.dtype != np.float32:
+            how = (" (save it as float32: np.save(path, x.astype(np.float32)))"
+                   if x.dtype.kind in "fiub" else "")
+            raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype "
+                              f"{x.dtype}{how}")
+        return np.ascontiguousarray(x)
     if spec.dtype in ("int64", "int32"):  # index input: the dtypes Model() takes
         if x.dtype != np.dtype(spec.dtype) and (spec.dtype, x.dtype) != ("int64", np.int32):
             raise _UsageError(f"input {spec.name!r} takes {spec.dtype} indices, got dtype "
@@ -365,11 +368,15 @@ def _demo(args) -> int:
           f"{len(m.ops)} ops, {m.macs(1)} MACs/sample, weights {m.weights_nbytes} B, "
           f"arena {m.arena_nbytes_for(1)} B (batch 1), loaded in {t_load * 1e3:.1f} ms")
     print(f"  accuracy on {args.n} fresh synthetic signals (seed {args.seed}): "
-          f"{100 * acc:.2f} %")
+          f"{100 * acc:.2f} % (chance: {100 / len(CLASSES):.1f} %; torch's quantized model "
+          "gives the same integers, so the same accuracy)")
     print(f"  latency batch 1: p50 {np.median(lat) * 1e3:.3f} ms, p99 "
           f"{np.percentile(lat, 99) * 1e3:.3f} ms; batch {args.batch} throughput "
           f"{len(x) / t_all:.0f} samples/s")
     print(f"  peak RSS {_peak_rss_mb():.1f} MB; torch imported: {'torch' in sys.modules}")
+    print(f"next: qrt bench {model_path} --profile   (time per op)\n"
+          f"      qrt inspect {model_path}   (what the blob holds)\n"
+          "      docs/tutorial.md   (your own torch model, exported and run on a Pi)")
     return EXIT_OK
 
 

@@ -7,13 +7,17 @@ the public entry point. Imports go one way: loader -> model -> executor -> ops -
 
 from __future__ import annotations
 
+import os
+from typing import Union
+
 from qrt._format.reader import Blob, FormatError, OpEntry, TensorEntry, read_blob, verify_blob
 from qrt.model import Model
 
 __all__ = ["FormatError", "load", "read_blob", "verify_blob", "Blob", "TensorEntry", "OpEntry"]
 
 
-def load(path, *, verify: bool = True, device: str = "cpu", mmap: bool = True):
+def load(path: Union[str, os.PathLike], *, verify: bool = True, device: str = "cpu",
+         mmap: bool = True) -> Model:
     """Load a qrt ``.bin`` model.
 
     Parameters
