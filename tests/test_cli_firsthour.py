@@ -136,10 +136,13 @@ def _maps(pid):
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
-def test_ctrl_c_during_numpy_import_is_one_line(tmp_path):
-    """SIGINT while ``qrt demo`` imports numpy (the first tenths of a second): one line,
+@pytest.mark.parametrize("argv", [["qrt", "demo"],
+                                  ["qrt-export", "m.pt", "--input", "x.npy", "-o", "o.bin"]])
+def test_ctrl_c_during_numpy_import_is_one_line(tmp_path, argv):
+    """SIGINT while the command imports numpy (the first tenths of a second): one line,
     exit 130. The signal is sent as soon as numpy's extension is mapped into the process."""
-    p = subprocess.Popen([str(BIN / "qrt"), "demo"], cwd=tmp_path, stdout=subprocess.PIPE,
+    np.save(tmp_path / "x.npy", np.zeros((1, 4), np.float32))
+    p = subprocess.Popen([str(BIN / argv[0])] + argv[1:], cwd=tmp_path, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
     while "_multiarray_umath" not in _maps(p.pid) and p.poll() is None \
@@ -148,7 +151,7 @@ def test_ctrl_c_during_numpy_import_is_one_line(tmp_path):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert "Traceback" not in err, err
-    assert p.returncode == 130 and err.strip() == "qrt: interrupted", (p.returncode, err)
+    assert p.returncode == 130 and err.strip() == f"{argv[0]}: interrupted", (p.returncode, err)
 
 
 def test_ctrl_c_after_a_progress_bar_starts_a_line(work):
