@@ -392,10 +392,38 @@ def _upgrade(args) -> int:
     return EXIT_OK
 
 
+_sigint_seen = False
+
+
+def _on_sigint(signum, frame):
+    global _sigint_seen
+    _sigint_seen = True
+    raise KeyboardInterrupt
+
+
+def catch_sigint():
+    """Note every Ctrl-C (then raise KeyboardInterrupt, as Python's own handler does): an
+    interrupt inside a C extension's import can come out as another exception (numpy's
+    ImportError "PyCapsule_Import could not import module"), which is then still an
+    interrupt, not an error. Left alone when the program has its own handler."""
+    import signal
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+def interrupted() -> bool:
+    """Whether a Ctrl-C arrived since :func:`catch_sigint`."""
+    return _sigint_seen
+
+
 def main(argv=None) -> int:
+    catch_sigint()
     try:
         return _main(argv)
-    except KeyboardInterrupt:  # before a command's own handler: argparse, numpy's import
+    except BaseException as e:  # before a command's own handler: argparse, numpy's import
+        if not (isinstance(e, KeyboardInterrupt) or (isinstance(e, Exception)
+                                                     and interrupted())):
+            raise
         _end_progress_line()
         try:
             print("qrt: interrupted", file=sys.stderr)
@@ -510,6 +538,9 @@ def _run_command(prog, func, *args) -> int:
         say("interrupted")
         return EXIT_INTERRUPTED
     except Exception as e:  # a bug in qrt: still one line, with what to report
+        if interrupted():   # a Ctrl-C that a C extension turned into another exception
+            say("interrupted")
+            return EXIT_INTERRUPTED
         if os.environ.get("QRT_DEBUG"):
             raise
         say(f"internal error: {type(e).__name__}: {e} (set QRT_DEBUG=1 for a traceback; "

@@ -63,9 +63,15 @@ def main(argv=None) -> int:
     # level, read when torch loads (not imported yet here), is above WARNING; the user's own
     # setting wins.
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    from qrt.__main__ import catch_sigint, interrupted   # argparse and os only: cheap
+    catch_sigint()
     try:
         return _main(p, args)
-    except KeyboardInterrupt:
+    except BaseException as e:
+        # a Ctrl-C, also one that a C extension's import turned into another exception
+        if not (isinstance(e, KeyboardInterrupt) or (isinstance(e, Exception)
+                                                     and interrupted())):
+            raise
         print("qrt-export: interrupted", file=sys.stderr)
         return 130
 
@@ -266,6 +272,9 @@ def _export_main(args) -> int:
         return 4
     except (OSError, ValueError, TypeError, ImportError, AttributeError, RuntimeError,
             MemoryError) as e:
+        from qrt.__main__ import interrupted
+        if interrupted():   # a Ctrl-C that torch's or numpy's C code turned into this
+            raise KeyboardInterrupt from None
         print(f"qrt-export: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
