@@ -101,3 +101,9 @@ def test_public_names_resolve_lazily_and_type_check():
     assert inspect.signature(qrt.load).return_annotation not in (inspect.Signature.empty,)
     assert inspect.signature(qrt.functional.conv1d).return_annotation \
         is not inspect.Signature.empty
+
+
+def test_blobs_record_this_exporter_version():
+    """Was ``qrt-export 0.1.0`` in every blob written under qrt 0.2.0."""
+    import qrt_export
+    assert qrt_export.EXPORTER_VERSION == qrt.__version__ == qrt_export.__version__
