@@ -56,7 +56,7 @@ def test_import_is_fast():
     """What a model load imports (qrt.load, the reader, the executor, the op definitions and
     the extension modules), relative to numpy's own import in the same fresh process: the
     median of 7 processes, so that a busy host slows both alike. From a wheel install it is
-    about 20-35 ms beyond numpy's 100-135 ms on the loaded 2-core x86-64 host of issue #48
+    about 25-35 ms beyond numpy's 110-165 ms on the loaded 2-core x86-64 host of issue #48
     (docs/quantization.md); the bound, 40 % of numpy's time plus 10 ms, still catches an
     import of torch, of a large dependency or of a module a load does not need. A
     meson-python editable install finds every module through its own finder (several times
