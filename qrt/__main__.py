@@ -3,8 +3,10 @@
 
 Exit codes: 0 success, 1 invalid blob (FormatError), 2 bad arguments or unreadable files
 (missing, a directory, a FIFO, a device, a bad .npy/.npz), 3 not enough memory, 4 internal
-error (a bug: please report it), 130 interrupted, 141 output closed early (broken pipe).
-Every failure is one line on stderr, never a traceback.
+error (a bug: please report it), 130 interrupted (Ctrl-C at any point, numpy's import
+included). Every failure is one line on stderr, never a traceback. A reader that leaves early
+(``qrt inspect m.bin | head -1``) ends the command quietly with exit code 0, whether or not a
+write hit the closed pipe (a short output fits the pipe buffer and never does).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import sys
 import time
 
 EXIT_OK, EXIT_BAD_BLOB, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_INTERNAL = 0, 1, 2, 3, 4
-EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
+EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = ("exit codes: 0 success, 1 invalid blob (qrt.FormatError), 2 bad arguments "
                    "or unreadable files, 3 not enough memory, 4 internal error, 130 "
-                   "interrupted, 141 output closed early (broken pipe)")
+                   "interrupted; a reader that leaves early (qrt inspect m.bin | head -1) is "
+                   "not an error: exit code 0, nothing on stderr")
 
 
 class _UsageError(Exception):
@@ -158,10 +161,13 @@ def _to_qrt_input(x, spec):
     import numpy as np
 
     import qrt
-    if spec.dtype == "float32":
-        if x.dtype.kind not in "fiub":
-            raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype {x.dtype}")
-        return np.ascontiguousarray(x, dtype=np.float32) if x.dtype.kind == "f" else x
+    if spec.dtype == "float32":   # as Model() does: float32 only, never a silent conversion
+        if x.dtype != np.float32:
+            how = (" (save it as float32: np.save(path, x.astype(np.float32)))"
+                   if x.dtype.kind in "fiub" else "")
+            raise _UsageError(f"input {spec.name!r} takes float32 values, got dtype "
+                              f"{x.dtype}{how}")
+        return np.ascontiguousarray(x)
     if spec.dtype in ("int64", "int32"):  # index input: the dtypes Model() takes
         if x.dtype != np.dtype(spec.dtype) and (spec.dtype, x.dtype) != ("int64", np.int32):
             raise _UsageError(f"input {spec.name!r} takes {spec.dtype} indices, got dtype "
@@ -196,8 +202,11 @@ def _run(args) -> int:
     except (ValueError, TypeError) as e:
         raise _UsageError(str(e)) from None
     arrs = [v.int_repr().copy() if isinstance(v, qrt.QTensor) else v for v in ys]
-    if args.output:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
-        out = args.output
+    out = args.output
+    if out:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
+        if os.path.isdir(out):
+            raise _UsageError(f"--output {out} is a folder; give a file name (y.npy for one "
+                              "output, y.npz for several)")
         if len(arrs) == 1 and not out.endswith(".npz"):
             out += "" if out.endswith(".npy") else ".npy"
             replace_file(out, lambda f: np.save(f, arrs[0]))
@@ -206,9 +215,8 @@ def _run(args) -> int:
             replace_file(out, lambda f: np.savez(f, **{s.name: a
                                                        for s, a in zip(m.outputs, arrs)}))
     for s, a in zip(m.outputs, arrs):
-        print(f"{s.name}: shape {a.shape} dtype {a.dtype}"
-              + (f" -> {args.output}" if args.output else ""))
-        if not args.output:
+        print(f"{s.name}: shape {a.shape} dtype {a.dtype}" + (f" -> {out}" if out else ""))
+        if not out:
             print(a)
     return EXIT_OK
 
@@ -266,7 +274,12 @@ def _stream(args) -> int:
 
 
 # ---- bench ------------------------------------------------------------------------------------
+_progress_line_open = False   # a progress bar is on stderr's current line (no newline yet)
+
+
 def _progress(i, n, t0, stream=sys.stderr):
+    global _progress_line_open
+    _progress_line_open = True
     width = 30
     done = int(width * i / n)
     el = time.perf_counter() - t0
@@ -319,9 +332,21 @@ def bench_model(m, batch=1, iters=200, warmup=10, seed=0, progress=None):
         if show and (b - last > 0.2 or i == iters - 1) and b - t0 > 1.0:
             _progress(i + 1, iters, t0)
             last = b
-    if show and time.perf_counter() - t0 > 1.0:
-        sys.stderr.write("\n")
+    _end_progress_line()
     return times
+
+
+def _end_progress_line():
+    """End the progress bar's line, so that what follows (a report, "interrupted") starts on
+    its own line."""
+    global _progress_line_open
+    if _progress_line_open:
+        _progress_line_open = False
+        try:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def _check_batch_fits(m, batch):
@@ -400,11 +425,15 @@ def _demo(args) -> int:
           f"{len(m.ops)} ops, {m.macs(1)} MACs/sample, weights {m.weights_nbytes} B, "
           f"arena {m.arena_nbytes_for(1)} B (batch 1), loaded in {t_load * 1e3:.1f} ms")
     print(f"  accuracy on {args.n} fresh synthetic signals (seed {args.seed}): "
-          f"{100 * acc:.2f} %")
+          f"{100 * acc:.2f} % (chance: {100 / len(CLASSES):.1f} %; torch's quantized model "
+          "gives the same integers, so the same accuracy)")
     print(f"  latency batch 1: p50 {np.median(lat) * 1e3:.3f} ms, p99 "
           f"{np.percentile(lat, 99) * 1e3:.3f} ms; batch {args.batch} throughput "
           f"{len(x) / t_all:.0f} samples/s")
     print(f"  peak RSS {_peak_rss_mb():.1f} MB; torch imported: {'torch' in sys.modules}")
+    print(f"next: qrt bench {model_path} --profile   (time per op)\n"
+          f"      qrt inspect {model_path}   (what the blob holds)\n"
+          "      docs/tutorial.md   (your own torch model, exported and run on a Pi)")
     return EXIT_OK
 
 
@@ -412,17 +441,64 @@ def _demo(args) -> int:
 def _upgrade(args) -> int:
     from qrt._format.writer import rewrite
     m = _load(args.model, verify=True)
+    old = m._blob.storage.nbytes   # before -o replaces it (qrt upgrade m.bin -o m.bin)
     b = rewrite(m.graph)
     n = b.write(args.output)
     v = b.format_version()
-    print(f"{args.output}: format {v[0]}.{v[1]}, {n} bytes (was {os.path.getsize(args.model)})")
+    print(f"{args.output}: format {v[0]}.{v[1]}, {n} bytes (was {old})")
     return EXIT_OK
 
 
+_sigint_seen = False
+
+
+def _on_sigint(signum, frame):
+    global _sigint_seen
+    _sigint_seen = True
+    raise KeyboardInterrupt
+
+
+def catch_sigint():
+    """Note every Ctrl-C (then raise KeyboardInterrupt, as Python's own handler does): an
+    interrupt inside a C extension's import can come out as another exception (numpy's
+    ImportError "PyCapsule_Import could not import module"), which is then still an
+    interrupt, not an error. Left alone when the program has its own handler."""
+    import signal
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+def interrupted() -> bool:
+    """Whether a Ctrl-C arrived since :func:`catch_sigint`."""
+    return _sigint_seen
+
+
 def main(argv=None) -> int:
+    catch_sigint()
+    try:
+        return _main(argv)
+    except BaseException as e:  # before a command's own handler: argparse, numpy's import
+        if not (isinstance(e, KeyboardInterrupt) or (isinstance(e, Exception)
+                                                     and interrupted())):
+            raise
+        _end_progress_line()
+        try:
+            print("qrt: interrupted", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+        return EXIT_INTERRUPTED
+
+
+def _version() -> str:
+    from qrt import __version__   # qrt/__init__.py imports nothing heavy
+    return __version__
+
+
+def _main(argv=None) -> int:
     _safe_streams()
     p = argparse.ArgumentParser(prog="qrt", description="qrt: run PyTorch-quantized models "
                                 "without torch.", epilog=EXIT_CODES_HELP)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("inspect", help="print a blob's header, tensors, ops, sizes, qparams")
     s.add_argument("model")
@@ -487,6 +563,7 @@ def _run_command(prog, func, *args) -> int:
     from qrt.loader import FormatError
 
     def say(msg):
+        _end_progress_line()
         try:
             print(f"{prog}: {msg}", file=sys.stderr)
         except (OSError, ValueError):
@@ -502,15 +579,15 @@ def _run_command(prog, func, *args) -> int:
         say(f"error: {e}")
         return EXIT_USAGE
     except BrokenPipeError:
-        # The reader (head, less) went away: stop quietly, and keep the interpreter's final
-        # flush of stdout from raising again.
+        # The reader (head, less) went away: it took what it wanted. Stop quietly, as when a
+        # short output fitted the pipe buffer, and keep the interpreter's final flush of stdout
+        # from raising again.
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-        say("output closed early (broken pipe)")
-        return EXIT_BROKEN_PIPE
+        return EXIT_OK
     except FileNotFoundError as e:
         say(f"error: no such file: {e.filename if e.filename is not None else e}")
         return EXIT_USAGE
@@ -527,6 +604,9 @@ def _run_command(prog, func, *args) -> int:
         say("interrupted")
         return EXIT_INTERRUPTED
     except Exception as e:  # a bug in qrt: still one line, with what to report
+        if interrupted():   # a Ctrl-C that a C extension turned into another exception
+            say("interrupted")
+            return EXIT_INTERRUPTED
         if os.environ.get("QRT_DEBUG"):
             raise
         say(f"internal error: {type(e).__name__}: {e} (set QRT_DEBUG=1 for a traceback; "

@@ -47,7 +47,15 @@ def as_dtype(dtype, what: str = "dtype") -> QDType:
             return _DTYPES[key]
         raise ValueError(f"{what}: unknown quantized dtype {dtype!r}; expected one of "
                          f"{sorted(_DTYPES)}")
+    if _is_torch_object(dtype) and str(dtype).split(".")[-1] in _DTYPES:
+        raise TypeError(f"{what}={dtype}: qrt does not use torch's objects (it never imports "
+                        f"torch); use qrt.{str(dtype).split('.')[-1]}")
     raise TypeError(f"{what}: expected qrt.quint8, qrt.qint8 or qrt.qint32, got {dtype!r}")
+
+
+def _is_torch_object(v) -> bool:
+    """``torch.quint8``, ``torch.per_tensor_symmetric``...: a value of a torch type."""
+    return type(v).__module__.split(".")[0] == "torch"
 
 
 class QScheme:

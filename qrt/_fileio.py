@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from typing import Callable, Tuple, Union
 
 __all__ = ["NotARegularFileError", "open_for_reading", "file_size", "replace_file"]
@@ -128,6 +127,7 @@ def replace_file(path, data: Union[bytes, bytearray, memoryview, Callable]) -> i
             return _write(f, data)
     folder = os.path.dirname(real) or "."
     try:
+        import tempfile   # only writers need it: not imported by a model load
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp",
                                    dir=folder)
     except FileNotFoundError:

@@ -38,6 +38,14 @@ cdef int _byte_value(object v, str what) except -1:
     return <int>iv
 
 
+class _NBytes(int):
+    """``Storage.nbytes``: an int that can also be called, since torch's is a method."""
+    __slots__ = ()
+
+    def __call__(self):
+        return int(self)
+
+
 cdef class Storage:
     """A fixed-size uint8 buffer: what ``torch.QUInt8Storage`` is to torch.
 
@@ -271,8 +279,8 @@ cdef class Storage:
 
     @property
     def nbytes(self):
-        """Size in bytes."""
-        return self._n
+        """Size in bytes: ``s.nbytes``, or ``s.nbytes()`` as torch's storages spell it."""
+        return _NBytes(self._n)
 
     def size(self):
         """Number of elements (bytes), as torch's ``Storage.size()``."""

@@ -230,6 +230,40 @@ class QTensor:
         """float32 values, with torch's exact arithmetic."""
         return dequantize(self)
 
+    # ---- what a torch user reaches for (issue #48) ------------------------------------------
+    @property
+    def is_quantized(self) -> bool:
+        """Always True, as torch's ``Tensor.is_quantized`` on a quantized tensor."""
+        return True
+
+    def _no_implicit_floats(self, what):
+        return TypeError(
+            f"{what}: a quantized tensor ({self._dtype.name}) has no plain numpy form, as in "
+            "torch; say which numbers you want: q.int_repr() (the integer codes, no copy) or "
+            "q.dequantize() (float32 values)")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._no_implicit_floats("np.asarray(qtensor)")
+
+    def numpy(self):
+        """Refused, as torch refuses it: use :meth:`int_repr` or :meth:`dequantize`."""
+        raise self._no_implicit_floats("QTensor.numpy()")
+
+    def tolist(self):
+        """Refused, as torch refuses it: ``q.dequantize().tolist()`` gives the values."""
+        raise self._no_implicit_floats("QTensor.tolist()")
+
+    def float(self):
+        """Refused (torch raises too): :meth:`dequantize` gives the float32 values."""
+        raise self._no_implicit_floats("QTensor.float()")
+
+    def item(self) -> float:
+        """The dequantized value of a one-element tensor, as a Python float (as torch)."""
+        if self.numel() != 1:
+            raise ValueError(f"QTensor.item(): a tensor with {self.numel()} elements cannot "
+                             "be converted to a scalar")
+        return float(self.dequantize().reshape(-1)[0])
+
     # ---- copies and views (torch's rules: see docs/tensors.md) ------------------------------
     def _copy(self, strides) -> "QTensor":
         """A copy of the integers in new memory laid out with ``strides``."""

@@ -7,13 +7,32 @@ the public entry point. Imports go one way: loader -> model -> executor -> ops -
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Union, overload
+
 from qrt._format.reader import Blob, FormatError, OpEntry, TensorEntry, read_blob, verify_blob
 from qrt.model import Model
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from qrt.backends.cupy_backend import DeviceModel
 
 __all__ = ["FormatError", "load", "read_blob", "verify_blob", "Blob", "TensorEntry", "OpEntry"]
 
 
-def load(path, *, verify: bool = True, device: str = "cpu", mmap: bool = True):
+@overload
+def load(path: Union[str, os.PathLike], *, verify: bool = ..., device: Literal["cpu"] = ...,
+         mmap: bool = ...) -> Model: ...
+
+
+@overload
+def load(path: Union[str, os.PathLike], *, verify: bool = ..., device: str,
+         mmap: bool = ...) -> Union[Model, DeviceModel]: ...
+
+
+def load(path: Union[str, os.PathLike], *, verify: bool = True, device: str = "cpu",
+         mmap: bool = True) -> Union[Model, DeviceModel]:
     """Load a qrt ``.bin`` model.
 
     Parameters

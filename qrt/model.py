@@ -59,6 +59,9 @@ class Profile:
     overhead_us: float
     outputs: Any = None
 
+    def __str__(self):   # print(model.profile(x)) shows the table, not the dataclass
+        return self.table()
+
     def table(self) -> str:
         """The rows as a fixed-width text table, with a totals line."""
         lines = [f"{'#':>3}  {'op':<20} {'name':<24} {'output shape':<16} {'median us':>10} "
@@ -270,8 +273,10 @@ class Model:
             if spec.dtype == "float32":
                 if isinstance(x, QTensor) or np.asarray(x).dtype != np.float32:
                     got = x.dtype if hasattr(x, "dtype") else type(x).__name__
+                    how = " (convert it with x.astype(np.float32))" if \
+                        isinstance(x, np.ndarray) and x.dtype.kind in "fiub" else ""
                     raise ValueError(f"input {spec.name!r}: expected a float32 array of shape "
-                                     f"{self._shape_str(spec)}, got dtype {got}")
+                                     f"{self._shape_str(spec)}, got dtype {got}{how}")
             elif spec.dtype in INDEX_DTYPES:   # embedding indices / offsets (R28)
                 # the exported dtype, or int32 for an int64 input (lossless; numpy's default
                 # integer on a 32-bit Raspberry Pi OS)
@@ -301,6 +306,9 @@ class Model:
             if not ok and spec.dtype in INDEX_DTYPES and not t.batched:
                 raise ValueError(f"input {spec.name!r}: expected {len(spec.shape)}-d indices "
                                  f"(any length), got shape {shape}")
+            if not ok and t.batched and len(shape) == len(spec.shape) and shape[0] == 0:
+                raise ValueError(f"input {spec.name!r}: the batch is empty (shape {shape}); "
+                                 f"give at least one sample of shape {self._shape_str(spec)}")
             if not ok:
                 raise ValueError(f"input {spec.name!r}: expected shape {self._shape_str(spec)}, "
                                  f"got {shape}")

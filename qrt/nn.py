@@ -70,7 +70,8 @@ from qrt._tensor import (QTensor, _check_out_alias, _check_scale, _check_zero_po
                          _contiguous_strides, qint8,
                          quint8, per_tensor_affine)
 
-__all__ = ["Conv1d", "ConvReLU1d", "Conv2d", "ConvReLU2d", "Linear", "LinearReLU", "DynamicLinear"]
+__all__ = ["Conv1d", "ConvReLU1d", "Conv2d", "ConvReLU2d", "Linear", "LinearReLU", "DynamicLinear",
+           "UnsupportedError"]
 
 PACKING = "quad-v1"
 _INT32_MIN = -(2**31)
@@ -101,8 +102,14 @@ def _pack(w3, c_out, cg, k):
     return wpack, wsum
 
 
-class _Unsupported(NotImplementedError, ValueError):
-    """Raised for what torch's quantized ops refuse with NotImplementedError (also a ValueError)."""
+class UnsupportedError(NotImplementedError, ValueError):
+    """Raised for what torch's quantized ops refuse with NotImplementedError (also a ValueError).
+
+    Public, so that a traceback names a class the user can catch: ``qrt.nn.UnsupportedError``.
+    """
+
+
+_Unsupported = UnsupportedError   # the old private name, for code that caught it
 
 
 _MAX_GEOMETRY = (1 << 31) - 1  # sizes, strides, padding: the kernels take 32-bit sizes
@@ -482,7 +489,7 @@ class Conv1d(_Base):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros"):
         if padding_mode != "zeros":
-            raise _Unsupported(f"padding_mode={padding_mode!r}: only 'zeros' is supported "
+            raise UnsupportedError(f"padding_mode={padding_mode!r}: only 'zeros' is supported "
                                "(as in torch's quantized conv)")
         c_in = _pos_int(in_channels, "in_channels")
         c_out = _pos_int(out_channels, "out_channels")
@@ -650,7 +657,7 @@ class Conv2d(_Base):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros"):
         if padding_mode != "zeros":
-            raise _Unsupported(f"padding_mode={padding_mode!r}: qrt.nn.Conv2d pads with the "
+            raise UnsupportedError(f"padding_mode={padding_mode!r}: qrt.nn.Conv2d pads with the "
                                "zero point only (the exporter lowers torch's 'reflect' as a "
                                "pad op before the conv)")
         c_in = _pos_int(in_channels, "in_channels")

@@ -68,6 +68,13 @@ def _as_qscheme(q, what="qscheme") -> QScheme:
         key = q.split(".")[-1]
         if key in _QSCHEMES:
             return _QSCHEMES[key]
+    from qrt._dtypes import _is_torch_object
+    if _is_torch_object(q):
+        from qrt._tensor import _QSCHEMES
+        name = str(q).split(".")[-1]
+        if name in _QSCHEMES:
+            raise TypeError(f"{what}={q}: qrt does not use torch's objects (it never imports "
+                            f"torch); use qrt.{name}")
     raise ValueError(f"{what}: unknown qscheme {q!r}")
 
 

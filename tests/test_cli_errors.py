@@ -84,15 +84,16 @@ def test_cli_user_errors_are_one_line(files, argv, code, word):
         assert NON_UTF8.encode("utf-8", "surrogateescape") in r.stdout
 
 
-def test_cli_broken_pipe_is_one_line(files):
+@pytest.mark.parametrize("cmd", ["inspect m.bin", "run m.bin -i x.npy"])
+def test_cli_broken_pipe_is_quiet(files, cmd):
     """``qrt inspect m.bin | head -1``: the reader leaves early (BrokenPipeError). ``true``
     exits before qrt writes anything, so every write (or the final flush) hits the closed
-    pipe; with ``head`` a short output can fit the pipe buffer and race."""
-    r = subprocess.run(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m qrt inspect "
-                        "m.bin | true"], cwd=files, capture_output=True, timeout=120)
-    err = r.stderr.decode()
-    assert b"Traceback" not in r.stderr and len(err.strip().splitlines()) <= 1, err
-    assert r.returncode == 141, (r.returncode, err)
+    pipe; with ``head`` a short output can fit the pipe buffer and never hit it. Issue #48:
+    one behaviour either way: quiet, exit code 0."""
+    for reader in ("true", "head -1"):
+        r = subprocess.run(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m qrt {cmd} "
+                            f"| {reader}"], cwd=files, capture_output=True, timeout=120)
+        assert r.returncode == 0 and r.stderr == b"", (reader, r.returncode, r.stderr)
 
 
 @pytest.mark.parametrize("prog", ["qrt", "qrt_export"])

@@ -331,6 +331,13 @@ def test_pt2e_program(work, quantizer):
     t = c(ex[0]).detach().numpy()
     assert y.shape == t.shape and np.isfinite(y).all()
     assert np.abs(y - t).max() <= 0.1 * max(np.abs(t).max(), 1e-3)
+    if quantizer == "x86":   # issue #48: --calibrate cannot change a converted program
+        np.save(d / "img_calib.npy", np.concatenate([b[0].numpy() for b in cal]))
+        r = run([f"{quantizer}.pt2", "--input", "img.npy", "--calibrate", "img_calib.npy",
+                 "-o", "again.bin"], d)
+        assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "XNNPACKQuantizer" in r.stderr and "converted pt2e program" in r.stderr
+        assert not (d / "again.bin").exists()
 
 
 # ---- the pt2e example of docs/export.md, as written -----------------------------------------

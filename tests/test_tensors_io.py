@@ -328,7 +328,8 @@ def test_export_state_dict_exact(qnnpack, tmp_path):
     from qrt_export.tensors import export_tensors
     export_tensors(sd, tmp_path / "w2.bin")
     assert (tmp_path / "w2.bin").read_bytes() != b""
-    assert main(["--tensors", str(tmp_path / "missing.pt"), "-o", str(out)]) == 1
+    # a missing checkpoint is an unreadable input file: exit code 2, as --help says (issue #48)
+    assert main(["--tensors", str(tmp_path / "missing.pt"), "-o", str(out)]) == 2
 
 
 def test_mutated_tensor_files_fail_cleanly(tmp_path, rng):

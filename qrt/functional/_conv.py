@@ -7,7 +7,16 @@ call; use the layers in :mod:`qrt.nn` to pack once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Sequence, Union
+
 from qrt._tensor import as_dtype, quint8
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from qrt._tensor import QDType, QTensor
+
+    _IntOrSeq = Union[int, Sequence[int]]
 
 __all__ = ["conv1d", "conv1d_relu", "linear", "linear_relu", "linear_dynamic"]
 
@@ -22,10 +31,11 @@ def _conv(cls, input, weight, bias, stride, padding, dilation, groups, padding_m
           zero_point, dtype, out):
     nn = _nn()
     if padding_mode != "zeros":
-        raise nn._Unsupported("Only zero-padding is supported! (padding_mode="
-                              f"{padding_mode!r}, as torch's quantized conv1d)")
+        raise nn.UnsupportedError("Only zero-padding is supported! (padding_mode="
+                                  f"{padding_mode!r}, as torch's quantized conv1d)")
     if as_dtype(dtype) is not quint8:
-        raise nn._Unsupported(f"dtype={dtype!r}: only qrt.quint8 output is supported (as torch)")
+        raise nn.UnsupportedError(f"dtype={dtype!r}: only qrt.quint8 output is supported "
+                                  "(as torch)")
     nn._input_qtensor(input)
     from qrt._tensor import QTensor
     if not isinstance(weight, QTensor):
@@ -47,8 +57,11 @@ def _conv(cls, input, weight, bias, stride, padding, dilation, groups, padding_m
     return m(input, out=out)
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8, *, out=None):
+def conv1d(input: QTensor, weight: QTensor, bias: Optional[np.ndarray] = None,
+           stride: _IntOrSeq = 1, padding: _IntOrSeq = 0, dilation: _IntOrSeq = 1,
+           groups: int = 1, padding_mode: str = "zeros", scale: float = 1.0,
+           zero_point: int = 0, dtype: QDType = quint8, *,
+           out: Optional[QTensor] = None) -> QTensor:
     """Quantized 1-d convolution (``torch.ao.nn.quantized.functional.conv1d``).
 
     Parameters
@@ -72,8 +85,11 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
                  padding_mode, scale, zero_point, dtype, out)
 
 
-def conv1d_relu(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-                padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8, *, out=None):
+def conv1d_relu(input: QTensor, weight: QTensor, bias: Optional[np.ndarray] = None,
+                stride: _IntOrSeq = 1, padding: _IntOrSeq = 0, dilation: _IntOrSeq = 1,
+                groups: int = 1, padding_mode: str = "zeros", scale: float = 1.0,
+                zero_point: int = 0, dtype: QDType = quint8, *,
+                out: Optional[QTensor] = None) -> QTensor:
     """``conv1d`` fused with relu (torch's ``quantized::conv1d_relu``)."""
     return _conv(_nn().ConvReLU1d, input, weight, bias, stride, padding, dilation, groups,
                  padding_mode, scale, zero_point, dtype, out)
@@ -99,7 +115,9 @@ def _linear(cls, input, weight, bias, scale, zero_point, out):
     return m(input, out=out)
 
 
-def linear(input, weight, bias=None, scale=1.0, zero_point=0, *, out=None):
+def linear(input: QTensor, weight: QTensor, bias: Optional[np.ndarray] = None,
+           scale: Optional[float] = 1.0, zero_point: Optional[int] = 0, *,
+           out: Optional[QTensor] = None) -> QTensor:
     """Quantized linear (``torch.ao.nn.quantized.functional.linear``), qnnpack arithmetic.
 
     ``input`` quint8 ``[..., in]``; ``weight`` qint8 ``[out, in]`` per-tensor or per-channel
@@ -109,12 +127,16 @@ def linear(input, weight, bias=None, scale=1.0, zero_point=0, *, out=None):
     return _linear(_nn().Linear, input, weight, bias, scale, zero_point, out)
 
 
-def linear_relu(input, weight, bias=None, scale=1.0, zero_point=0, *, out=None):
+def linear_relu(input: QTensor, weight: QTensor, bias: Optional[np.ndarray] = None,
+                scale: Optional[float] = 1.0, zero_point: Optional[int] = 0, *,
+                out: Optional[QTensor] = None) -> QTensor:
     """``linear`` fused with relu (torch's ``quantized::linear_relu``)."""
     return _linear(_nn().LinearReLU, input, weight, bias, scale, zero_point, out)
 
 
-def linear_dynamic(x_float, weight, bias=None, reduce_range=False, *, out=None):
+def linear_dynamic(x_float: np.ndarray, weight: QTensor, bias: Optional[np.ndarray] = None,
+                   reduce_range: bool = False, *,
+                   out: Optional[np.ndarray] = None) -> np.ndarray:
     """Dynamic quantized linear: float32 in, float32 out (``quantized::linear_dynamic``, qnnpack).
 
     The input is quantized per call with torch's ChooseQuantizationParams over its min/max;

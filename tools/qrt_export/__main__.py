@@ -4,9 +4,11 @@
 Exit codes: 0 success, 1 export failed (the message says why), 2 bad arguments or unreadable
 input files, 3 the model uses something qrt cannot run (or a float model without
 --calibrate), 4 qrt differs from torch beyond the contract (--allow-mismatch), 130
-interrupted. Every failure is
-one line on stderr. ``-o`` is written atomically (a temporary file in the same folder, fsync,
-rename): a process that has the old file mapped keeps running on the old bytes.
+interrupted. Every failure is one line on stderr: a model file that is missing, empty, not a
+torch model (a qrt ``.bin``, a ``.npy``) or a pickle of a class defined in the saving script
+exits 2 with what to do; a missing torch exits 1 with the command that installs it. ``-o`` is
+written atomically (a temporary file in the same folder, fsync, rename): a process that has
+the old file mapped keeps running on the old bytes.
 """
 
 from __future__ import annotations
@@ -54,17 +56,71 @@ def main(argv=None) -> int:
                    "lowers and exit")
     p.add_argument("-o", "--output", help="the .bin to write")
     p.add_argument("--no-check", action="store_true", help="skip the torch-vs-qrt comparison")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     args = p.parse_args(argv)
     # torch's C++ warnings (TORCH_WARN outside a Python call, e.g. "[W... qlinear_dynamic.cpp]
     # Warning: qnnpack incorrectly ignores reduce_range") go straight to stderr unless c10's log
     # level, read when torch loads (not imported yet here), is above WARNING; the user's own
     # setting wins.
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    from qrt.__main__ import catch_sigint, interrupted   # argparse and os only: cheap
+    catch_sigint()
     try:
         return _main(p, args)
-    except KeyboardInterrupt:
+    except BaseException as e:
+        # a Ctrl-C, also one that a C extension's import turned into another exception
+        if not (isinstance(e, KeyboardInterrupt) or (isinstance(e, Exception)
+                                                     and interrupted())):
+            raise
         print("qrt-export: interrupted", file=sys.stderr)
         return 130
+
+
+def _version() -> str:
+    from qrt import __version__   # the exporter ships with qrt and has its version
+    return __version__
+
+
+TORCH_MISSING = ("torch is not installed here; qrt-export needs it (on the workstation: pip "
+                 "install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu)")
+
+# The first bytes of files people pass by mistake, and what they are.
+_NOT_A_MODEL = ((b"QRTB", "a qrt blob (qrt-export writes these; read it with qrt inspect)"),
+                (b"\x93NUMPY", "a numpy .npy array (an --input, not a model)"))
+
+
+def _check_model_file(path, what=None):
+    """One line (exit code 2) for a model file (``what`` None) or a --weights / --tensors
+    checkpoint that cannot be a torch one; None if it may be."""
+    from qrt._fileio import NotARegularFileError, open_for_reading
+    name = f"{what} {path}" if what else path
+    expect = ("a state_dict saved with torch.save(model.state_dict(), path)" if what else
+              "a torch model saved with torch.save(model, path) or a .pt2 program saved with "
+              "torch.export.save")
+    try:
+        fd, st = open_for_reading(path, what or "model file")
+        with os.fdopen(fd, "rb") as f:
+            head = f.read(8)
+    except FileNotFoundError:
+        return f"no such file: {name}"
+    except (NotARegularFileError, IsADirectoryError, PermissionError) as e:
+        return str(e)
+    except OSError as e:
+        return f"cannot read {name}: {e.strerror or e}"
+    if not head:
+        return f"{name} is an empty file; qrt-export takes {expect}"
+    for magic, what_it_is in _NOT_A_MODEL:
+        if head.startswith(magic):
+            return f"{name} is {what_it_is}; qrt-export takes {expect}"
+    return None
+
+
+def _have_torch() -> bool:
+    try:
+        import torch  # noqa: F401 - the export needs it next anyway
+    except ImportError:
+        return False
+    return True
 
 
 def _read_npy(path, what):
@@ -97,6 +153,13 @@ def _main(p, args) -> int:
     if args.tensors:
         if args.model_file or args.model:
             p.error("--tensors takes no model")
+        bad = _check_model_file(args.tensors, "--tensors")
+        if bad:
+            print(f"qrt-export: {bad}", file=sys.stderr)
+            return 2
+        if not _have_torch():
+            print(f"qrt-export: {TORCH_MISSING}", file=sys.stderr)
+            return 1
         from qrt_export.tensors import export_tensors
         try:
             n = export_tensors(args.tensors, args.output)
@@ -125,7 +188,8 @@ def _main(p, args) -> int:
 def _export_main(args) -> int:
     import numpy as np
 
-    from qrt_export._export import MismatchError, UnsupportedError, export, load_class
+    from qrt_export._export import (MismatchError, ModelFileError, UnsupportedError, export,
+                                    load_class)
     xs = []
     for path in [f for group in args.input for f in group]:
         x = _read_npy(path, "--input")
@@ -162,11 +226,27 @@ def _export_main(args) -> int:
         calib = [tuple(c[i:i + 32] for c in cs) if len(cs) > 1 else cs[0][i:i + 32]
                  for i in range(0, n, 32)]
     x = tuple(xs) if len(xs) > 1 else xs[0]
+    bad = _check_model_file(args.model_file) if args.model_file else \
+        _check_model_file(args.weights, "--weights")
+    if bad:
+        print(f"qrt-export: {bad}", file=sys.stderr)
+        return 2
+    if not _have_torch():
+        print(f"qrt-export: {TORCH_MISSING}", file=sys.stderr)
+        return 1
     try:
         if args.model:
+            import pickle
+
             import torch
             model = load_class(args.model)()
-            sd = torch.load(args.weights, map_location="cpu", weights_only=True)
+            try:
+                sd = torch.load(args.weights, map_location="cpu", weights_only=True)
+            except (EOFError, pickle.UnpicklingError) as e:
+                why = "the file ends early" if isinstance(e, EOFError) else \
+                    (str(e).splitlines() or [type(e).__name__])[0]
+                raise ModelFileError(f"cannot read --weights {args.weights} as a torch.save'd "
+                                     f"state_dict ({why})") from None
             if isinstance(sd, dict) and "state_dict" in sd:
                 sd = sd["state_dict"]
             model.load_state_dict(sd)
@@ -181,6 +261,9 @@ def _export_main(args) -> int:
                                        f"{args.weights}",
                                        " ".join(f for g in args.input for f in g), args.output)
         print(rep, file=sys.stderr)
+    except ModelFileError as e:
+        print(f"qrt-export: {e}", file=sys.stderr)
+        return 2
     except UnsupportedError as e:
         print(f"qrt-export: {e}", file=sys.stderr)
         return 3
@@ -189,6 +272,9 @@ def _export_main(args) -> int:
         return 4
     except (OSError, ValueError, TypeError, ImportError, AttributeError, RuntimeError,
             MemoryError) as e:
+        from qrt.__main__ import interrupted
+        if interrupted():   # a Ctrl-C that torch's or numpy's C code turned into this
+            raise KeyboardInterrupt from None
         print(f"qrt-export: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0

@@ -7,6 +7,7 @@ import contextlib
 import copy
 import operator
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -17,7 +18,7 @@ import qrt
 from qrt_export._writer import BlobBuilder
 from qrt_export import custom
 
-EXPORTER_VERSION = "0.1.0"
+EXPORTER_VERSION = qrt.__version__   # recorded in every blob as "qrt-export <version>"
 # the static-int8 over float32 speed-up quoted by the note of a mostly-float export (measured
 # by benchmarks/vision_dynamic.py, docs/export.md)
 STATIC_SPEEDUP = "1.2x"
@@ -39,6 +40,11 @@ class UnsupportedError(ValueError):
 
 class ExportError(ValueError):
     """torch failed while running the model for the export (wrapped with the op and source)."""
+
+
+class ModelFileError(ValueError):
+    """The model file is not a torch model qrt-export can read (empty, a qrt blob, a .npy, a
+    pickle of a class no module defines...); the message says why and what to do."""
 
 
 class MismatchError(ExportError):
@@ -81,12 +87,14 @@ class ExportReport:
             # --calibrate does not apply to a converted program: the quantizer chose the floats
             return (f"note: {100.0 * self.float_macs / self.macs:.0f} % of the MACs run in "
                     "float32 ops, the ops your pt2e quantizer left unannotated (torchao's "
-                    "X86InductorQuantizer and ArmInductorQuantizer annotate conv2d and linear, "
-                    "not conv1d or conv_transpose1d, and X86's conv + add pattern leaves the "
-                    "conv in float): annotate them in your quantizer (an XNNPACK-style "
-                    "quantizer covers conv1d), or quantize the float model with torch.ao: "
-                    f"qrt-export model.pt --input {input_file} --calibrate calib.npy -o "
-                    f"{output_file}")
+                    "X86InductorQuantizer and ArmInductorQuantizer annotate conv2d and "
+                    "linear, not conv1d or conv_transpose1d, and X86's conv + add pattern "
+                    "leaves the conv in float): annotate them in your quantizer "
+                    "(executorch's XNNPACKQuantizer with get_symmetric_quantization_config() "
+                    "annotates conv1d, conv2d and linear), or save the float nn.Module "
+                    "(torch.save(model, 'float.pt'), not the converted program) and quantize "
+                    f"it with torch.ao: qrt-export float.pt --input {input_file} --calibrate "
+                    f"calib.npy -o {output_file}")
         return (f"note: {100.0 * self.float_macs / self.macs:.0f} % of the MACs run in float32 "
                 f"ops; a static int8 model runs about {STATIC_SPEEDUP} faster on qrt "
                 f"({STATIC_SPEEDUP_WHERE}): qrt-export {model_file} --input {input_file} "
@@ -407,14 +415,48 @@ def torch_load(path, notes: Optional[List[str]] = None):
     classes are imported from the current directory too (:func:`_cwd_on_path`); a package whose
     ``__init__`` fails to import (a compiled extension built for another torch) is read without
     it (:func:`_bare_parent`), with a note appended to ``notes``."""
+    import pickle
+
     import torch
     _cwd_on_path()
     notes = [] if notes is None else notes
-    with _qconv_state_fix(), _engine("qnnpack"):
-        model = torch.load(path, weights_only=False, map_location="cpu",
-                           pickle_module=_pickle_module(notes))
+    try:
+        with _qconv_state_fix(), _engine("qnnpack"):
+            model = torch.load(path, weights_only=False, map_location="cpu",
+                               pickle_module=_pickle_module(notes))
+    except (EOFError, pickle.UnpicklingError) as e:
+        why = "the file ends early" if isinstance(e, EOFError) else \
+            str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"cannot read {path} as a torch.save'd model ({why}); qrt-export "
+                             "takes a whole model saved with torch.save(model, path) or a "
+                             ".pt2 program saved with torch.export.save") from None
+    except AttributeError as e:
+        m = re.match(r"Can't get attribute '([^']+)' on <module '__main__'", str(e))
+        if m is None:
+            raise
+        raise ModelFileError(_main_class_message(path, m.group(1))) from None
     _repair_unpickled(model)
     return model
+
+
+def _main_class_message(path, name: str) -> str:
+    """Why a model pickled from a class of the saving script cannot load, and the fix."""
+    where = ""
+    try:
+        for f in sorted(os.listdir(os.curdir)):
+            if f.endswith(".py") and os.path.isfile(f):
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    if re.search(rf"^class {re.escape(name)}\b", fh.read(), re.M):
+                        where = f" (it is defined in {f})"
+                        break
+    except OSError:
+        pass
+    mod = "nets"
+    return (f"{path} was saved from a class defined in the script that ran torch.save: pickle "
+            f"recorded it as __main__.{name}, which no other program can import{where}. Move "
+            f"class {name} into a module (for instance {mod}.py in this folder), import it in "
+            f"the saving script (from {mod} import {name}) and save the model again; qrt-export "
+            "finds modules in the current folder")
 
 
 def _repair_unpickled(model):
@@ -1327,6 +1369,16 @@ def _export(model, example_inputs, path, calibration_data, qconfig_mapping, chec
     pt2e_src = None
     if pt2e.is_pt2e(model):  # torchao's convert_pt2e program: rewritten to quantized ops
         what = type(model).__name__
+        if calibration_data is not None:  # the quantizer chose the float ops, not qrt-export
+            raise ValueError(
+                f"--calibrate (calibration_data) quantizes a float model; {src or what} is a "
+                "converted pt2e program, already quantized by its quantizer, and calibrating "
+                "it again changes nothing. Its float ops are those the quantizer left "
+                "unannotated: annotate them in the quantizer (executorch's XNNPACKQuantizer "
+                "with get_symmetric_quantization_config() annotates conv1d, conv2d and linear; "
+                "torchao's X86InductorQuantizer and ArmInductorQuantizer leave conv1d float), "
+                "or export the float nn.Module (torch.save(model, 'float.pt')) with "
+                "--calibrate to quantize it with torch.ao")
         model, pt2e_src, pt2e_ref = pt2e.to_ao_graph(model, inputs)
         kind = (f"pt2e ({what} of torchao's convert_pt2e, its dequantize -> op -> quantize "
                 "groups lowered to qrt's integer ops)")

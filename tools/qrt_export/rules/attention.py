@@ -405,7 +405,8 @@ def _finish_with(seq, h, out_t):
 
 
 @module(lambda: (_nn().MultiheadAttention,), "float MultiheadAttention self-attention "
-        "(query is key is value; batch_first or not; no masks; need_weights output unused)")
+        "(query is key is value; batch_first or not; attn_mask 2-d / 3-d and key_padding_mask, "
+        "bool or float; need_weights output unused)")
 def multihead_attention(cx, node, m):
     q, k, v = (_arg(node, i, nm) for i, nm in ((0, "query"), (1, "key"), (2, "value")))
     if not (q is k is v):
