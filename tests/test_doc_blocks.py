@@ -29,15 +29,42 @@ SKIP = re.compile(r"#\s*doc-test:\s*skip\s*\((.+?)\)\s*$", re.M)
 TIMEOUT = 900   # seconds per block
 
 
+# README's Quick start is exactly two commands that .ci/run reads line by line (the demo, then
+# the tests): it carries no marker, and CI itself runs it
+QUICK_START_WHY = ("README's Quick start: .ci/run runs it (it builds and installs the checkout, "
+                   "then the whole suite)")
+
+
+def quick_start(text: str):
+    """The Quick start's fenced block as .ci/run reads it (its lines), or None."""
+    m = re.search(r"^## Quick start\n.*?^```sh\n(.*?)^```$", text, re.M | re.S)
+    return None if m is None else m
+
+
 def blocks(doc: Path):
     """(language, first line number, code, skip reason or None) of each fenced block."""
     text = doc.read_text()
+    qs = quick_start(text) if doc.name == "README.md" else None
     out = []
     for m in FENCE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         skip = SKIP.search(m.group(2))
-        out.append((m.group(1), line, m.group(2), skip.group(1) if skip else None))
+        why = skip.group(1) if skip else None
+        if qs is not None and m.start(2) == qs.start(1):
+            why = QUICK_START_WHY
+        out.append((m.group(1), line, m.group(2), why))
     return out
+
+
+def test_readme_quick_start_is_two_commands():
+    """.ci/run evals line 1 (the demo) and line 2 (the tests) of the Quick start block: no
+    comment, no marker, nothing else in it."""
+    qs = quick_start((ROOT / "README.md").read_text())
+    assert qs is not None, "README.md has no '## Quick start' sh block"
+    lines = qs.group(1).splitlines()
+    assert len(lines) == 2 and not any(ln.lstrip().startswith("#") or not ln.strip()
+                                       for ln in lines), lines
+    assert "qrt demo" in lines[0] and "pytest" in lines[1], lines
 
 
 def _torchvision_loads() -> bool:
