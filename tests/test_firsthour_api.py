@@ -86,8 +86,10 @@ def test_float64_refused_with_the_conversion_by_api_and_cli(tmp_path):
     with pytest.raises(ValueError, match=r"float64 \(convert it with x\.astype\(np\.float32\)"):
         m(np.zeros((1, 1, 1000)))
     np.save(tmp_path / "x.npy", np.zeros((1, 1, 1000)))
-    r = subprocess.run([str(Path(sys.executable).parent / "qrt"), "run", str(DEMO), "-i",
-                        "x.npy"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    script = Path(sys.executable).parent / "qrt"   # the installed command (python -m qrt
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "qrt"]   # under qemu)
+    r = subprocess.run(cmd + ["run", str(DEMO), "-i", "x.npy"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "float64" in r.stderr and "astype(np.float32)" in r.stderr
 
 
