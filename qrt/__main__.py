@@ -186,10 +186,8 @@ def _to_qrt_input(x, spec):
 
 
 def _run(args) -> int:
-    import numpy as np
 
     import qrt
-    from qrt._fileio import replace_file
     m = _load(args.model, verify=not args.no_verify)
     xs = _read_inputs(args.input, m)
     if len(xs) != len(m.inputs):
@@ -202,8 +200,17 @@ def _run(args) -> int:
     except (ValueError, TypeError) as e:
         raise _UsageError(str(e)) from None
     arrs = [v.int_repr().copy() if isinstance(v, qrt.QTensor) else v for v in ys]
-    out = args.output
-    if out:  # the names numpy would use; replaced atomically (tmp, fsync, rename)
+    return _write_outputs(args.output, m.outputs, arrs)
+
+
+def _write_outputs(out, specs, arrs) -> int:
+    """Print each output's shape and dtype, and its values or (``out``) save them under the
+    names numpy would use: one .npy, or an .npz of several, replaced atomically (tmp, fsync,
+    rename). Shared by ``qrt run`` and ``qrt stream``."""
+    import numpy as np
+
+    from qrt._fileio import replace_file
+    if out:
         if os.path.isdir(out):
             raise _UsageError(f"--output {out} is a folder; give a file name (y.npy for one "
                               "output, y.npz for several)")
@@ -212,9 +219,8 @@ def _run(args) -> int:
             replace_file(out, lambda f: np.save(f, arrs[0]))
         else:
             out += "" if out.endswith(".npz") else ".npz"
-            replace_file(out, lambda f: np.savez(f, **{s.name: a
-                                                       for s, a in zip(m.outputs, arrs)}))
-    for s, a in zip(m.outputs, arrs):
+            replace_file(out, lambda f: np.savez(f, **{s.name: a for s, a in zip(specs, arrs)}))
+    for s, a in zip(specs, arrs):
         print(f"{s.name}: shape {a.shape} dtype {a.dtype}" + (f" -> {out}" if out else ""))
         if not out:
             print(a)
@@ -228,7 +234,6 @@ def _stream(args) -> int:
     import numpy as np
 
     import qrt
-    from qrt._fileio import replace_file
     m = _load(args.model, verify=not args.no_verify)
     if args.chunk < 1:
         raise _UsageError(f"--chunk must be >= 1, got {args.chunk}")
@@ -256,21 +261,7 @@ def _stream(args) -> int:
         arrs.append(ps[-1] if oax is None else np.concatenate(ps, axis=oax))
     print(f"streamed {x.shape[ax]} frames in chunks of {args.chunk}: latency {s.latency} "
           f"frames, state {s.state_nbytes} B", file=sys.stderr)
-    if args.output:
-        out = args.output
-        if len(arrs) == 1 and not out.endswith(".npz"):
-            out += "" if out.endswith(".npy") else ".npy"
-            replace_file(out, lambda f: np.save(f, arrs[0]))
-        else:
-            out += "" if out.endswith(".npz") else ".npz"
-            replace_file(out, lambda f: np.savez(f, **{o.name: a
-                                                       for o, a in zip(m.outputs, arrs)}))
-    for o, a in zip(m.outputs, arrs):
-        print(f"{o.name}: shape {a.shape} dtype {a.dtype}"
-              + (f" -> {args.output}" if args.output else ""))
-        if not args.output:
-            print(a)
-    return EXIT_OK
+    return _write_outputs(args.output, m.outputs, arrs)
 
 
 # ---- bench ------------------------------------------------------------------------------------

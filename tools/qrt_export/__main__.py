@@ -115,6 +115,19 @@ def _check_model_file(path, what=None):
     return None
 
 
+def _precheck(path, what=None) -> int:
+    """Before torch loads anything: 2 after one line for a file that cannot be a torch one
+    (:func:`_check_model_file`), 1 after one line when torch is missing, else 0."""
+    bad = _check_model_file(path, what)
+    if bad:
+        print(f"qrt-export: {bad}", file=sys.stderr)
+        return 2
+    if not _have_torch():
+        print(f"qrt-export: {TORCH_MISSING}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _have_torch() -> bool:
     try:
         import torch  # noqa: F401 - the export needs it next anyway
@@ -153,13 +166,9 @@ def _main(p, args) -> int:
     if args.tensors:
         if args.model_file or args.model:
             p.error("--tensors takes no model")
-        bad = _check_model_file(args.tensors, "--tensors")
-        if bad:
-            print(f"qrt-export: {bad}", file=sys.stderr)
-            return 2
-        if not _have_torch():
-            print(f"qrt-export: {TORCH_MISSING}", file=sys.stderr)
-            return 1
+        rc = _precheck(args.tensors, "--tensors")
+        if rc:
+            return rc
         from qrt_export.tensors import export_tensors
         try:
             n = export_tensors(args.tensors, args.output)
@@ -226,14 +235,9 @@ def _export_main(args) -> int:
         calib = [tuple(c[i:i + 32] for c in cs) if len(cs) > 1 else cs[0][i:i + 32]
                  for i in range(0, n, 32)]
     x = tuple(xs) if len(xs) > 1 else xs[0]
-    bad = _check_model_file(args.model_file) if args.model_file else \
-        _check_model_file(args.weights, "--weights")
-    if bad:
-        print(f"qrt-export: {bad}", file=sys.stderr)
-        return 2
-    if not _have_torch():
-        print(f"qrt-export: {TORCH_MISSING}", file=sys.stderr)
-        return 1
+    rc = _precheck(args.model_file) if args.model_file else _precheck(args.weights, "--weights")
+    if rc:
+        return rc
     try:
         if args.model:
             import pickle
